@@ -1,0 +1,152 @@
+/**
+ * Typed errors. Every error the project raises is an {@link IntercodeError} with a
+ * machine-readable `code`, structured `details` and a `retryable` flag, so callers never
+ * parse message strings. Library errors are wrapped with `{ cause }`.
+ *
+ * Failed *actions* (a non-zero exit code, a syntax error, a command that timed out) are
+ * never errors: they are observations. These classes are for broken infrastructure and
+ * bad input.
+ */
+
+export type IntercodeErrorCode =
+  | 'ENGINE_UNREACHABLE'
+  | 'IMAGE_BUILD_FAILED'
+  | 'IMAGE_MISSING'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_LOST'
+  | 'DATASET_INVALID'
+  | 'TRAJECTORY_INVALID'
+  | 'CONFIG_INVALID'
+  | 'UNKNOWN_ENV'
+  | 'ENV_STATE';
+
+const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
+  ENGINE_UNREACHABLE: true,
+  IMAGE_BUILD_FAILED: false,
+  IMAGE_MISSING: false,
+  SANDBOX_UNAVAILABLE: true,
+  SANDBOX_LOST: true,
+  DATASET_INVALID: false,
+  TRAJECTORY_INVALID: false,
+  CONFIG_INVALID: false,
+  UNKNOWN_ENV: false,
+  ENV_STATE: false,
+};
+
+export class IntercodeError extends Error {
+  readonly code: IntercodeErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly retryable: boolean;
+
+  constructor(
+    code: IntercodeErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details ?? {};
+    this.retryable = RETRYABLE[code];
+  }
+}
+
+/** No Docker engine answered at the given endpoint. */
+export class EngineUnreachableError extends IntercodeError {
+  constructor(endpoint: string, cause?: unknown) {
+    super(
+      'ENGINE_UNREACHABLE',
+      `No Docker engine answers at ${endpoint}. Start one (for example ` +
+        '`sudo dockerd --bridge=none --iptables=false --ip-masq=false &`, or run `bash .ci/run` ' +
+        'which installs and starts it), or point DOCKER_HOST at a running engine.',
+      { details: { endpoint }, cause },
+    );
+  }
+}
+
+/** A sandbox could not be created, or its container died or vanished mid-episode. */
+export class SandboxError extends IntercodeError {
+  constructor(
+    code: 'SANDBOX_UNAVAILABLE' | 'SANDBOX_LOST',
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** An image failed to build, or a required image is missing. */
+export class ImageError extends IntercodeError {
+  constructor(
+    code: 'IMAGE_BUILD_FAILED' | 'IMAGE_MISSING',
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Where in a data file a problem was found. `record` is 1-based; `line` too; `episode` is a key in a keyed file. */
+export interface DataLocation {
+  file: string;
+  record?: number;
+  line?: number;
+  episode?: string;
+  field?: string;
+}
+
+function describeLocation(loc: DataLocation): string {
+  const parts = [loc.file];
+  if (loc.line !== undefined) parts.push(`line ${loc.line}`);
+  if (loc.record !== undefined) parts.push(`record ${loc.record}`);
+  if (loc.episode !== undefined) parts.push(`episode "${loc.episode}"`);
+  if (loc.field !== undefined) parts.push(`field "${loc.field}"`);
+  return parts.join(', ');
+}
+
+/** A dataset file is missing, unreadable or malformed. The message names file, record and field. */
+export class DatasetError extends IntercodeError {
+  readonly location: DataLocation;
+  constructor(location: DataLocation, problem: string, cause?: unknown) {
+    super('DATASET_INVALID', `${describeLocation(location)}: ${problem}`, {
+      details: { ...location, problem },
+      cause,
+    });
+    this.location = location;
+  }
+}
+
+/** A recorded trajectory file is missing or malformed. */
+export class TrajectoryError extends IntercodeError {
+  readonly location: DataLocation;
+  constructor(location: DataLocation, problem: string, cause?: unknown) {
+    super('TRAJECTORY_INVALID', `${describeLocation(location)}: ${problem}`, {
+      details: { ...location, problem },
+      cause,
+    });
+    this.location = location;
+  }
+}
+
+/** A configuration value is out of range or of the wrong type. */
+export class ConfigError extends IntercodeError {
+  constructor(option: string, problem: string) {
+    super('CONFIG_INVALID', `${option} ${problem}`, { details: { option, problem } });
+  }
+}
+
+/** `make()` was given an environment id that is not registered. */
+export class UnknownEnvError extends IntercodeError {
+  constructor(id: string, known: readonly string[]) {
+    super('UNKNOWN_ENV', `Unknown environment id "${id}". Registered ids: ${known.join(', ')}`, {
+      details: { id, known },
+    });
+  }
+}
+
+/** A method was called in the wrong episode state (step before reset, step after close…). */
+export class EnvStateError extends IntercodeError {
+  constructor(message: string) {
+    super('ENV_STATE', message);
+  }
+}

@@ -1,0 +1,227 @@
+import type Docker from 'dockerode';
+import type { Duplex } from 'node:stream';
+import { ImageError, SandboxError } from '../../errors.js';
+import type {
+  AttachedProcess,
+  AttachOptions,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxRuntime,
+  SandboxSpec,
+} from '../types.js';
+import { MultiplexedStreamParser } from './demux.js';
+import { ownerLabels } from './labels.js';
+
+/**
+ * The container's own process: an idle `sleep` under docker-init (which reaps orphans).
+ * Its argv[0] is distinctive so process-killing code can spare it.
+ */
+export const IDLE_PROCESS_NAME = 'intercode-idle';
+
+function statusCode(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'statusCode' in error
+    ? (error as { statusCode?: number }).statusCode
+    : undefined;
+}
+
+function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
+  return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;
+}
+
+/** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
+export class DockerRuntime implements SandboxRuntime {
+  readonly name = 'docker';
+
+  constructor(private readonly docker: Docker) {}
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({
+        Image: spec.image,
+        Hostname: spec.hostname,
+        Entrypoint: ['bash'],
+        Cmd: ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
+        WorkingDir: '/',
+        Labels: { ...ownerLabels(), ...spec.labels },
+        NetworkDisabled: true,
+        HostConfig: {
+          NetworkMode: 'none',
+          Init: true,
+          Memory: spec.limits.memoryBytes,
+          MemorySwap: spec.limits.memoryBytes,
+          PidsLimit: spec.limits.pids,
+          NanoCpus: Math.round(spec.limits.cpus * 1e9),
+          CapDrop: ['ALL'],
+          CapAdd: [...spec.capabilities],
+          SecurityOpt: ['no-new-privileges:true'],
+        },
+      });
+    } catch (error) {
+      if (statusCode(error) === 404) {
+        throw new ImageError('IMAGE_MISSING', `Image ${spec.image} does not exist; build it with \`intercode images build\`.`, {
+          details: { image: spec.image },
+          cause: error,
+        });
+      }
+      throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not create a sandbox from ${spec.image}`, {
+        details: { image: spec.image },
+        cause: error,
+      });
+    }
+    try {
+      await container.start();
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not start a sandbox from ${spec.image}`, {
+        details: { image: spec.image },
+        cause: error,
+      });
+    }
+    return new DockerSandbox(container, spec);
+  }
+}
+
+export class DockerSandbox implements Sandbox {
+  readonly id: string;
+  private destroyed = false;
+
+  constructor(
+    private readonly container: Docker.Container,
+    readonly spec: SandboxSpec,
+  ) {
+    this.id = container.id;
+  }
+
+  private lost(what: string, error: unknown): SandboxError {
+    return new SandboxError('SANDBOX_LOST', `Sandbox ${this.id.slice(0, 12)}: ${what} failed`, {
+      details: { sandbox: this.id, statusCode: statusCode(error) },
+      cause: error,
+    });
+  }
+
+  private async startExec(
+    argv: readonly string[],
+    options: AttachOptions,
+    stdin: boolean,
+  ): Promise<{ exec: Docker.Exec; stream: Duplex }> {
+    try {
+      const exec = await this.container.exec({
+        Cmd: [...argv],
+        AttachStdin: stdin,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        WorkingDir: options.workdir,
+        Env: toEnvList(options.env),
+      });
+      const stream = (await exec.start({ hijack: true, stdin })) as unknown as Duplex;
+      return { exec, stream };
+    } catch (error) {
+      throw this.lost(`starting ${argv[0]}`, error);
+    }
+  }
+
+  async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    const started = performance.now();
+    const { exec, stream } = await this.startExec(argv, options, false);
+    const chunks: Buffer[] = [];
+    const parser = new MultiplexedStreamParser((payload) => chunks.push(Buffer.from(payload)));
+    stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    const finished = new Promise<boolean>((resolve) => {
+      stream.once('end', () => resolve(true));
+      stream.once('close', () => resolve(true));
+      stream.once('error', () => resolve(true));
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = options.timeoutMs === undefined
+      ? false
+      : await Promise.race([
+          finished.then(() => false),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(true), options.timeoutMs);
+          }),
+        ]);
+    if (options.timeoutMs === undefined) await finished;
+    clearTimeout(timer);
+    if (timedOut) stream.destroy();
+    let exitCode: number | null = null;
+    if (!timedOut) {
+      try {
+        exitCode = (await exec.inspect()).ExitCode ?? null;
+      } catch (error) {
+        throw this.lost('reading an exit code', error);
+      }
+    }
+    return { exitCode, output: Buffer.concat(chunks), timedOut, durationMs: performance.now() - started };
+  }
+
+  async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
+    const { stream } = await this.startExec(argv, options, true);
+    return new DockerAttachedProcess(stream);
+  }
+
+  async restartProcesses(): Promise<void> {
+    try {
+      await this.container.restart({ t: 0 });
+    } catch (error) {
+      throw this.lost('restarting processes', error);
+    }
+  }
+
+  async putArchive(tar: Buffer, destDir: string): Promise<void> {
+    try {
+      await this.container.putArchive(tar, { path: destDir });
+    } catch (error) {
+      throw this.lost(`copying files into ${destDir}`, error);
+    }
+  }
+
+  async getArchive(path: string): Promise<Buffer> {
+    try {
+      const stream = await this.container.getArchive({ path });
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks);
+    } catch (error) {
+      throw this.lost(`copying ${path} out`, error);
+    }
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    try {
+      await this.container.remove({ force: true, v: true });
+    } catch (error) {
+      if (statusCode(error) !== 404) throw this.lost('removing the container', error);
+    }
+  }
+}
+
+class DockerAttachedProcess implements AttachedProcess {
+  constructor(private readonly stream: Duplex) {}
+
+  write(data: string): void {
+    if (!this.stream.destroyed) this.stream.write(data);
+  }
+
+  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void {
+    const parser = new MultiplexedStreamParser((payload) => handlers.output(payload));
+    let exited = false;
+    const exit = () => {
+      if (exited) return;
+      exited = true;
+      handlers.exit();
+    };
+    this.stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    this.stream.once('end', exit);
+    this.stream.once('close', exit);
+    this.stream.once('error', exit);
+  }
+
+  close(): void {
+    this.stream.destroy();
+  }
+}

@@ -1,0 +1,39 @@
+import Docker from 'dockerode';
+import { EngineUnreachableError } from '../../errors.js';
+
+/** Where to reach a Docker engine: a unix socket path or an http(s)/tcp URL. */
+export type EngineEndpoint = string;
+
+/** The endpoint named by DOCKER_HOST, else the default local socket. */
+export function defaultEndpoint(): EngineEndpoint {
+  return process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock';
+}
+
+function clientOptions(endpoint: EngineEndpoint): Docker.DockerOptions {
+  if (endpoint.startsWith('unix://')) return { socketPath: endpoint.slice('unix://'.length) };
+  if (endpoint.startsWith('/')) return { socketPath: endpoint };
+  const url = new URL(endpoint.replace(/^tcp:/, 'http:'));
+  return {
+    protocol: url.protocol === 'https:' ? 'https' : 'http',
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === 'https:' ? 2376 : 2375)),
+  };
+}
+
+/**
+ * Connects to a Docker engine and checks that it answers.
+ * @throws EngineUnreachableError when nothing answers within `timeoutMs`.
+ */
+export async function connectEngine(
+  endpoint: EngineEndpoint = defaultEndpoint(),
+  timeoutMs = 5_000,
+): Promise<Docker> {
+  const docker = new Docker({ ...clientOptions(endpoint), timeout: timeoutMs });
+  try {
+    await docker.ping();
+  } catch (error) {
+    throw new EngineUnreachableError(endpoint, error);
+  }
+  // The ping used a timeout; long-running calls (builds, attach streams) must not.
+  return new Docker(clientOptions(endpoint));
+}

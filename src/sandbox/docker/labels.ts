@@ -1,0 +1,19 @@
+/** Labels on every container and image the project creates, so cleanup can find them. */
+export const OWNER_LABEL = 'io.intercode-ts.owner';
+export const OWNER_VALUE = 'intercode-ts';
+/** Identifies the process (pid@host) that created a container, for crash reaping. */
+export const RUN_LABEL = 'io.intercode-ts.run';
+/** Marks images built by the project, with the env name they serve. */
+export const IMAGE_LABEL = 'io.intercode-ts.image';
+/** Marks containers and images made by tests, so a test run can remove all of them. */
+export const TEST_LABEL = 'io.intercode-ts.test';
+
+export function ownerLabels(): Record<string, string> {
+  const labels: Record<string, string> = {
+    [OWNER_LABEL]: OWNER_VALUE,
+    [RUN_LABEL]: `${process.pid}@${process.env.HOSTNAME ?? 'host'}`,
+  };
+  const testRun = process.env.INTERCODE_TEST_RUN;
+  if (testRun) labels[TEST_LABEL] = testRun;
+  return labels;
+}

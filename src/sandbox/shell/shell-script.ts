@@ -1,0 +1,95 @@
+/**
+ * The bash program a {@link ShellSession} runs inside the sandbox, and its wire format.
+ *
+ * Host → shell, one line per command: `<seq> <command>` where the command has `\` written
+ * as `\\` and newlines as `\n`, decoded with `printf %b` (so quotes of every kind pass
+ * through untouched). The command is `eval`ed in the shell itself, so cd, variables and
+ * functions persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the
+ * protocol reads fd 3 and reports on fd 4, both closed for the command.
+ *
+ * Shell → host, after each command (and once at start with seq 0), a marker:
+ * `\x1e<nonce> <seq> <status> <shellPid> <pids> <pidsMax> <oomKills> <cwd>\x1f<nonce>\n`.
+ * Only builtins run between commands: a step costs no fork.
+ */
+export const SHELL_SCRIPT = String.raw`
+exec 3<&0 </dev/null 4>&1 2>&1
+cd -- "$IC_CWD" 2>/dev/null || cd /
+unset IC_CWD
+__ic_pc= __ic_pm= __ic_oe=
+if [[ -r /sys/fs/cgroup/pids.current ]]; then
+  __ic_pc=/sys/fs/cgroup/pids.current __ic_pm=/sys/fs/cgroup/pids.max __ic_oe=/sys/fs/cgroup/memory.events
+elif [[ -r /sys/fs/cgroup/pids/pids.current ]]; then
+  __ic_pc=/sys/fs/cgroup/pids/pids.current __ic_pm=/sys/fs/cgroup/pids/pids.max __ic_oe=/sys/fs/cgroup/memory/memory.oom_control
+fi
+__ic_report() {
+  local p=0 m=0 o=0 k v
+  if [[ -n $__ic_pc ]]; then
+    builtin read -r p < "$__ic_pc"
+    builtin read -r m < "$__ic_pm"
+    if [[ -r $__ic_oe ]]; then
+      while builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
+    fi
+  fi 2>/dev/null
+  builtin printf '\x1e%s %s %s %s %s %s %s %s\x1f%s\n' "$IC_NONCE" "$1" "$2" "$$" "$p" "$m" "$o" "$PWD" "$IC_NONCE" >&4
+}
+__ic_report 0 0
+while IFS= builtin read -r -u 3 __ic_line; do
+  builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
+  builtin eval "$__ic_cmd" 3<&- 4>&-
+  __ic_report "\${__ic_line%% *}" "$?"
+done
+`.replaceAll('\\${', '${');
+
+/**
+ * Kills every process in the sandbox except init, the idle process, the processes whose
+ * pids are given as arguments, and itself. Repeats until a pass finds nothing to kill,
+ * so a process that forks while it runs is caught too. Builtins only.
+ */
+export const KILL_SCRIPT = String.raw`
+keep=" 1 $$ $* "
+for pass in 1 2 3 4 5 6 7 8; do
+  found=0
+  for d in /proc/[0-9]*; do
+    p=\${d#/proc/}
+    [[ $keep == *" $p "* ]] && continue
+    a=
+    IFS= read -r -d '' a < "$d/cmdline" 2>/dev/null
+    [[ $a == intercode-idle ]] && continue
+    kill -9 "$p" 2>/dev/null && found=1
+  done
+  [[ $found == 0 ]] && exit 0
+done
+exit 0
+`.replaceAll('\\${', '${');
+
+/** Encodes a command as one protocol line (NUL bytes cannot reach bash and are dropped). */
+export function encodeCommand(seq: number, command: string): string {
+  const escaped = command.replace(/\0/g, '').replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return `${seq} ${escaped}\n`;
+}
+
+export interface ShellMarker {
+  seq: number;
+  status: number;
+  shellPid: number;
+  pids: number;
+  /** NaN when the limit is "max" (unlimited) or unknown. */
+  pidsMax: number;
+  oomKills: number;
+  cwd: string;
+}
+
+/** Parses the text between `\x1e<nonce> ` and `\x1f<nonce>\n`. */
+export function parseMarker(body: string): ShellMarker {
+  const fields = body.split(' ');
+  const [seq, status, shellPid, pids, pidsMax, oomKills] = fields.slice(0, 6).map(Number);
+  return {
+    seq: seq!,
+    status: status!,
+    shellPid: shellPid!,
+    pids: pids!,
+    pidsMax: pidsMax!,
+    oomKills: oomKills!,
+    cwd: fields.slice(6).join(' '),
+  };
+}

@@ -1,0 +1,297 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, SandboxError } from '../../errors.js';
+import type { AttachedProcess, Sandbox } from '../types.js';
+import { encodeCommand, KILL_SCRIPT, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
+import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
+
+export interface ShellSessionOptions {
+  /** Per-command time limit (default 10 s). */
+  timeoutMs: number;
+  /** Output kept per command (default 64 KiB); the rest is counted, not kept. */
+  maxOutputBytes: number;
+  /** A command that writes more than this is killed (default 16 × maxOutputBytes). */
+  killOutputBytes: number;
+  /** How long a new shell may take to report ready (default 10 s). */
+  startupTimeoutMs: number;
+  /** After a kill, how long to wait for the shell to report before it is killed too. */
+  graceMs: number;
+  /** Environment for the shell, on top of the image's. */
+  env: Readonly<Record<string, string>>;
+}
+
+export const DEFAULT_SHELL_OPTIONS: ShellSessionOptions = {
+  timeoutMs: 10_000,
+  maxOutputBytes: 64 * 1024,
+  killOutputBytes: 1024 * 1024,
+  startupTimeoutMs: 10_000,
+  graceMs: 1_000,
+  env: { PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', SYSTEMD_PAGER: 'cat', EDITOR: 'true', VISUAL: 'true', TERM: 'dumb' },
+};
+
+function resolveOptions(input: Partial<ShellSessionOptions>): ShellSessionOptions {
+  const options = { ...DEFAULT_SHELL_OPTIONS, ...input, env: { ...DEFAULT_SHELL_OPTIONS.env, ...input.env } };
+  for (const key of ['timeoutMs', 'maxOutputBytes', 'killOutputBytes', 'startupTimeoutMs', 'graceMs'] as const) {
+    if (!Number.isFinite(options[key]) || options[key] <= 0) {
+      throw new ConfigError(`shell.${key}`, 'must be a positive number');
+    }
+  }
+  if (options.killOutputBytes < options.maxOutputBytes) {
+    throw new ConfigError('shell.killOutputBytes', 'must be at least shell.maxOutputBytes');
+  }
+  return options;
+}
+
+type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit';
+
+/** The command in flight, or the start-up banner (seq 0). */
+class PendingCommand {
+  readonly chunks: Buffer[] = [];
+  keptBytes = 0;
+  totalBytes = 0;
+  /** Set once the output passed the kill threshold, so it is reported once. */
+  overLimit = false;
+  marker: ShellMarker | undefined;
+  private settle!: (outcome: Outcome) => void;
+  readonly outcome: Promise<Outcome>;
+
+  constructor(readonly seq: number) {
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  /** The first settlement wins; later ones are ignored. Re-armed by {@link rearm}. */
+  finish(outcome: Outcome): void {
+    this.settle(outcome);
+  }
+
+  /** A fresh promise for the next phase (after a kill, wait for marker or exit again). */
+  rearm(): Promise<Outcome> {
+    return new Promise((resolve) => {
+      this.settle = resolve;
+      if (this.marker) resolve('marker');
+    });
+  }
+}
+
+const sleep = (ms: number) => new Promise<'slept'>((resolve) => setTimeout(() => resolve('slept'), ms).unref());
+
+/**
+ * A persistent bash session in a sandbox over one attached stream: cwd, variables and
+ * functions persist between commands. Failures of a command (timeouts, floods, a shell
+ * that exits or is replaced) come back as {@link CommandEvent}s in the result; only a
+ * sandbox that can no longer run a shell raises {@link SandboxError}.
+ */
+export class ShellSession implements CommandRunner {
+  private process: AttachedProcess | undefined;
+  private alive = false;
+  private nonce = '';
+  private markerStart = Buffer.alloc(0);
+  private markerEnd = Buffer.alloc(0);
+  private carry = Buffer.alloc(0);
+  private pending: PendingCommand | undefined;
+  private seq = 0;
+  private shellPid = 0;
+  private lastOomKills = 0;
+  private currentCwd = '/';
+  private readonly options: ShellSessionOptions;
+
+  private constructor(private readonly sandbox: Sandbox, options: Partial<ShellSessionOptions>) {
+    this.options = resolveOptions(options);
+  }
+
+  /**
+   * Starts a shell in `sandbox`.
+   * @throws ConfigError for bad options; SandboxError when no shell can be started.
+   */
+  static async open(sandbox: Sandbox, options: Partial<ShellSessionOptions> = {}, cwd = '/'): Promise<ShellSession> {
+    const session = new ShellSession(sandbox, options);
+    session.currentCwd = cwd;
+    await session.spawn();
+    return session;
+  }
+
+  get cwd(): string {
+    return this.currentCwd;
+  }
+
+  async run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const started = performance.now();
+    const events: CommandEvent[] = [];
+    if (!this.alive) {
+      await this.spawn();
+      events.push({ kind: 'shell-restarted', reason: 'found-dead', cwd: this.currentCwd });
+    }
+    const pending = new PendingCommand(++this.seq);
+    this.pending = pending;
+    this.process!.write(encodeCommand(pending.seq, command));
+
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      pending.outcome,
+      new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') events.push({ kind: 'timed-out', afterMs: timeoutMs });
+    if (outcome === 'timeout' || outcome === 'output-limit') {
+      await this.interrupt(pending, events);
+    } else if (outcome === 'exited') {
+      await this.spawn();
+      events.push({ kind: 'shell-restarted', reason: 'exited', cwd: this.currentCwd });
+    }
+    this.pending = undefined;
+    if (pending.marker) await this.checkLimits(pending.marker, events);
+    if (pending.totalBytes > pending.keptBytes) {
+      events.push({
+        kind: 'output-limit',
+        shownBytes: pending.keptBytes,
+        totalBytes: pending.totalBytes,
+        killed: outcome === 'output-limit',
+      });
+    }
+    return {
+      output: new TextDecoder('utf-8').decode(Buffer.concat(pending.chunks)),
+      exitCode: pending.marker ? pending.marker.status : null,
+      timedOut: outcome === 'timeout',
+      outputBytes: pending.totalBytes,
+      durationMs: performance.now() - started,
+      cwd: this.currentCwd,
+      events,
+    };
+  }
+
+  close(): void {
+    this.alive = false;
+    this.process?.close();
+    this.process = undefined;
+  }
+
+  /** Kills what the command started; if the shell itself does not answer, replaces it. */
+  private async interrupt(pending: PendingCommand, events: CommandEvent[]): Promise<void> {
+    const next = pending.rearm();
+    if (await this.killProcesses([this.shellPid])) {
+      const after = await Promise.race([next, sleep(this.options.graceMs)]);
+      if (after === 'marker') return;
+      if (after === 'exited') return this.respawnAfterKill(events);
+    }
+    const exited = pending.rearm();
+    const killed = await this.killProcesses([]);
+    if (!killed || (await Promise.race([exited, sleep(this.options.graceMs)])) === 'slept') {
+      await this.sandbox.restartProcesses();
+    }
+    await this.respawnAfterKill(events);
+  }
+
+  private async respawnAfterKill(events: CommandEvent[]): Promise<void> {
+    await this.spawn();
+    events.push({ kind: 'shell-restarted', reason: 'killed', cwd: this.currentCwd });
+  }
+
+  /** Reports OOM kills since the last command and stops a process flood. */
+  private async checkLimits(marker: ShellMarker, events: CommandEvent[]): Promise<void> {
+    if (marker.oomKills > this.lastOomKills) {
+      events.push({ kind: 'out-of-memory', kills: marker.oomKills - this.lastOomKills });
+    }
+    this.lastOomKills = marker.oomKills;
+    if (Number.isFinite(marker.pidsMax) && marker.pids >= marker.pidsMax * 0.9) {
+      await this.killProcesses([this.shellPid]);
+      events.push({ kind: 'process-limit', limit: marker.pidsMax });
+    }
+  }
+
+  /** True when the kill script ran to completion. */
+  private async killProcesses(spare: number[]): Promise<boolean> {
+    try {
+      const result = await this.sandbox.exec(['bash', '-c', KILL_SCRIPT, 'kill', ...spare.map(String)], {
+        timeoutMs: 5_000,
+      });
+      return result.exitCode === 0;
+    } catch (error) {
+      if (error instanceof SandboxError && error.code === 'SANDBOX_LOST') return false;
+      throw error;
+    }
+  }
+
+  private async spawn(): Promise<void> {
+    this.process?.close();
+    this.alive = false;
+    this.nonce = randomBytes(8).toString('hex');
+    this.markerStart = Buffer.from(`\x1e${this.nonce} `);
+    this.markerEnd = Buffer.from(`\x1f${this.nonce}\n`);
+    this.carry = Buffer.alloc(0);
+    const banner = new PendingCommand(0);
+    this.pending = banner;
+    const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
+      workdir: '/',
+      env: { ...this.options.env, IC_NONCE: this.nonce, IC_CWD: this.currentCwd },
+    });
+    this.process = process;
+    process.listen({
+      output: (chunk) => {
+        if (this.process === process) this.onOutput(chunk);
+      },
+      exit: () => {
+        if (this.process !== process) return;
+        this.alive = false;
+        this.pending?.finish('exited');
+      },
+    });
+    const outcome = await Promise.race([banner.outcome, sleep(this.options.startupTimeoutMs)]);
+    if (outcome !== 'marker') {
+      process.close();
+      throw new SandboxError('SANDBOX_LOST', 'A shell could not be started in the sandbox', {
+        details: { sandbox: this.sandbox.id, outcome, output: Buffer.concat(banner.chunks).toString('utf8').slice(0, 2000) },
+      });
+    }
+    this.alive = true;
+  }
+
+  private onOutput(chunk: Buffer): void {
+    let data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    for (;;) {
+      const start = data.indexOf(this.markerStart);
+      if (start < 0) {
+        // Keep a possible partial marker start at the end for the next chunk.
+        const keep = Math.min(this.markerStart.length - 1, data.length);
+        const tail = data.lastIndexOf(0x1e, data.length - 1);
+        const cut = tail >= 0 && tail >= data.length - keep ? tail : data.length;
+        this.appendOutput(data.subarray(0, cut));
+        this.carry = Buffer.from(data.subarray(cut));
+        return;
+      }
+      this.appendOutput(data.subarray(0, start));
+      const end = data.indexOf(this.markerEnd, start + this.markerStart.length);
+      if (end < 0) {
+        this.carry = Buffer.from(data.subarray(start));
+        return;
+      }
+      const marker = parseMarker(data.subarray(start + this.markerStart.length, end).toString('utf8'));
+      data = data.subarray(end + this.markerEnd.length);
+      this.onMarker(marker);
+    }
+  }
+
+  private appendOutput(bytes: Buffer): void {
+    const pending = this.pending;
+    if (!pending || bytes.length === 0) return;
+    pending.totalBytes += bytes.length;
+    const room = this.options.maxOutputBytes - pending.keptBytes;
+    if (room > 0) {
+      const kept = bytes.length <= room ? bytes : bytes.subarray(0, room);
+      pending.chunks.push(Buffer.from(kept));
+      pending.keptBytes += kept.length;
+    }
+    if (pending.totalBytes > this.options.killOutputBytes && !pending.overLimit) {
+      pending.overLimit = true;
+      pending.finish('output-limit');
+    }
+  }
+
+  private onMarker(marker: ShellMarker): void {
+    const pending = this.pending;
+    if (!pending || marker.seq !== pending.seq) return;
+    this.shellPid = marker.shellPid;
+    this.currentCwd = marker.cwd;
+    pending.marker = marker;
+    pending.finish('marker');
+  }
+}

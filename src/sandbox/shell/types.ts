@@ -1,0 +1,59 @@
+/** Something that happened while a command ran, besides its output. */
+export type CommandEvent =
+  | { kind: 'timed-out'; afterMs: number }
+  | { kind: 'output-limit'; shownBytes: number; totalBytes: number; killed: boolean }
+  | { kind: 'shell-restarted'; reason: 'exited' | 'killed' | 'found-dead'; cwd: string }
+  | { kind: 'out-of-memory'; kills: number }
+  | { kind: 'process-limit'; limit: number };
+
+/** What one command did. A failed command is a result, never an exception. */
+export interface CommandResult {
+  /** Merged stdout/stderr, decoded as UTF-8 (invalid bytes become U+FFFD), capped. */
+  output: string;
+  /** Exit status; null when the command was killed before it reported one. */
+  exitCode: number | null;
+  timedOut: boolean;
+  /** Bytes the command wrote, including any not kept because of the cap. */
+  outputBytes: number;
+  durationMs: number;
+  /** Working directory after the command. */
+  cwd: string;
+  events: CommandEvent[];
+}
+
+export interface RunOptions {
+  timeoutMs?: number;
+}
+
+/** Runs commands in a sandbox, one at a time. */
+export interface CommandRunner {
+  run(command: string, options?: RunOptions): Promise<CommandResult>;
+  /** Working directory the next command starts in. */
+  readonly cwd: string;
+  close(): void;
+}
+
+function describeEvent(event: CommandEvent): string {
+  switch (event.kind) {
+    case 'timed-out':
+      return `command timed out after ${event.afterMs / 1000} s and was killed; output so far is shown`;
+    case 'output-limit':
+      return `output truncated: showing the first ${event.shownBytes} of ${event.totalBytes} bytes` +
+        (event.killed ? '; the command was killed for writing too much' : '');
+    case 'shell-restarted':
+      return `the shell ${event.reason === 'exited' ? 'exited' : event.reason === 'killed' ? 'had to be killed' : 'was gone'}; ` +
+        `a new shell was started in ${event.cwd} (variables and functions were lost)`;
+    case 'out-of-memory':
+      return `${event.kills} process(es) killed: out of memory (the sandbox's memory limit)`;
+    case 'process-limit':
+      return `process limit reached (${event.limit}); all background processes were killed`;
+  }
+}
+
+/** The observation an agent sees: the output, then one note line per event. */
+export function renderObservation(result: CommandResult): string {
+  if (result.events.length === 0) return result.output;
+  const notes = result.events.map((e) => `[intercode: ${describeEvent(e)}]`).join('\n');
+  const sep = result.output === '' || result.output.endsWith('\n') ? '' : '\n';
+  return `${result.output}${sep}${notes}`;
+}

@@ -1,0 +1,103 @@
+/**
+ * The sandbox runtime contract. A sandbox is an isolated machine that runs processes and
+ * holds files; it knows nothing of tasks, datasets or rewards. Requests and results are
+ * plain data so another transport (a remote host, Kubernetes) is just another runtime.
+ */
+
+export interface ResourceLimits {
+  /** Memory limit in bytes (swap is not allowed beyond it). */
+  memoryBytes: number;
+  /** Maximum number of processes and threads. */
+  pids: number;
+  /** CPU share, in cores (0.5 = half a core). */
+  cpus: number;
+}
+
+export interface SandboxSpec {
+  /** Image reference (tag or id). */
+  image: string;
+  /** Fixed host name, so outputs that print it are the same in every sandbox. */
+  hostname: string;
+  limits: ResourceLimits;
+  /** Linux capabilities kept; all others are dropped. */
+  capabilities: readonly string[];
+  /** Extra labels; the runtime always adds its own ownership labels. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+export interface ExecOptions {
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+  /** Give up waiting after this long; the process may be left running (see Sandbox.exec). */
+  timeoutMs?: number;
+}
+
+/** Result of a one-shot process. Output is stdout and stderr interleaved as produced. */
+export interface ExecResult {
+  /** Exit code, or null when it could not be read (timed out, engine lost it). */
+  exitCode: number | null;
+  output: Buffer;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface AttachOptions {
+  workdir?: string;
+  env?: Readonly<Record<string, string>>;
+}
+
+/** A long-lived process whose stdin we write and whose merged stdout/stderr we read. */
+export interface AttachedProcess {
+  write(data: string): void;
+  /** Registers the consumer. `output` gets every chunk in order; `exit` fires once. */
+  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void;
+  /** Closes our end; the process sees EOF on stdin. */
+  close(): void;
+}
+
+/**
+ * One sandbox. Every method throws {@link SandboxError} (code SANDBOX_LOST) when the
+ * sandbox's container is gone or the engine stopped answering — never for a command that
+ * merely fails.
+ */
+export interface Sandbox {
+  readonly id: string;
+  readonly spec: SandboxSpec;
+  /** Runs one process to completion (one engine round trip per call: slow, ~40 ms). */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /** Starts a process with stdin and merged stdout/stderr attached over one stream. */
+  attach(argv: readonly string[], options?: AttachOptions): Promise<AttachedProcess>;
+  /** Kills every process in the sandbox and starts its init again; files are kept. */
+  restartProcesses(): Promise<void>;
+  /** Extracts a tar archive into `destDir`. */
+  putArchive(tar: Buffer, destDir: string): Promise<void>;
+  /** Returns a tar archive of `path`. */
+  getArchive(path: string): Promise<Buffer>;
+  /** Removes the sandbox and everything in it. Idempotent. */
+  destroy(): Promise<void>;
+}
+
+export interface SandboxRuntime {
+  /** Short name for logs and info, e.g. "docker". */
+  readonly name: string;
+  /** Creates and starts a sandbox. Throws SandboxError SANDBOX_UNAVAILABLE on failure. */
+  create(spec: SandboxSpec): Promise<Sandbox>;
+}
+
+/** Defaults that fit NL2Bash-style tasks. */
+export const DEFAULT_LIMITS: ResourceLimits = {
+  memoryBytes: 512 * 1024 * 1024,
+  pids: 256,
+  cpus: 1,
+};
+
+/** Enough for root to own, change and delete files and manage its own processes. */
+export const DEFAULT_CAPABILITIES: readonly string[] = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+];
