@@ -1,0 +1,2 @@
+/** Re-implementations of Python library behaviour InterCode depends on. */
+export { ShlexError, shlexSplit } from './shlex.js';
