@@ -1,0 +1,107 @@
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import type { Score } from '../../src/env/types.js';
+import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
+import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
+import { renderObservation, type CommandRunner } from '../../src/sandbox/shell/types.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import type { Task } from '../../src/datasets/index.js';
+import { FileProbe, type HashMode } from './file-probe.js';
+import { GoldCache } from './gold-cache.js';
+import { bashReward, sharedAdditions, type BashOutcome } from './reward.js';
+
+/**
+ * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
+ * persist; quotes intact). `intercode`: InterCode's one exec per action, for reproducing
+ * its recorded logs.
+ */
+export type ExecMode = 'session' | 'intercode';
+
+export interface BashEnvConfig extends SandboxEnvConfig {
+  execMode: ExecMode;
+  hashMode: HashMode;
+  /** Run each task's gold once (twice, to check it is deterministic) and reuse its outcome. */
+  goldCache: boolean;
+  shell?: Partial<ShellSessionOptions>;
+  /** The shell the `intercode` mode wraps actions in (InterCode: /bin/bash; /bin/sh for its fs-0 image). */
+  intercodeShell?: string;
+}
+
+/** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
+export class BashEnv extends SandboxEnv {
+  readonly id = 'intercode/bash-v1';
+  protected readonly logName = 'ic_bash';
+  private readonly goldCache = new GoldCache();
+  private probe: { sandbox: Sandbox; probe: FileProbe } | undefined;
+
+  constructor(protected override readonly config: BashEnvConfig) {
+    super(config);
+  }
+
+  protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
+    if (this.config.execMode === 'intercode') {
+      return new IntercodeExecRunner(sandbox, {
+        shellPath: this.config.intercodeShell ?? '/bin/bash',
+        timeoutMs: this.config.shell?.timeoutMs ?? 10_000,
+      });
+    }
+    return ShellSession.open(sandbox, this.config.shell);
+  }
+
+  protected async score(episode: EpisodeState): Promise<Score> {
+    const { outcome: gold, cached } = await this.goldOutcome(episode.task);
+    const probe = await this.probeFor(episode.sandbox);
+    const changes = await probe.changes();
+    const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);
+    const agent: BashOutcome = {
+      observation: episode.lastObservation,
+      changes,
+      hashes: await probe.hashes(shared, this.config.hashMode),
+    };
+    const result = bashReward(agent, gold);
+    return {
+      reward: result.reward,
+      parts: result.parts,
+      details: { ...result.info, agent_obs: agent.observation, eval_obs: gold.observation, gold_cached: cached },
+    };
+  }
+
+  override async close(): Promise<void> {
+    this.probe?.probe.close();
+    this.probe = undefined;
+    await super.close();
+  }
+
+  private async probeFor(sandbox: Sandbox): Promise<FileProbe> {
+    if (this.probe?.sandbox !== sandbox) {
+      this.probe?.probe.close();
+      this.probe = { sandbox, probe: await FileProbe.open(sandbox) };
+    }
+    return this.probe.probe;
+  }
+
+  private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
+    const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
+    const run = () => this.runGold(gold);
+    if (!this.config.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
+    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${gold}`, run);
+  }
+
+  /** Runs the gold command in a fresh sandbox set up like the agent's. */
+  private async runGold(gold: string): Promise<BashOutcome> {
+    const sandbox = await this.config.runtime.create(this.config.spec);
+    try {
+      const runner = await this.openRunner(sandbox);
+      const observation = renderObservation(await runner.run(gold));
+      runner.close();
+      const probe = await FileProbe.open(sandbox);
+      const changes = await probe.changes();
+      const added = changes.filter(([, status]) => ['A', '??', 'C'].includes(status)).map(([path]) => path);
+      const hashes = await probe.hashes(added, this.config.hashMode);
+      probe.close();
+      return { observation, changes, hashes };
+    } finally {
+      await sandbox.destroy();
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { parseGitStatus, type FileChange } from './reward.js';
+
+/** How the contents of a changed path are compared. */
+export type HashMode =
+  /** As InterCode: md5sum for paths with a "." in the name; other paths always agree (its md5deep was not installed). */
+  | 'intercode'
+  /** Stricter: md5 of every file below a directory, so directories are really compared. */
+  | 'strict';
+
+const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Reads what an episode changed in a sandbox whose root is a git repository (as the bash
+ * images make it): `git status --short` and md5 sums, through a shell of its own that the
+ * agent's commands never touch.
+ */
+export class FileProbe {
+  private constructor(private readonly shell: ShellSession) {}
+
+  static async open(sandbox: Sandbox): Promise<FileProbe> {
+    return new FileProbe(await ShellSession.open(sandbox, { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 }));
+  }
+
+  async changes(): Promise<FileChange[]> {
+    return parseGitStatus((await this.shell.run('cd / && git status --short')).output);
+  }
+
+  async hashes(paths: Iterable<string>, mode: HashMode): Promise<Map<string, string>> {
+    const hashes = new Map<string, string>();
+    for (const path of paths) {
+      let command = `cd / && md5sum ${quote(path)} 2>&1`;
+      if (mode === 'intercode' && !path.includes('.')) {
+        hashes.set(path, 'md5deep: command not found');
+        continue;
+      }
+      if (mode === 'strict') {
+        command = `cd / && if [ -d ${quote(path)} ]; then cd ${quote(path)} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${quote(path)}; fi 2>&1`;
+      }
+      hashes.set(path, (await this.shell.run(command)).output);
+    }
+    return hashes;
+  }
+
+  close(): void {
+    this.shell.close();
+  }
+}

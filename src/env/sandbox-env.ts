@@ -1,0 +1,177 @@
+import type { Task } from '../datasets/index.js';
+import { EnvStateError, SandboxError } from '../errors.js';
+import type { CommandRunner } from '../sandbox/shell/types.js';
+import { renderObservation } from '../sandbox/shell/types.js';
+import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
+import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
+import type { Env, ResetOptions, ResetResult, Score, StepResult } from './types.js';
+
+export interface SandboxEnvConfig {
+  runtime: SandboxRuntime;
+  spec: SandboxSpec;
+  /** Tasks; omitted or empty: tool mode (no query, `submit` scores 0). */
+  dataset?: readonly Task[];
+  /** Where to write one InterCode-format log per finished episode. */
+  trajectoryDir?: string;
+  /** Seed for choosing random tasks on `reset()` without a task. */
+  seed?: number;
+}
+
+/** What the episode has done so far, handed to the scorer on submit. */
+export interface EpisodeState {
+  task: Task;
+  sandbox: Sandbox;
+  /** The last observation (the query itself before any action, as in InterCode). */
+  lastObservation: string;
+  steps: readonly { action: string; observation: string }[];
+}
+
+/** Mulberry32: a small seeded generator, so `reset()` picks the same tasks for the same seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * An episode in a fresh sandbox: `reset` creates one from the env's image (so every change
+ * the previous episode made is gone, wherever it was), `step` runs an action through a
+ * {@link CommandRunner}, `submit` scores and ends, `skip` ends with reward 0. A sandbox that
+ * dies mid-episode truncates the episode with the cause; it is never scored.
+ * Subclasses supply the runner and the scorer.
+ */
+export abstract class SandboxEnv implements Env {
+  abstract readonly id: string;
+  private sandbox: Sandbox | undefined;
+  private runner: CommandRunner | undefined;
+  private task: Task | null = null;
+  private steps: { action: string; observation: string }[] = [];
+  private lastObservation = '';
+  private ended = true;
+  private readonly retiring = new Set<Promise<void>>();
+  private readonly random: () => number;
+
+  constructor(protected readonly config: SandboxEnvConfig) {
+    this.random = seededRandom(config.seed ?? Date.now());
+  }
+
+  protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
+  protected abstract score(episode: EpisodeState): Promise<Score>;
+
+  /** The env's name in logs (InterCode's `environment` field). */
+  protected abstract readonly logName: string;
+
+  get currentTask(): Task | null {
+    return this.task;
+  }
+
+  async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    const dataset = this.config.dataset ?? [];
+    this.task = this.chooseTask(options, dataset);
+    this.retire();
+    this.sandbox = await this.config.runtime.create(this.config.spec);
+    try {
+      this.runner = await this.openRunner(this.sandbox);
+    } catch (error) {
+      this.retire();
+      throw error;
+    }
+    this.steps = [];
+    this.lastObservation = this.task?.query ?? '';
+    this.ended = false;
+    return { observation: this.task?.query ?? '', info: { task: this.task } };
+  }
+
+  async step(action: string): Promise<StepResult> {
+    if (!this.runner || !this.sandbox) throw new EnvStateError('step() called before reset()');
+    if (this.ended) throw new EnvStateError('step() called after the episode ended; call reset()');
+    const verb = action.trim();
+    if (verb === 'submit' || verb === 'skip') {
+      let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
+      if (verb === 'submit' && this.task) {
+        score = await this.score({ task: this.task, sandbox: this.sandbox, lastObservation: this.lastObservation, steps: this.steps });
+      }
+      this.ended = true;
+      await this.writeLog(score.reward, { ...score.details, reward: score.parts });
+      return {
+        observation: this.lastObservation,
+        reward: score.reward,
+        terminated: true,
+        truncated: false,
+        info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
+      };
+    }
+    try {
+      const result = await this.runner.run(action);
+      const observation = renderObservation(result);
+      this.steps.push({ action, observation });
+      this.lastObservation = observation;
+      return {
+        observation,
+        reward: 0,
+        terminated: false,
+        truncated: false,
+        info: { actionExecuted: result.exitCode === 0, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events },
+      };
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      this.ended = true;
+      await this.writeLog(null, { truncated: error.message });
+      return {
+        observation: `[intercode: the sandbox was lost: ${error.message}]`,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost', message: error.message } },
+      };
+    }
+  }
+
+  /** Scores the episode as it stands without ending it (what InterCode's logs recorded after every action). */
+  async peekScore(): Promise<Score> {
+    if (!this.sandbox || !this.task) throw new EnvStateError('peekScore() needs a reset() with a task');
+    return this.score({ task: this.task, sandbox: this.sandbox, lastObservation: this.lastObservation, steps: this.steps });
+  }
+
+  async close(): Promise<void> {
+    this.ended = true;
+    this.retire();
+    await Promise.all(this.retiring);
+  }
+
+  /** Removes the current sandbox in the background; `close()` waits for all of them. */
+  private retire(): void {
+    this.runner?.close();
+    const sandbox = this.sandbox;
+    this.runner = undefined;
+    this.sandbox = undefined;
+    if (!sandbox) return;
+    const removal = sandbox.destroy().catch(() => undefined).finally(() => this.retiring.delete(removal));
+    this.retiring.add(removal);
+  }
+
+  private chooseTask(options: ResetOptions, dataset: readonly Task[]): Task | null {
+    if (typeof options.task === 'object') return options.task;
+    if (dataset.length === 0) {
+      if (options.task !== undefined) throw new EnvStateError(`reset({ task: ${options.task} }) in tool mode: this env has no dataset`);
+      return null;
+    }
+    const index = options.task ?? Math.floor(this.random() * dataset.length);
+    const task = dataset[index];
+    if (!Number.isInteger(index) || !task) {
+      throw new EnvStateError(`Task index ${index} is out of range: the dataset has ${dataset.length} tasks (0–${dataset.length - 1})`);
+    }
+    return task;
+  }
+
+  private async writeLog(reward: number | null, info: Record<string, unknown>): Promise<void> {
+    if (!this.config.trajectoryDir || !this.task) return;
+    const log = toIntercodeLog({ environment: this.logName, task: this.task, steps: this.steps, reward, info });
+    await writeEpisodeLog(this.config.trajectoryDir, log);
+  }
+}

@@ -1,0 +1,53 @@
+import type { Task } from '../datasets/index.js';
+import type { CommandEvent } from '../sandbox/shell/types.js';
+
+/** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
+export interface StepResult {
+  observation: string;
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  info: StepInfo;
+}
+
+export interface StepInfo {
+  /** InterCode's `action_executed`: the action ran and exited with status 0. */
+  actionExecuted: boolean;
+  exitCode: number | null;
+  durationMs: number;
+  /** Timeouts, truncated output, shell restarts, OOM kills… */
+  events: CommandEvent[];
+  /** On submit: the reward's parts and what they were computed from. */
+  score?: Score;
+  /** Why the episode was truncated, when it was. */
+  truncation?: { reason: 'turn-limit' | 'sandbox-lost'; message: string };
+}
+
+/** A reward with its named parts and whatever else explains it (InterCode's info fields). */
+export interface Score {
+  reward: number;
+  parts: Record<string, number>;
+  details: Record<string, unknown>;
+}
+
+export interface ResetOptions {
+  /** Dataset index, or a task given directly. Omitted: a random task (seeded by the env's seed). */
+  task?: number | Task;
+}
+
+export interface ResetResult {
+  /** The task's natural-language query (empty in tool mode, where there is no dataset). */
+  observation: string;
+  info: { task: Task | null };
+}
+
+/** The environment contract every env and wrapper implements. */
+export interface Env {
+  readonly id: string;
+  reset(options?: ResetOptions): Promise<ResetResult>;
+  step(action: string): Promise<StepResult>;
+  close(): Promise<void>;
+}
+
+/** `done` as InterCode reported it: either kind of end. */
+export const isDone = (result: StepResult): boolean => result.terminated || result.truncated;

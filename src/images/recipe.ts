@@ -1,0 +1,24 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * What an image is built from. Its tag is a hash of every input (the parent image's id,
+ * the Dockerfile, the context files), so an image is rebuilt exactly when an input changes.
+ */
+export interface ImageRecipe {
+  /** Repository part of the tag, e.g. `intercode-ts/bash`. */
+  repository: string;
+  dockerfile: string;
+  /** Extra files of the build context, by path. */
+  files: Readonly<Record<string, Buffer>>;
+  /** Built first; its id is passed to the Dockerfile as build arg BASE. */
+  parent: ImageRecipe | 'base';
+}
+
+export function recipeTag(recipe: ImageRecipe, parentId: string): string {
+  const hash = createHash('sha256');
+  hash.update(parentId).update('\0').update(recipe.dockerfile).update('\0');
+  for (const name of Object.keys(recipe.files).sort()) {
+    hash.update(name).update('\0').update(recipe.files[name]!).update('\0');
+  }
+  return `${recipe.repository}:${hash.digest('hex').slice(0, 16)}`;
+}
