@@ -20,8 +20,11 @@ export type ExecMode = 'session' | 'intercode';
 export interface BashEnvConfig extends SandboxEnvConfig {
   execMode: ExecMode;
   hashMode: HashMode;
-  /** Run each task's gold once (twice, to check it is deterministic) and reuse its outcome. */
-  goldCache: boolean;
+  /**
+   * Run each task's gold once (twice, to check it is deterministic) and reuse its outcome.
+   * Pass one {@link GoldCache} to several envs to share it.
+   */
+  goldCache: boolean | GoldCache;
   shell?: Partial<ShellSessionOptions>;
   /** The shell the `intercode` mode wraps actions in (InterCode: /bin/bash; /bin/sh for its fs-0 image). */
   intercodeShell?: string;
@@ -31,11 +34,12 @@ export interface BashEnvConfig extends SandboxEnvConfig {
 export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
   protected readonly logName = 'ic_bash';
-  private readonly goldCache = new GoldCache();
+  private readonly goldCache: GoldCache | undefined;
   private probe: { sandbox: Sandbox; probe: FileProbe } | undefined;
 
   constructor(protected override readonly config: BashEnvConfig) {
     super(config);
+    this.goldCache = config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
   }
 
   protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
@@ -83,8 +87,8 @@ export class BashEnv extends SandboxEnv {
   private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
     const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
     const run = () => this.runGold(gold);
-    if (!this.config.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
-    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${gold}`, run);
+    if (!this.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
+    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run);
   }
 
   /** Runs the gold command in a fresh sandbox set up like the agent's. */

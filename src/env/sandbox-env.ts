@@ -66,6 +66,11 @@ export abstract class SandboxEnv implements Env {
   /** The env's name in logs (InterCode's `environment` field). */
   protected abstract readonly logName: string;
 
+  /** The env's dataset (empty in tool mode). */
+  get tasks(): readonly Task[] {
+    return this.config.dataset ?? [];
+  }
+
   get currentTask(): Task | null {
     return this.task;
   }

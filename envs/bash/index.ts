@@ -1,0 +1,67 @@
+import { loadDataset } from '../../src/datasets/index.js';
+import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import { packagePath } from '../../src/package-path.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
+import { BashEnv, type ExecMode } from './bash-env.js';
+import type { HashMode } from './file-probe.js';
+import type { GoldCache } from './gold-cache.js';
+import { bashTestbedRecipe } from './images.js';
+
+export { BashEnv, type ExecMode } from './bash-env.js';
+export { GoldCache } from './gold-cache.js';
+export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
+export { bashTestbedRecipe, bashRuntimeRecipe, BUILTIN_TESTBED } from './images.js';
+
+/** The project's own NL2Bash-style tasks over its own testbed. */
+export const BUILTIN_BASH_TASKS = packagePath('datasets', 'bash', 'tasks.json');
+
+export interface BashEnvOptions {
+  /** Task file (InterCode JSON, JSONL, CSV, TSV). Default: the built-in tasks. `null`: tool mode. */
+  data: string | null;
+  /** Testbed: a tarball extracted at / (InterCode's fs-N.tar) or a directory placed at /testbed. Default: built-in. */
+  testbed: string;
+  execMode: ExecMode;
+  hashMode: HashMode;
+  goldCache: boolean | GoldCache;
+  shell: Partial<ShellSessionOptions>;
+  /** InterCode's shell for `intercode` exec mode: /bin/bash, or /bin/sh for its fs-0 image. */
+  intercodeShell: string;
+  limits: Partial<ResourceLimits>;
+  trajectoryDir: string;
+  seed: number;
+  /** Docker endpoint (unix socket path or tcp URL). Default: DOCKER_HOST or the local socket. */
+  endpoint: string;
+  /** Receives image build progress. */
+  buildLog: BuildLog;
+}
+
+/** Builds the image if needed, loads the tasks and returns a ready {@link BashEnv}. */
+export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
+  const docker = await connectEngine(options.endpoint);
+  const image = await ensureImage(docker, await bashTestbedRecipe(options.testbed), options.buildLog ?? (() => undefined));
+  const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
+  return new BashEnv({
+    runtime: new DockerRuntime(docker),
+    spec: { image, hostname: 'intercode', limits: { ...DEFAULT_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },
+    dataset,
+    execMode: options.execMode ?? 'session',
+    hashMode: options.hashMode ?? 'intercode',
+    goldCache: options.goldCache ?? true,
+    ...(options.shell ? { shell: options.shell } : {}),
+    ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),
+    ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
+}
+
+export const bashEnvSpec: EnvSpec<BashEnvOptions> = {
+  id: 'intercode/bash-v1',
+  description: 'NL2Bash tasks over a testbed file tree; InterCode bash reward',
+  create: createBashEnv,
+};
+
+registerEnv(bashEnvSpec);

@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { createBashEnv, GoldCache, type BashEnv } from '../../envs/bash/index.js';
+import { ConfigError } from '../errors.js';
+import { replayTrajectories, type ReplayReport } from '../replay/replay.js';
+import { readRecordedTrajectories } from '../trajectory/index.js';
+import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
+import { Progress } from './progress.js';
+
+interface ReplayFlags extends BashFlags {
+  env: string;
+  parallel: string;
+  json?: boolean;
+  show: string;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+function printReport(report: ReplayReport, show: number): void {
+  console.log(`episodes            ${report.episodes}`);
+  console.log(`steps               ${report.steps}`);
+  console.log(`agreeing steps      ${report.agreeingSteps} (${pct(report.agreement)}, |Δreward| ≤ 0.01)`);
+  console.log(`same observation    ${report.sameObservationSteps} steps`);
+  console.log(`success rate        ${pct(report.successRate)} (recorded: ${pct(report.recordedSuccessRate)})`);
+  if (report.disagreements.length === 0) return;
+  console.log(`\nsteps that disagree (${report.disagreements.length}; first ${Math.min(show, report.disagreements.length)}):`);
+  for (const s of report.disagreements.slice(0, show)) {
+    const parts = Object.entries(s.parts).map(([k, v]) => `${k}=${v}`).join(' ');
+    console.log(`  task ${s.taskIndex} step ${s.step}: recorded ${s.recordedReward}, now ${s.reward} (${parts})`);
+    console.log(`    action: ${s.action.slice(0, 160)}`);
+    if (s.observation !== s.recordedObservation) {
+      console.log(`    observation now:      ${JSON.stringify(s.observation.slice(0, 160))}`);
+      console.log(`    observation recorded: ${JSON.stringify((s.recordedObservation ?? '').slice(0, 160))}`);
+    }
+  }
+}
+
+/** `intercode replay`: re-executes recorded InterCode trajectories and compares per-step rewards. */
+export function registerReplayCommand(program: Command): void {
+  const command = program
+    .command('replay')
+    .argument('<trajectory>', 'a recorded InterCode evaluation file (JSON keyed by task index)')
+    .description(
+      're-execute a recorded trajectory, scoring after every action as if submitted then (no reset in between, ' +
+        "as InterCode's logs were made), and compare with the recorded rewards",
+    )
+    .requiredOption('--env <env>', 'environment: bash')
+    .option('--parallel <n>', 'episodes in flight', '4')
+    .option('--show <n>', 'how many disagreeing steps to list', '40')
+    .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
+  addBashFlags(command, 'intercode').action(async (file: string, flags: ReplayFlags) => {
+    if (flags.env !== 'bash') throw new ConfigError('--env', `must be bash (other environments come later), got "${flags.env}"`);
+    const parallel = Number(flags.parallel);
+    if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
+    const episodes = await readRecordedTrajectories(file);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const options = { ...bashOptionsFrom(flags, log), goldCache: new GoldCache() };
+    const envs: BashEnv[] = [await createBashEnv(options)];
+    while (envs.length < Math.min(parallel, episodes.length)) envs.push(await createBashEnv(options));
+    const progress = new Progress('episodes', episodes.length);
+    let report: ReplayReport;
+    try {
+      report = await replayTrajectories({ envs, tasks: envs[0]!.tasks, episodes, onEpisode: (done) => progress.update(done) });
+    } finally {
+      progress.stop();
+      await Promise.all(envs.map((env) => env.close()));
+    }
+    if (flags.json) {
+      const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate } = report;
+      process.stdout.write(`${JSON.stringify({ episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate })}\n`);
+    } else {
+      printReport(report, Number(flags.show));
+    }
+  });
+}

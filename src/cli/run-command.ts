@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { createBashEnv, GoldCache, type BashEnv } from '../../envs/bash/index.js';
+import { ConfigError } from '../errors.js';
+import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
+import { Progress } from './progress.js';
+
+interface RunFlags extends BashFlags {
+  parallel: string;
+  json?: boolean;
+}
+
+export interface TaskOutcome {
+  index: number;
+  query: string;
+  reward: number;
+  parts: Record<string, number>;
+}
+
+/**
+ * `intercode run bash`: the main job. Builds the images if missing, plays every task with
+ * its gold command as the agent (reset, gold, submit) and prints each reward and a summary.
+ */
+export function registerRunCommand(program: Command): void {
+  const command = program
+    .command('run')
+    .argument('<env>', 'environment: bash')
+    .description('play every task of a dataset with its gold command as the agent; print each reward and a summary')
+    .option('--parallel <n>', 'episodes in flight', '2')
+    .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}');
+  addBashFlags(command, 'session').action(async (envName: string, flags: RunFlags) => {
+    if (envName !== 'bash') throw new ConfigError('<env>', `must be bash (other environments come later), got "${envName}"`);
+    const parallel = Number(flags.parallel);
+    if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const goldCache = new GoldCache();
+    const options = { ...bashOptionsFrom(flags, log), goldCache };
+    const envs: BashEnv[] = [await createBashEnv(options)];
+    while (envs.length < parallel) envs.push(await createBashEnv(options));
+    const tasks = envs[0]!.tasks;
+    const started = performance.now();
+    const outcomes: TaskOutcome[] = [];
+    const progress = new Progress('tasks', tasks.length);
+    let next = 0;
+    try {
+      await Promise.all(
+        envs.map(async (env) => {
+          for (let i = next++; i < tasks.length; i = next++) {
+            const task = tasks[i]!;
+            await env.reset({ task: i });
+            await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
+            const end = await env.step('submit');
+            outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info.score?.parts ?? {} };
+            progress.update(outcomes.filter(Boolean).length, `solved ${outcomes.filter((o) => o && o.reward >= 0.995).length}`);
+          }
+        }),
+      );
+    } finally {
+      progress.stop();
+      await Promise.all(envs.map((env) => env.close()));
+    }
+    const solved = outcomes.filter((o) => o.reward >= 0.995).length;
+    const summary = {
+      episodes: outcomes.length,
+      solved,
+      successRate: solved / Math.max(1, outcomes.length),
+      meanReward: outcomes.reduce((sum, o) => sum + o.reward, 0) / Math.max(1, outcomes.length),
+      elapsedSec: (performance.now() - started) / 1000,
+    };
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts }) => ({ index, reward, parts })) })}\n`);
+      return;
+    }
+    for (const o of outcomes) {
+      const parts = Object.entries(o.parts).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ');
+      console.log(`#${String(o.index).padStart(3)}  reward ${o.reward.toFixed(2)}  ${parts}  ${o.query.slice(0, 70)}`);
+    }
+    console.log(
+      `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
+        `mean reward ${summary.meanReward.toFixed(3)}, ${summary.elapsedSec.toFixed(1)} s`,
+    );
+  });
+}

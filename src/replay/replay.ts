@@ -1,0 +1,109 @@
+import type { Task } from '../datasets/index.js';
+import type { SandboxEnv } from '../env/sandbox-env.js';
+import type { RecordedEpisode } from '../trajectory/index.js';
+
+/** Two rewards agree when they differ by at most this (InterCode's rewards are sums of rounded parts). */
+export const REWARD_TOLERANCE = 0.01;
+
+export interface ReplayedStep {
+  taskIndex: number;
+  step: number;
+  action: string;
+  recordedReward: number;
+  reward: number;
+  parts: Record<string, number>;
+  recordedObservation: string | undefined;
+  observation: string;
+}
+
+export interface ReplayReport {
+  episodes: number;
+  steps: number;
+  agreeingSteps: number;
+  /** agreeingSteps / steps. */
+  agreement: number;
+  /** Share of episodes whose best recomputed reward is 1. */
+  successRate: number;
+  /** Share of episodes whose recorded max_reward is 1. */
+  recordedSuccessRate: number;
+  /** Steps whose observation equals the recorded one exactly. */
+  sameObservationSteps: number;
+  disagreements: ReplayedStep[];
+}
+
+export interface ReplayOptions {
+  /** One env per episode in flight; each is reset per episode. */
+  envs: readonly SandboxEnv[];
+  tasks: readonly Task[];
+  episodes: readonly RecordedEpisode[];
+  onEpisode?: (done: number, total: number) => void;
+}
+
+const solved = (reward: number) => Math.abs(reward - 1) < 1e-9;
+
+/**
+ * Re-executes recorded trajectories the way InterCode's evaluation scripts made them:
+ * after every action the episode is scored as if submitted then, without a reset in
+ * between; a recorded `submit` action runs nothing and is scored in place.
+ * @throws DatasetError-like Error when an episode's task index is not in `tasks`.
+ */
+export async function replayTrajectories(options: ReplayOptions): Promise<ReplayReport> {
+  const results: { steps: ReplayedStep[]; best: number; recordedBest: number }[] = [];
+  let next = 0;
+  let done = 0;
+  async function worker(env: SandboxEnv): Promise<void> {
+    for (let i = next++; i < options.episodes.length; i = next++) {
+      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks);
+      options.onEpisode?.(++done, options.episodes.length);
+    }
+  }
+  await Promise.all(options.envs.map(worker));
+
+  const steps = results.flatMap((r) => r.steps);
+  const agreeing = steps.filter((s) => Math.abs(s.reward - s.recordedReward) <= REWARD_TOLERANCE + 1e-9);
+  const agreeingSet = new Set(agreeing);
+  return {
+    episodes: results.length,
+    steps: steps.length,
+    agreeingSteps: agreeing.length,
+    agreement: steps.length ? agreeing.length / steps.length : 1,
+    successRate: results.length ? results.filter((r) => solved(r.best)).length / results.length : 0,
+    recordedSuccessRate: results.length ? results.filter((r) => solved(r.recordedBest)).length / results.length : 0,
+    sameObservationSteps: steps.filter((s) => s.observation === s.recordedObservation).length,
+    disagreements: steps.filter((s) => !agreeingSet.has(s)),
+  };
+}
+
+async function replayEpisode(env: SandboxEnv, episode: RecordedEpisode, tasks: readonly Task[]) {
+  const task = tasks[episode.taskIndex];
+  if (!task) throw new Error(`Recorded episode ${episode.taskIndex} has no task at that index in the data file (${tasks.length} tasks)`);
+  if (task.query.trim() !== episode.query.trim()) {
+    throw new Error(`Recorded episode ${episode.taskIndex} is for another task: "${episode.query.slice(0, 80)}" vs the data file's "${task.query.slice(0, 80)}"`);
+  }
+  await env.reset({ task });
+  const steps: ReplayedStep[] = [];
+  let observation = task.query;
+  for (const [k, action] of episode.actions.entries()) {
+    if (action.trim() !== 'submit') {
+      const result = await env.step(action);
+      observation = result.observation;
+      if (result.truncated) break;
+    }
+    const score = await env.peekScore();
+    steps.push({
+      taskIndex: episode.taskIndex,
+      step: k,
+      action,
+      recordedReward: episode.rewards[k] ?? 0,
+      reward: score.reward,
+      parts: score.parts,
+      recordedObservation: episode.observations[k],
+      observation,
+    });
+  }
+  return {
+    steps,
+    best: Math.max(0, ...steps.map((s) => s.reward)),
+    recordedBest: episode.maxReward,
+  };
+}
