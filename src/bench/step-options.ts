@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../errors.js';
+import { BASE_IMAGE } from '../images/image-builder.js';
+
+/** The step bench's settings, resolved. */
+export interface StepBenchOptions {
+  /** Measured seconds per concurrency level in the aggregate phase. */
+  durationSec: number;
+  /** Image the sandboxes run; the base image is built when missing. */
+  image: string;
+  json: boolean;
+  /** Timed ShellSession steps (after warm-up). */
+  sessionSteps: number;
+  /** Timed one-exec-per-step steps (after warm-up). */
+  execSteps: number;
+}
+
+/** Sandbox counts of the aggregate phase; they are also the keys of `stepsPerSec`. */
+export const CONCURRENCY_LEVELS = [1, 8, 32] as const;
+
+export const DEFAULT_STEP_OPTIONS: StepBenchOptions = {
+  durationSec: 5,
+  image: BASE_IMAGE,
+  json: false,
+  sessionSteps: 2000,
+  execSteps: 200,
+};
+
+export const STEP_USAGE = `Usage: npm run bench -- step [options]
+
+Latency and throughput of one env step (\`echo hi\`) in Docker sandboxes:
+  1. one ShellSession (persistent bash over one attached stream): 200 warm-up steps,
+     then --steps sequential timed steps -> p50, p95;
+  2. one \`docker exec\` per step (InterCode's way) in the same sandbox: 10 warm-up
+     steps, then --exec-steps timed steps -> p50; ratio = exec p50 / session p50;
+  3. 1, 8 and 32 sandboxes, each with its own ShellSession in a closed loop, all at
+     once: 1 s warm-up, then --duration seconds counted -> aggregate steps/s.
+Every sandbox is removed at the end, on errors and on Ctrl-C / SIGTERM.
+
+Options:
+  --duration SECONDS  measured time per concurrency level (default ${DEFAULT_STEP_OPTIONS.durationSec})
+  --image REF         sandbox image (default ${BASE_IMAGE}, built if missing)
+  --steps N           timed ShellSession steps (default ${DEFAULT_STEP_OPTIONS.sessionSteps})
+  --exec-steps N      timed docker-exec steps (default ${DEFAULT_STEP_OPTIONS.execSteps})
+  --json              print only one JSON object on stdout:
+                      {"sessionP50Ms","sessionP95Ms","execP50Ms","ratio","stepsPerSec":{"1","8","32"}}
+                      (use \`npm run -s bench -- step --json\`: npm prints a banner otherwise)
+  -h, --help          show this help
+`;
+
+function positiveNumber(option: string, text: string | undefined, fallback: number, integer: boolean): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new ConfigError(option, `must be a positive ${integer ? 'integer' : 'number'} (got "${text}")`);
+  }
+  return value;
+}
+
+/** node:util parseArgs messages, as ConfigErrors that name the option. */
+function describeParseError(message: string): ConfigError {
+  const quoted = /'([^']*)'/.exec(message)?.[1];
+  const option = quoted?.split(' ')[0] ?? 'arguments';
+  if (message.startsWith('Unexpected argument')) return new ConfigError(`"${option}"`, 'is not an option (the step bench takes no positional arguments)');
+  if (message.startsWith('Unknown option')) return new ConfigError(option, 'is not an option of the step bench');
+  if (message.includes('ambiguous') || message.includes('missing')) {
+    return new ConfigError(option, `needs a value (write ${option}=VALUE for a value that starts with "-")`);
+  }
+  return new ConfigError(option, message.replace(/^Option '[^']*' /, '').split('. ')[0]!);
+}
+
+/**
+ * Parses the step bench's arguments.
+ * @returns the options, or "help" when --help was given.
+ * @throws ConfigError for an unknown option or a bad value (the message names the option).
+ */
+export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        duration: { type: 'string' },
+        image: { type: 'string' },
+        steps: { type: 'string' },
+        'exec-steps': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw describeParseError((error as Error).message);
+  }
+  if (values.help) return 'help';
+  const image = values.image as string | undefined;
+  if (image !== undefined && image.trim() === '') throw new ConfigError('--image', 'must not be empty');
+  return {
+    durationSec: positiveNumber('--duration', values.duration as string | undefined, DEFAULT_STEP_OPTIONS.durationSec, false),
+    image: image ?? DEFAULT_STEP_OPTIONS.image,
+    json: values.json === true,
+    sessionSteps: positiveNumber('--steps', values.steps as string | undefined, DEFAULT_STEP_OPTIONS.sessionSteps, true),
+    execSteps: positiveNumber('--exec-steps', values['exec-steps'] as string | undefined, DEFAULT_STEP_OPTIONS.execSteps, true),
+  };
+}
