@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createBashEnv, GoldCache, type BashEnv } from '../../envs/bash/index.js';
 import { ConfigError } from '../errors.js';
-import { replayTrajectories, type ReplayReport } from '../replay/replay.js';
+import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
 import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
 import { Progress } from './progress.js';
@@ -11,6 +11,7 @@ interface ReplayFlags extends BashFlags {
   parallel: string;
   json?: boolean;
   show: string;
+  protocol: string;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -46,20 +47,31 @@ export function registerReplayCommand(program: Command): void {
     .requiredOption('--env <env>', 'environment: bash')
     .option('--parallel <n>', 'episodes in flight', '4')
     .option('--show <n>', 'how many disagreeing steps to list', '40')
+    .option(
+      '--protocol <p>',
+      'how the file was recorded: every-step (Try Again, Plan & Solve: scored after every action), ' +
+        'on-submit (ReAct: execute[…] actions, only submit scored), or auto (detected from the actions)',
+      'auto',
+    )
     .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
   addBashFlags(command, 'intercode').action(async (file: string, flags: ReplayFlags) => {
+    const log = (line: string) => process.stderr.write(`${line}\n`);
     if (flags.env !== 'bash') throw new ConfigError('--env', `must be bash (other environments come later), got "${flags.env}"`);
     const parallel = Number(flags.parallel);
     if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
+    if (!['auto', 'every-step', 'on-submit'].includes(flags.protocol)) {
+      throw new ConfigError('--protocol', `must be auto, every-step or on-submit, got "${flags.protocol}"`);
+    }
     const episodes = await readRecordedTrajectories(file);
-    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
+    log(`recording protocol: ${protocol}`);
     const options = { ...bashOptionsFrom(flags, log), goldCache: new GoldCache() };
     const envs: BashEnv[] = [await createBashEnv(options)];
     while (envs.length < Math.min(parallel, episodes.length)) envs.push(await createBashEnv(options));
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
-      report = await replayTrajectories({ envs, tasks: envs[0]!.tasks, episodes, onEpisode: (done) => progress.update(done) });
+      report = await replayTrajectories({ protocol, envs, tasks: envs[0]!.tasks, episodes, onEpisode: (done) => progress.update(done) });
     } finally {
       progress.stop();
       await Promise.all(envs.map((env) => env.close()));

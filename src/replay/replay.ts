@@ -31,7 +31,22 @@ export interface ReplayReport {
   disagreements: ReplayedStep[];
 }
 
+/**
+ * How a recorded file was made. `every-step` (Try Again, Plan & Solve): after every action
+ * the episode was scored as if submitted then. `on-submit` (ReAct): actions were written
+ * `execute[<command>]`, and only `submit` carried a reward; other steps recorded 0.
+ */
+export type RecordingProtocol = 'every-step' | 'on-submit';
+
+const REACT_ACTION = /^execute\[([\s\S]*)\]$/;
+
+/** ReAct files wrap commands as `execute[…]`; any such action marks the file as `on-submit`. */
+export function detectProtocol(episodes: readonly RecordedEpisode[]): RecordingProtocol {
+  return episodes.some((e) => e.actions.some((a) => REACT_ACTION.test(a.trim()))) ? 'on-submit' : 'every-step';
+}
+
 export interface ReplayOptions {
+  protocol: RecordingProtocol;
   /** One env per episode in flight; each is reset per episode. */
   envs: readonly SandboxEnv[];
   tasks: readonly Task[];
@@ -42,9 +57,9 @@ export interface ReplayOptions {
 const solved = (reward: number) => Math.abs(reward - 1) < 1e-9;
 
 /**
- * Re-executes recorded trajectories the way InterCode's evaluation scripts made them:
- * after every action the episode is scored as if submitted then, without a reset in
- * between; a recorded `submit` action runs nothing and is scored in place.
+ * Re-executes recorded trajectories the way InterCode's evaluation scripts made them (see
+ * {@link RecordingProtocol}); nothing is reset between the actions of an episode, and a
+ * recorded `submit` runs nothing and is scored in place.
  * @throws DatasetError-like Error when an episode's task index is not in `tasks`.
  */
 export async function replayTrajectories(options: ReplayOptions): Promise<ReplayReport> {
@@ -53,7 +68,7 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   let done = 0;
   async function worker(env: SandboxEnv): Promise<void> {
     for (let i = next++; i < options.episodes.length; i = next++) {
-      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks);
+      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks, options.protocol);
       options.onEpisode?.(++done, options.episodes.length);
     }
   }
@@ -74,7 +89,7 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   };
 }
 
-async function replayEpisode(env: SandboxEnv, episode: RecordedEpisode, tasks: readonly Task[]) {
+async function replayEpisode(env: SandboxEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol) {
   const task = tasks[episode.taskIndex];
   if (!task) throw new Error(`Recorded episode ${episode.taskIndex} has no task at that index in the data file (${tasks.length} tasks)`);
   if (task.query.trim() !== episode.query.trim()) {
@@ -84,12 +99,14 @@ async function replayEpisode(env: SandboxEnv, episode: RecordedEpisode, tasks: r
   const steps: ReplayedStep[] = [];
   let observation = task.query;
   for (const [k, action] of episode.actions.entries()) {
-    if (action.trim() !== 'submit') {
-      const result = await env.step(action);
+    const isSubmit = action.trim() === 'submit';
+    if (!isSubmit) {
+      const command = protocol === 'on-submit' ? (REACT_ACTION.exec(action.trim())?.[1] ?? action) : action;
+      const result = await env.step(command);
       observation = result.observation;
       if (result.truncated) break;
     }
-    const score = await env.peekScore();
+    const score = isSubmit || protocol === 'every-step' ? await env.peekScore() : { reward: 0, parts: {} };
     steps.push({
       taskIndex: episode.taskIndex,
       step: k,
