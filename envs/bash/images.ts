@@ -15,12 +15,16 @@ export async function bashRuntimeRecipe(): Promise<ImageRecipe> {
 
 /**
  * The image for one testbed: a tarball (extracted at /, like InterCode's fs-N.tar) or a
- * directory (placed at /testbed, files owned by root, fixed times, only the x bit kept).
+ * directory (placed at /testbed, files owned by root, fixed times, only the x bit kept),
+ * or `none` for no tree at all (InterCode's fs-4 system queries).
  */
 export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED): Promise<ImageRecipe> {
-  const tar = (await stat(testbed)).isDirectory()
-    ? await packEntries(await directoryEntries(testbed, 'testbed'))
-    : await readFile(testbed);
+  const tar =
+    testbed === 'none'
+      ? await packEntries([])
+      : (await stat(testbed)).isDirectory()
+        ? await packEntries(await directoryEntries(testbed, 'testbed'))
+        : await readFile(testbed);
   return {
     repository: 'intercode-ts/bash-testbed',
     dockerfile: await readFile(source('testbed.Dockerfile'), 'utf8'),

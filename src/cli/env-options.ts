@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 export function addBashFlags(command: Command, defaultExec: ExecMode): Command {
   return command
     .option('--data <file>', 'task file: InterCode JSON, JSONL, CSV or TSV (default: the built-in bash tasks)')
-    .option('--testbed <path>', "testbed: a tarball extracted at / (e.g. InterCode's fs-1.tar) or a directory placed at /testbed (default: built-in)")
+    .option('--testbed <path>', "testbed: a tarball extracted at / (e.g. InterCode's fs-1.tar) or a directory placed at /testbed, or none (default: built-in)")
     .option('--exec <mode>', 'how actions run: session (persistent bash) or intercode (one exec per action, as InterCode did)', defaultExec)
     .option('--hash <mode>', 'how changed files are compared: intercode (as the original) or strict', 'intercode')
     .option('--timeout <seconds>', 'time limit per command', '10')
