@@ -10,7 +10,7 @@ import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../sandbox/types.js';
-import { cpuUsageBetween, takeCpuSnapshot, type CpuUsage } from './host-cpu.js';
+import { CPU_GROUPS, cpuUsageBetween, takeCpuSnapshot, type CpuUsage } from './host-cpu.js';
 import { describeMachine, type MachineInfo } from './machine.js';
 import { describeError, SandboxSet } from './sandbox-set.js';
 import { summarize, type SampleSummary } from './stats.js';
@@ -162,6 +162,10 @@ async function measure(
     log(`${sandboxes} sandbox(es): ${AGGREGATE_WARMUP_MS / 1000} s warm-up, ${options.durationSec} s measured`);
     const level = { sandboxes, ...(await closedLoop(sessions.slice(0, sandboxes), options.durationSec * 1000, containerIds)) };
     log(`  ${Math.round(level.stepsPerSec)} steps/s (p50 ${level.latency.p50.toFixed(3)} ms per step)`);
+    if (level.cpu) {
+      const groups = CPU_GROUPS.map((group) => `${group} ${level.cpu!.groups[group].toFixed(2)}`).join(', ');
+      log(`  CPU cores busy: host ${level.cpu.busyCores.toFixed(2)} = ${groups}`);
+    }
     aggregate.push(level);
   }
   return { machine, options, session, exec, aggregate };

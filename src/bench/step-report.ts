@@ -54,6 +54,16 @@ export function formatStepReport(measurement: StepMeasurement, result: StepBench
         ]),
       ),
       '  "other" includes processes that exited within the window and kernel time not charged to a process.',
+      '',
+      'Host CPU time per step (microseconds; the table above divided by steps/s)',
+      ...formatTable(
+        ['sandboxes', 'host', ...CPU_GROUPS],
+        aggregate.map((level) => [
+          String(level.sandboxes),
+          fixed((level.cpu!.busyCores * 1e6) / level.stepsPerSec, 0),
+          ...CPU_GROUPS.map((group) => fixed((level.cpu!.groups[group] * 1e6) / level.stepsPerSec, 0)),
+        ]),
+      ),
     );
   }
   lines.push(
