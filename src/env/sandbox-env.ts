@@ -96,33 +96,9 @@ export abstract class SandboxEnv implements Env {
     if (!this.runner || !this.sandbox) throw new EnvStateError('step() called before reset()');
     if (this.ended) throw new EnvStateError('step() called after the episode ended; call reset()');
     const verb = action.trim();
-    if (verb === 'submit' || verb === 'skip') {
-      let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
-      if (verb === 'submit' && this.task) {
-        score = await this.score({ task: this.task, sandbox: this.sandbox, lastObservation: this.lastObservation, steps: this.steps });
-      }
-      this.ended = true;
-      await this.writeLog(score.reward, { ...score.details, reward: score.parts });
-      return {
-        observation: this.lastObservation,
-        reward: score.reward,
-        terminated: true,
-        truncated: false,
-        info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
-      };
-    }
     try {
-      const result = await this.runner.run(action);
-      const observation = renderObservation(result);
-      this.steps.push({ action, observation });
-      this.lastObservation = observation;
-      return {
-        observation,
-        reward: 0,
-        terminated: false,
-        truncated: false,
-        info: { actionExecuted: result.exitCode === 0, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events },
-      };
+      if (verb === 'submit' || verb === 'skip') return await this.finish(verb);
+      return await this.execute(action);
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       this.ended = true;
@@ -135,6 +111,36 @@ export abstract class SandboxEnv implements Env {
         info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost', message: error.message } },
       };
     }
+  }
+
+  private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
+    let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
+    if (verb === 'submit' && this.task) {
+      score = await this.score({ task: this.task, sandbox: this.sandbox!, lastObservation: this.lastObservation, steps: this.steps });
+    }
+    this.ended = true;
+    await this.writeLog(score.reward, { ...score.details, reward: score.parts });
+    return {
+      observation: this.lastObservation,
+      reward: score.reward,
+      terminated: true,
+      truncated: false,
+      info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
+    };
+  }
+
+  private async execute(action: string): Promise<StepResult> {
+    const result = await this.runner!.run(action);
+    const observation = renderObservation(result);
+    this.steps.push({ action, observation });
+    this.lastObservation = observation;
+    return {
+      observation,
+      reward: 0,
+      terminated: false,
+      truncated: false,
+      info: { actionExecuted: result.exitCode === 0, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events },
+    };
   }
 
   /** Scores the episode as it stands without ending it (what InterCode's logs recorded after every action). */

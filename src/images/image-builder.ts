@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageError } from '../errors.js';
-import { IMAGE_LABEL, ownerLabels, TEST_LABEL } from '../sandbox/docker/labels.js';
+import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE } from '../sandbox/docker/labels.js';
 import { recipeTag, type ImageRecipe } from './recipe.js';
 import { packEntries } from './tar.js';
 
@@ -38,11 +38,12 @@ function run(command: string, args: string[], log: BuildLog): Promise<void> {
   });
 }
 
+/**
+ * Image labels. Containers inherit their image's labels, so images carry only the owner
+ * and role — never a run or test label, which would mark every later container too.
+ */
 function labelsForImages(role: string): Record<string, string> {
-  const labels: Record<string, string> = { ...ownerLabels(), [IMAGE_LABEL]: role };
-  delete labels['io.intercode-ts.run'];
-  if (process.env.INTERCODE_TEST_RUN) labels[TEST_LABEL] = process.env.INTERCODE_TEST_RUN;
-  return labels;
+  return { [OWNER_LABEL]: OWNER_VALUE, [IMAGE_LABEL]: role };
 }
 
 /**

@@ -14,9 +14,12 @@ export interface ImageRecipe {
   parent: ImageRecipe | 'base';
 }
 
+/** Bumped when how images are built changes (labels, build options), so old tags are not reused. */
+const RECIPE_FORMAT = 2;
+
 export function recipeTag(recipe: ImageRecipe, parentId: string): string {
   const hash = createHash('sha256');
-  hash.update(parentId).update('\0').update(recipe.dockerfile).update('\0');
+  hash.update(`format ${RECIPE_FORMAT}\0`).update(parentId).update('\0').update(recipe.dockerfile).update('\0');
   for (const name of Object.keys(recipe.files).sort()) {
     hash.update(name).update('\0').update(recipe.files[name]!).update('\0');
   }

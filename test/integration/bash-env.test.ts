@@ -282,10 +282,10 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect((await victim.step('echo back')).observation).toBe('back\n');
   });
 
-  // Product bug (reported): SandboxEnv.step scores a submit outside its SandboxError
+  // Regression (was a bug): SandboxEnv.step scores a submit outside its SandboxError
   // handling, so submitting on a dead sandbox throws SANDBOX_LOST instead of truncating
   // the episode, and the episode is left open.
-  it.fails('submitting on a sandbox killed from outside truncates the episode too', async () => {
+  it('submitting on a sandbox killed from outside truncates the episode too', async () => {
     const victim = await newEnv();
     const running = new Set((await testContainers(docker, testRun, true)).map((c) => c.Id));
     await victim.reset({ task: taskIndex(GOLD.readOnly) });

@@ -141,10 +141,10 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
       await expectClean(shell);
     });
 
-    // Product bug (reported): ShellSessionOptions.killOutputBytes is documented as
+    // Regression (was a bug): ShellSessionOptions.killOutputBytes is documented as
     // "default 16 × maxOutputBytes", but the default is a fixed 1 MiB, so a larger
     // maxOutputBytes alone is rejected with a ConfigError.
-    it.fails('killOutputBytes defaults to 16 × maxOutputBytes (a 2 MiB cap alone is accepted)', async () => {
+    it('killOutputBytes defaults to 16 × maxOutputBytes (a 2 MiB cap alone is accepted)', async () => {
       const sandbox = await newSandbox();
       const shell = await ShellSession.open(sandbox, { maxOutputBytes: 2 * 1024 * 1024 }).catch((error: unknown) => {
         expect(error).not.toBeInstanceOf(ConfigError);
@@ -287,19 +287,19 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
   });
 
   describe('shell settings an agent may change', () => {
-    // Product bug (reported): the marker's OOM reading uses `read -r k v` with the agent's
+    // Regression (was a bug): the marker's OOM reading uses `read -r k v` with the agent's
     // IFS, so after `IFS=,` the kill is not reported with its command (it shows up on a
     // later command instead).
-    it.fails('an out-of-memory kill is reported even after the agent set IFS', async () => {
+    it('an out-of-memory kill is reported even after the agent set IFS', async () => {
       const { shell } = await openShell({ timeoutMs: 60_000 });
       const result = await shell.run('IFS=,; head -c 2000M /dev/zero | tail');
       expect(result.exitCode).toBe(137);
       expect(eventOf(result, 'out-of-memory')).toEqual({ kind: 'out-of-memory', kills: 1 });
     }, 120_000);
 
-    // Product bug (reported): with `set -x` every observation shows the session's own
+    // Regression (was a bug): with `set -x` every observation shows the session's own
     // protocol commands (printf/eval/__ic_report, and the marker nonce).
-    it.fails('`set -x` traces the agent\'s commands, not the session protocol', async () => {
+    it('`set -x` traces the agent\'s commands, not the session protocol', async () => {
       const { shell } = await openShell();
       await shell.run('set -x');
       const result = await shell.run('echo hi');

@@ -27,37 +27,47 @@ __ic_report() {
     builtin read -r p < "$__ic_pc"
     builtin read -r m < "$__ic_pm"
     if [[ -r $__ic_oe ]]; then
-      while builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
+      while IFS=$' \t\n' builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
     fi
   fi 2>/dev/null
   builtin printf '\x1e%s %s %s %s %s %s %s %s\x1f%s\n' "$IC_NONCE" "$1" "$2" "$$" "$p" "$m" "$o" "$PWD" "$IC_NONCE" >&4
 }
 __ic_report 0 0
+__ic_x=
 while IFS= builtin read -r -u 3 __ic_line; do
   builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
-  builtin eval "$__ic_cmd" 3<&- 4>&-
-  __ic_report "\${__ic_line%% *}" "$?"
+  builtin eval "\${__ic_x:+set -x
+}$__ic_cmd" 3<&- 4>&-
+  { __ic_s=$? __ic_x=; [[ $- == *x* ]] && __ic_x=1; set +x; } 2>/dev/null
+  __ic_report "\${__ic_line%% *}" "$__ic_s"
 done
 `.replaceAll('\\${', '${');
 
 /**
  * Kills every process in the sandbox except init, the idle process, the processes whose
- * pids are given as arguments, and itself. Repeats until a pass finds nothing to kill,
- * so a process that forks while it runs is caught too. Builtins only.
+ * pids are given as arguments, and itself. Each pass first stops them all (a stopped
+ * process cannot fork, so a fork bomb cannot outrun it), then kills them; passes repeat
+ * until one finds nothing. Builtins only.
  */
 export const KILL_SCRIPT = String.raw`
 keep=" 1 $$ $* "
-for pass in 1 2 3 4 5 6 7 8; do
-  found=0
+victims() {
+  list=()
   for d in /proc/[0-9]*; do
     p=\${d#/proc/}
     [[ $keep == *" $p "* ]] && continue
     a=
     IFS= read -r -d '' a < "$d/cmdline" 2>/dev/null
     [[ $a == intercode-idle ]] && continue
-    kill -9 "$p" 2>/dev/null && found=1
+    list+=("$p")
   done
-  [[ $found == 0 ]] && exit 0
+}
+for pass in 1 2 3 4 5 6 7 8 9 10; do
+  victims
+  [[ \${#list[@]} == 0 ]] && exit 0
+  kill -STOP "\${list[@]}" 2>/dev/null
+  victims
+  kill -KILL "\${list[@]}" 2>/dev/null
 done
 exit 0
 `.replaceAll('\\${', '${');

@@ -19,17 +19,17 @@ export interface ShellSessionOptions {
   env: Readonly<Record<string, string>>;
 }
 
-export const DEFAULT_SHELL_OPTIONS: ShellSessionOptions = {
+export const DEFAULT_SHELL_OPTIONS: Omit<ShellSessionOptions, 'killOutputBytes'> = {
   timeoutMs: 10_000,
   maxOutputBytes: 64 * 1024,
-  killOutputBytes: 1024 * 1024,
   startupTimeoutMs: 10_000,
   graceMs: 1_000,
   env: { PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', SYSTEMD_PAGER: 'cat', EDITOR: 'true', VISUAL: 'true', TERM: 'dumb' },
 };
 
 function resolveOptions(input: Partial<ShellSessionOptions>): ShellSessionOptions {
-  const options = { ...DEFAULT_SHELL_OPTIONS, ...input, env: { ...DEFAULT_SHELL_OPTIONS.env, ...input.env } };
+  const merged = { ...DEFAULT_SHELL_OPTIONS, ...input, env: { ...DEFAULT_SHELL_OPTIONS.env, ...input.env } };
+  const options: ShellSessionOptions = { ...merged, killOutputBytes: input.killOutputBytes ?? 16 * merged.maxOutputBytes };
   for (const key of ['timeoutMs', 'maxOutputBytes', 'killOutputBytes', 'startupTimeoutMs', 'graceMs'] as const) {
     if (!Number.isFinite(options[key]) || options[key] <= 0) {
       throw new ConfigError(`shell.${key}`, 'must be a positive number');
