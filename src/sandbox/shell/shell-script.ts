@@ -9,7 +9,10 @@
  *
  * Shell → host, after each command (and once at start with seq 0), a marker:
  * `\x1e<nonce> <seq> <status> <shellPid> <pids> <pidsMax> <oomKills> <cwd>\x1f<nonce>\n`.
- * Only builtins run between commands: a step costs no fork.
+ * The cgroup counters (pids, OOM kills) are read only after a command that ran 5 ms or
+ * more or was killed by a signal, else reported as -1: they are cumulative, so a later
+ * reading catches up, and a trivial step stays cheap. Only builtins run between
+ * commands: a step costs no fork.
  */
 export const SHELL_SCRIPT = String.raw`
 exec 3<&0 </dev/null 4>&1 2>&1
@@ -22,24 +25,29 @@ elif [[ -r /sys/fs/cgroup/pids/pids.current ]]; then
   __ic_pc=/sys/fs/cgroup/pids/pids.current __ic_pm=/sys/fs/cgroup/pids/pids.max __ic_oe=/sys/fs/cgroup/memory/memory.oom_control
 fi
 __ic_report() {
-  local p=0 m=0 o=0 k v
-  if [[ -n $__ic_pc ]]; then
-    builtin read -r p < "$__ic_pc"
-    builtin read -r m < "$__ic_pm"
-    if [[ -r $__ic_oe ]]; then
-      while IFS=$' \t\n' builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
-    fi
-  fi 2>/dev/null
+  local p=-1 m=-1 o=-1 k v
+  if [[ $3 == 1 && -n $__ic_pc ]]; then
+    {
+      builtin read -r p < "$__ic_pc"
+      builtin read -r m < "$__ic_pm"
+      if [[ -r $__ic_oe ]]; then
+        o=0
+        while IFS=$' \t\n' builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
+      fi
+    } 2>&-
+  fi
   builtin printf '\x1e%s %s %s %s %s %s %s %s\x1f%s\n' "$IC_NONCE" "$1" "$2" "$$" "$p" "$m" "$o" "$PWD" "$IC_NONCE" >&4
 }
-__ic_report 0 0
+__ic_report 0 0 1
 __ic_x=
 while IFS= builtin read -r -u 3 __ic_line; do
   builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
+  __ic_t=\${EPOCHREALTIME/[.,]/}
   builtin eval "\${__ic_x:+set -x
-}$__ic_cmd" 3<&- 4>&-
-  { __ic_s=$? __ic_x=; [[ $- == *x* ]] && __ic_x=1; set +x; } 2>/dev/null
-  __ic_report "\${__ic_line%% *}" "$__ic_s"
+}$__ic_cmd" 3<&-
+  { __ic_s=$? __ic_x=; [[ $- == *x* ]] && __ic_x=1; set +x; } 2>&-
+  __ic_d=$(( \${EPOCHREALTIME/[.,]/}0 - \${__ic_t:-0}0 ))
+  __ic_report "\${__ic_line%% *}" "$__ic_s" $(( __ic_s >= 128 || __ic_d >= 50000 ))
 done
 `.replaceAll('\\${', '${');
 
@@ -83,8 +91,9 @@ export interface ShellMarker {
   status: number;
   shellPid: number;
   pids: number;
-  /** NaN when the limit is "max" (unlimited) or unknown. */
+  /** NaN when the limit is "max" (unlimited) or unknown; -1 when not read this time. */
   pidsMax: number;
+  /** -1 when not read this time. */
   oomKills: number;
   cwd: string;
 }

@@ -188,11 +188,12 @@ export class ShellSession implements CommandRunner {
 
   /** Reports OOM kills since the last command and stops a process flood. */
   private async checkLimits(marker: ShellMarker, events: CommandEvent[]): Promise<void> {
+    if (marker.oomKills < 0) return;
     if (marker.oomKills > this.lastOomKills) {
       events.push({ kind: 'out-of-memory', kills: marker.oomKills - this.lastOomKills });
     }
     this.lastOomKills = marker.oomKills;
-    if (Number.isFinite(marker.pidsMax) && marker.pids >= marker.pidsMax * 0.9) {
+    if (Number.isFinite(marker.pidsMax) && marker.pidsMax > 0 && marker.pids >= marker.pidsMax * 0.9) {
       await this.killProcesses([this.shellPid]);
       events.push({ kind: 'process-limit', limit: marker.pidsMax });
     }
