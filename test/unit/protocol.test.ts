@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { detectProtocol } from '../../src/replay/replay.js';
+import { simplifyPath } from '../../src/sandbox/shell/intercode-exec-runner.js';
+import { encodeCommand, parseMarker } from '../../src/sandbox/shell/shell-script.js';
+import { renderObservation, type CommandResult } from '../../src/sandbox/shell/types.js';
+import type { RecordedEpisode } from '../../src/trajectory/index.js';
+
+const episode = (actions: string[]): RecordedEpisode => ({
+  taskIndex: 0,
+  query: 'q',
+  actions,
+  observations: actions.map(() => ''),
+  rewards: actions.map(() => 0),
+  validActions: actions.map(() => true),
+  maxReward: 0,
+  raw: {},
+});
+
+describe('detectProtocol', () => {
+  it('takes execute[...] actions as ReAct logs, scored only on submit', () => {
+    expect(detectProtocol([episode(['execute[ls -l]', 'submit'])])).toBe('on-submit');
+  });
+  it('takes plain commands as Try Again / Plan & Solve logs, scored after every step', () => {
+    expect(detectProtocol([episode(['ls', 'cat "execute[x]"', 'submit'])])).toBe('every-step');
+  });
+});
+
+describe('simplifyPath (InterCode cd emulation)', () => {
+  it.each([
+    ['/', 'testbed', '/testbed'],
+    ['/testbed', '..', '/'],
+    ['/testbed', '../..', '/'],
+    ['/a/b', './c/../d', '/a/b/d'],
+    ['/a', '/x/y', '/x/y'],
+    ['/a', '', '/a'],
+    ['/', 'testbed && ls', '/testbed && ls'],
+  ])('from %s, cd %s → %s', (current, arg, expected) => {
+    expect(simplifyPath(current, arg)).toBe(expected);
+  });
+});
+
+describe('shell wire format', () => {
+  it('escapes backslashes and newlines so a command is one line, and drops NUL', () => {
+    expect(encodeCommand(7, 'printf "a\\tb"\necho \'x\'\0')).toBe('7 printf "a\\\\tb"\\necho \'x\'\n');
+  });
+  it('parses a marker, keeping spaces in the working directory', () => {
+    expect(parseMarker('3 1 42 5 256 0 /tmp/a b')).toEqual({
+      seq: 3, status: 1, shellPid: 42, pids: 5, pidsMax: 256, oomKills: 0, cwd: '/tmp/a b',
+    });
+  });
+  it('reads "max" as an unknown limit', () => {
+    expect(parseMarker('1 0 9 3 max 0 /').pidsMax).toBeNaN();
+  });
+});
+
+describe('renderObservation', () => {
+  const base: CommandResult = { output: 'partial', exitCode: null, timedOut: true, outputBytes: 7, durationMs: 1, cwd: '/', events: [] };
+  it('is the output alone when nothing happened', () => {
+    expect(renderObservation({ ...base, events: [] })).toBe('partial');
+  });
+  it('appends one note line per event after the output', () => {
+    expect(renderObservation({ ...base, events: [{ kind: 'timed-out', afterMs: 1500 }] })).toBe(
+      'partial\n[intercode: command timed out after 1.5 s and was killed; output so far is shown]',
+    );
+  });
+});
