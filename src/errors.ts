@@ -104,27 +104,26 @@ function describeLocation(loc: DataLocation): string {
   return parts.join(', ');
 }
 
-/** A dataset file is missing, unreadable or malformed. The message names file, record and field. */
-export class DatasetError extends IntercodeError {
+/** A problem at a place in a data file; the message starts with that place. */
+abstract class LocatedDataError extends IntercodeError {
   readonly location: DataLocation;
-  constructor(location: DataLocation, problem: string, cause?: unknown) {
-    super('DATASET_INVALID', `${describeLocation(location)}: ${problem}`, {
-      details: { ...location, problem },
-      cause,
-    });
+  constructor(code: 'DATASET_INVALID' | 'TRAJECTORY_INVALID', location: DataLocation, problem: string, cause?: unknown) {
+    super(code, `${describeLocation(location)}: ${problem}`, { details: { ...location, problem }, cause });
     this.location = location;
   }
 }
 
-/** A recorded trajectory file is missing or malformed. */
-export class TrajectoryError extends IntercodeError {
-  readonly location: DataLocation;
+/** A dataset file is missing, unreadable or malformed. The message names file, record and field. */
+export class DatasetError extends LocatedDataError {
   constructor(location: DataLocation, problem: string, cause?: unknown) {
-    super('TRAJECTORY_INVALID', `${describeLocation(location)}: ${problem}`, {
-      details: { ...location, problem },
-      cause,
-    });
-    this.location = location;
+    super('DATASET_INVALID', location, problem, cause);
+  }
+}
+
+/** A recorded trajectory file is missing or malformed. */
+export class TrajectoryError extends LocatedDataError {
+  constructor(location: DataLocation, problem: string, cause?: unknown) {
+    super('TRAJECTORY_INVALID', location, problem, cause);
   }
 }
 
