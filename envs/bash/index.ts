@@ -8,7 +8,7 @@ import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { BashEnv, type ExecMode } from './bash-env.js';
 import type { HashMode } from './file-probe.js';
-import type { GoldCache } from './gold-cache.js';
+import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
 import { bashTestbedRecipe } from './images.js';
 
 export { BashEnv, type ExecMode } from './bash-env.js';
@@ -56,6 +56,17 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
     ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   });
+}
+
+/**
+ * `count` envs with one shared gold cache, created one after another so the image is
+ * built at most once.
+ */
+export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
+  const shared = { ...options, goldCache: options.goldCache === false ? false : new GoldCacheImpl() };
+  const envs: BashEnv[] = [];
+  while (envs.length < count) envs.push(await createBashEnv(shared));
+  return envs;
 }
 
 export const bashEnvSpec: EnvSpec<BashEnvOptions> = {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createBashEnv, GoldCache, type BashEnv } from '../../envs/bash/index.js';
+import { createBashEnvs } from '../../envs/bash/index.js';
 import { ConfigError } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
@@ -65,9 +65,7 @@ export function registerReplayCommand(program: Command): void {
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
-    const options = { ...bashOptionsFrom(flags, log), goldCache: new GoldCache() };
-    const envs: BashEnv[] = [await createBashEnv(options)];
-    while (envs.length < Math.min(parallel, episodes.length)) envs.push(await createBashEnv(options));
+    const envs = await createBashEnvs(bashOptionsFrom(flags, log), Math.min(parallel, episodes.length));
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {

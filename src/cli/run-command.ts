@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { createBashEnv, GoldCache, type BashEnv } from '../../envs/bash/index.js';
+import { createBashEnvs } from '../../envs/bash/index.js';
 import { ConfigError } from '../errors.js';
 import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
 import { Progress } from './progress.js';
@@ -32,10 +32,7 @@ export function registerRunCommand(program: Command): void {
     const parallel = Number(flags.parallel);
     if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const goldCache = new GoldCache();
-    const options = { ...bashOptionsFrom(flags, log), goldCache };
-    const envs: BashEnv[] = [await createBashEnv(options)];
-    while (envs.length < parallel) envs.push(await createBashEnv(options));
+    const envs = await createBashEnvs(bashOptionsFrom(flags, log), parallel);
     const tasks = envs[0]!.tasks;
     const started = performance.now();
     const outcomes: TaskOutcome[] = [];

@@ -195,7 +195,9 @@ export class DockerSandbox implements Sandbox {
     try {
       await this.container.remove({ force: true, v: true });
     } catch (error) {
-      if (statusCode(error) !== 404) throw this.lost('removing the container', error);
+      // 404: already gone; 409: its removal is already under way.
+      const code = statusCode(error);
+      if (code !== 404 && code !== 409) throw this.lost('removing the container', error);
     }
   }
 }
