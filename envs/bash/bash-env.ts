@@ -8,7 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/datasets/index.js';
 import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
-import { bashReward, sharedAdditions, type BashOutcome } from './reward.js';
+import { bashReward, isAddition, sharedAdditions, type BashOutcome } from './reward.js';
 
 /**
  * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
@@ -100,7 +100,7 @@ export class BashEnv extends SandboxEnv {
       runner.close();
       const probe = await FileProbe.open(sandbox);
       const changes = await probe.changes();
-      const added = changes.filter(([, status]) => ['A', '??', 'C'].includes(status)).map(([path]) => path);
+      const added = changes.filter(isAddition).map(([path]) => path);
       const hashes = await probe.hashes(added, this.config.hashMode);
       probe.close();
       return { observation, changes, hashes };

@@ -30,14 +30,15 @@ export class FileProbe {
   async hashes(paths: Iterable<string>, mode: HashMode): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
     for (const path of paths) {
-      let command = `cd / && md5sum ${quote(path)} 2>&1`;
       if (mode === 'intercode' && !path.includes('.')) {
         hashes.set(path, 'md5deep: command not found');
         continue;
       }
-      if (mode === 'strict') {
-        command = `cd / && if [ -d ${quote(path)} ]; then cd ${quote(path)} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${quote(path)}; fi 2>&1`;
-      }
+      const p = quote(path);
+      const command =
+        mode === 'strict'
+          ? `cd / && if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`
+          : `cd / && md5sum ${p} 2>&1`;
       hashes.set(path, (await this.shell.run(command)).output);
     }
     return hashes;

@@ -42,10 +42,13 @@ function distinct(changes: readonly FileChange[]): Map<string, FileChange> {
   return new Map(changes.map((c) => [key(c), c]));
 }
 
-/** Changes both sides made that added a file (A, ??, C): the ones whose contents are compared. */
+/** A change that added a path (git's A, ??, C): the kind whose contents are compared. */
+export const isAddition = (change: FileChange): boolean => ['A', '??', 'C'].includes(change[1]);
+
+/** Changes both sides made that added a path: the ones whose contents are compared. */
 export function sharedAdditions(agent: readonly FileChange[], gold: readonly FileChange[]): FileChange[] {
   const goldKeys = distinct(gold);
-  return [...distinct(agent).values()].filter((c) => goldKeys.has(key(c)) && ['A', '??', 'C'].includes(c[1]));
+  return [...distinct(agent).values()].filter((c) => goldKeys.has(key(c)) && isAddition(c));
 }
 
 /**

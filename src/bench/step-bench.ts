@@ -127,21 +127,21 @@ async function measure(
   log(`engine: Docker ${machine.dockerServerVersion}; host: ${machine.hostCores} cores; load ${machine.loadAverage1m.toFixed(2)}`);
   if (options.image === BASE_IMAGE) await ensureBaseImage(docker, (line) => log(`image: ${line}`));
   const containerIds: string[] = [];
+  const sandboxes: Sandbox[] = [];
   const addSessions = async (count: number) => {
     const open = async () => {
       const sandbox = await set.create();
+      sandboxes.push(sandbox);
       containerIds.push(sandbox.id);
       sessions.push(await ShellSession.open(sandbox));
-      return sandbox;
     };
     for (let made = 0; made < count; made += CREATE_CONCURRENCY) {
       await Promise.all(Array.from({ length: Math.min(CREATE_CONCURRENCY, count - made) }, open));
     }
   };
   log(`creating a sandbox from ${options.image}`);
-  const first = await set.create();
-  containerIds.push(first.id);
-  sessions.push(await ShellSession.open(first));
+  await addSessions(1);
+  const first = sandboxes[0]!;
 
   log(`ShellSession: ${SESSION_WARMUP_STEPS} warm-up steps, then ${options.sessionSteps} timed`);
   await sequential(SESSION_WARMUP_STEPS, () => sessionStep(sessions[0]!));

@@ -27,6 +27,18 @@ export interface BashFlags {
   trajectories?: string;
 }
 
+/** @throws ConfigError unless `value` names the bash environment (the only one so far). */
+export function requireBashEnv(flag: string, value: string): void {
+  if (value !== 'bash') throw new ConfigError(flag, `must be bash (other environments come later), got "${value}"`);
+}
+
+/** @returns the flag's value as a positive integer. @throws ConfigError naming the flag. */
+export function positiveInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(flag, `must be a positive integer, got "${value}"`);
+  return n;
+}
+
 /** Turns parsed flags into env options. @throws ConfigError naming the bad flag. */
 export function bashOptionsFrom(flags: BashFlags, log: (line: string) => void): Partial<BashEnvOptions> {
   if (flags.exec !== 'session' && flags.exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${flags.exec}"`);

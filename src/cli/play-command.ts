@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { createBashEnv } from '../../envs/bash/index.js';
-import { ConfigError } from '../errors.js';
-import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
+import { addBashFlags, bashOptionsFrom, requireBashEnv, type BashFlags } from './env-options.js';
 
 interface PlayFlags extends BashFlags {
   task?: string;
@@ -21,7 +20,7 @@ export function registerPlayCommand(program: Command): void {
     .option('--task <n>', 'first task index (default 0)')
     .option('--tool', 'no dataset: a plain sandboxed shell');
   addBashFlags(command, 'session').action(async (envName: string, flags: PlayFlags) => {
-    if (envName !== 'bash') throw new ConfigError('<env>', `must be bash (other environments come later), got "${envName}"`);
+    requireBashEnv('<env>', envName);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const env = await createBashEnv({ ...bashOptionsFrom(flags, log), ...(flags.tool ? { data: null } : {}) });
     const rl = createInterface({ input: process.stdin, output: process.stdout, historySize: 1000, terminal: process.stdin.isTTY });

@@ -3,7 +3,7 @@ import { createBashEnvs } from '../../envs/bash/index.js';
 import { ConfigError } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
-import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
+import { addBashFlags, bashOptionsFrom, positiveInteger, requireBashEnv, type BashFlags } from './env-options.js';
 import { Progress } from './progress.js';
 
 interface ReplayFlags extends BashFlags {
@@ -56,9 +56,8 @@ export function registerReplayCommand(program: Command): void {
     .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
   addBashFlags(command, 'intercode').action(async (file: string, flags: ReplayFlags) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    if (flags.env !== 'bash') throw new ConfigError('--env', `must be bash (other environments come later), got "${flags.env}"`);
-    const parallel = Number(flags.parallel);
-    if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
+    requireBashEnv('--env', flags.env);
+    const parallel = positiveInteger('--parallel', flags.parallel);
     if (!['auto', 'every-step', 'on-submit'].includes(flags.protocol)) {
       throw new ConfigError('--protocol', `must be auto, every-step or on-submit, got "${flags.protocol}"`);
     }

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { createBashEnvs } from '../../envs/bash/index.js';
-import { ConfigError } from '../errors.js';
-import { addBashFlags, bashOptionsFrom, type BashFlags } from './env-options.js';
+import { addBashFlags, bashOptionsFrom, positiveInteger, requireBashEnv, type BashFlags } from './env-options.js';
 import { Progress } from './progress.js';
+
+/** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
+const SOLVED = 0.995;
 
 interface RunFlags extends BashFlags {
   parallel: string;
@@ -28,9 +30,8 @@ export function registerRunCommand(program: Command): void {
     .option('--parallel <n>', 'episodes in flight', '2')
     .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}');
   addBashFlags(command, 'session').action(async (envName: string, flags: RunFlags) => {
-    if (envName !== 'bash') throw new ConfigError('<env>', `must be bash (other environments come later), got "${envName}"`);
-    const parallel = Number(flags.parallel);
-    if (!Number.isInteger(parallel) || parallel < 1) throw new ConfigError('--parallel', `must be a positive integer, got "${flags.parallel}"`);
+    requireBashEnv('<env>', envName);
+    const parallel = positiveInteger('--parallel', flags.parallel);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const envs = await createBashEnvs(bashOptionsFrom(flags, log), parallel);
     const tasks = envs[0]!.tasks;
@@ -38,6 +39,8 @@ export function registerRunCommand(program: Command): void {
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
     let next = 0;
+    let finished = 0;
+    let solvedSoFar = 0;
     try {
       await Promise.all(
         envs.map(async (env) => {
@@ -47,7 +50,8 @@ export function registerRunCommand(program: Command): void {
             await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
             const end = await env.step('submit');
             outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info.score?.parts ?? {} };
-            progress.update(outcomes.filter(Boolean).length, `solved ${outcomes.filter((o) => o && o.reward >= 0.995).length}`);
+            if (end.reward >= SOLVED) solvedSoFar += 1;
+            progress.update(++finished, `solved ${solvedSoFar}`);
           }
         }),
       );
@@ -55,7 +59,7 @@ export function registerRunCommand(program: Command): void {
       progress.stop();
       await Promise.all(envs.map((env) => env.close()));
     }
-    const solved = outcomes.filter((o) => o.reward >= 0.995).length;
+    const solved = outcomes.filter((o) => o.reward >= SOLVED).length;
     const summary = {
       episodes: outcomes.length,
       solved,

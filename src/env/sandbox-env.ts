@@ -116,7 +116,7 @@ export abstract class SandboxEnv implements Env {
   private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
     let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
     if (verb === 'submit' && this.task) {
-      score = await this.score({ task: this.task, sandbox: this.sandbox!, lastObservation: this.lastObservation, steps: this.steps });
+      score = await this.score(this.episodeState(this.task));
     }
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
@@ -146,7 +146,11 @@ export abstract class SandboxEnv implements Env {
   /** Scores the episode as it stands without ending it (what InterCode's logs recorded after every action). */
   async peekScore(): Promise<Score> {
     if (!this.sandbox || !this.task) throw new EnvStateError('peekScore() needs a reset() with a task');
-    return this.score({ task: this.task, sandbox: this.sandbox, lastObservation: this.lastObservation, steps: this.steps });
+    return this.score(this.episodeState(this.task));
+  }
+
+  private episodeState(task: Task): EpisodeState {
+    return { task, sandbox: this.sandbox!, lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {

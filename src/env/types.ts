@@ -48,6 +48,3 @@ export interface Env {
   step(action: string): Promise<StepResult>;
   close(): Promise<void>;
 }
-
-/** `done` as InterCode reported it: either kind of end. */
-export const isDone = (result: StepResult): boolean => result.terminated || result.truncated;

@@ -84,6 +84,12 @@ export interface SandboxRuntime {
   create(spec: SandboxSpec): Promise<Sandbox>;
 }
 
+/**
+ * argv[0] of the sandbox's own idle process (its init's only child). Code that kills
+ * processes in a sandbox spares processes with this name; runtimes must start it.
+ */
+export const IDLE_PROCESS_NAME = 'intercode-idle';
+
 /** Defaults that fit NL2Bash-style tasks. */
 export const DEFAULT_LIMITS: ResourceLimits = {
   memoryBytes: 512 * 1024 * 1024,

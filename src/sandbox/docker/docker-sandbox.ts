@@ -1,23 +1,18 @@
 import type Docker from 'dockerode';
 import type { Duplex } from 'node:stream';
 import { ImageError, SandboxError } from '../../errors.js';
-import type {
-  AttachedProcess,
-  AttachOptions,
-  ExecOptions,
-  ExecResult,
-  Sandbox,
-  SandboxRuntime,
-  SandboxSpec,
+import {
+  IDLE_PROCESS_NAME,
+  type AttachedProcess,
+  type AttachOptions,
+  type ExecOptions,
+  type ExecResult,
+  type Sandbox,
+  type SandboxRuntime,
+  type SandboxSpec,
 } from '../types.js';
 import { MultiplexedStreamParser } from './demux.js';
 import { ownerLabels } from './labels.js';
-
-/**
- * The container's own process: an idle `sleep` under docker-init (which reaps orphans).
- * Its argv[0] is distinctive so process-killing code can spare it.
- */
-export const IDLE_PROCESS_NAME = 'intercode-idle';
 
 function statusCode(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'statusCode' in error
@@ -41,6 +36,7 @@ export class DockerRuntime implements SandboxRuntime {
       container = await this.docker.createContainer({
         Image: spec.image,
         Hostname: spec.hostname,
+        // An idle process under docker-init, which reaps orphans; see IDLE_PROCESS_NAME.
         Entrypoint: ['bash'],
         Cmd: ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
         WorkingDir: '/',
@@ -135,15 +131,10 @@ export class DockerSandbox implements Sandbox {
       stream.once('error', () => resolve(true));
     });
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = options.timeoutMs === undefined
-      ? false
-      : await Promise.race([
-          finished.then(() => false),
-          new Promise<boolean>((resolve) => {
-            timer = setTimeout(() => resolve(true), options.timeoutMs);
-          }),
-        ]);
-    if (options.timeoutMs === undefined) await finished;
+    const deadline = new Promise<boolean>((resolve) => {
+      if (options.timeoutMs !== undefined) timer = setTimeout(() => resolve(true), options.timeoutMs);
+    });
+    const timedOut = await Promise.race([finished.then(() => false), deadline]);
     clearTimeout(timer);
     if (timedOut) stream.destroy();
     let exitCode: number | null = null;

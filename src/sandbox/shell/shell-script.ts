@@ -1,3 +1,5 @@
+import { IDLE_PROCESS_NAME } from '../types.js';
+
 /**
  * The bash program a {@link ShellSession} runs inside the sandbox, and its wire format.
  *
@@ -66,7 +68,7 @@ victims() {
     [[ $keep == *" $p "* ]] && continue
     a=
     IFS= read -r -d '' a < "$d/cmdline" 2>/dev/null
-    [[ $a == intercode-idle ]] && continue
+    [[ $a == ${IDLE_PROCESS_NAME} ]] && continue
     list+=("$p")
   done
 }

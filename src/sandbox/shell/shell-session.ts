@@ -72,6 +72,8 @@ class PendingCommand {
   }
 }
 
+const utf8 = new TextDecoder('utf-8');
+
 const sleep = (ms: number) => new Promise<'slept'>((resolve) => setTimeout(() => resolve('slept'), ms).unref());
 
 /**
@@ -149,7 +151,7 @@ export class ShellSession implements CommandRunner {
       });
     }
     return {
-      output: new TextDecoder('utf-8').decode(Buffer.concat(pending.chunks)),
+      output: utf8.decode(Buffer.concat(pending.chunks)),
       exitCode: pending.marker ? pending.marker.status : null,
       timedOut: outcome === 'timeout',
       outputBytes: pending.totalBytes,
