@@ -5,7 +5,7 @@
  */
 export * from './errors.js';
 export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './env/registry.js';
-export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult } from './env/types.js';
+export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './env/types.js';
 export { SandboxEnv, type EpisodeState, type SandboxEnvConfig } from './env/sandbox-env.js';
 export * from './sandbox/types.js';
 export { connectEngine, defaultEndpoint } from './sandbox/docker/engine.js';

@@ -1,29 +1,32 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import { createBashEnv } from '../../envs/bash/index.js';
-import { addBashFlags, bashOptionsFrom, requireBashEnv, type BashFlags } from './env-options.js';
+import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
 
-interface PlayFlags extends BashFlags {
+interface PlayFlags extends CommonEnvFlags {
   task?: string;
   tool?: boolean;
 }
 
-const HELP = `Type bash commands. "submit" scores the episode, "skip" gives up; then the next task starts.
+const HELP = `Type actions (shell commands, SQL, code… as the env takes). "submit" scores the episode, "skip" gives up; then the next task starts.
 ":task N" jumps to task N, ":help" shows this, Ctrl-D quits.`;
 
-/** `intercode play bash`: a human REPL over an episode (history with the arrow keys). */
+/** `intercode play <env>`: a human REPL over an episode (history with the arrow keys). */
 export function registerPlayCommand(program: Command): void {
   const command = program
     .command('play')
-    .argument('<env>', 'environment: bash')
+    .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .description('play tasks yourself in a sandbox: see the query, type commands, submit to see the reward and its parts')
     .option('--task <n>', 'first task index (default 0)')
-    .option('--tool', 'no dataset: a plain sandboxed shell');
-  addBashFlags(command, 'session').action(async (envName: string, flags: PlayFlags) => {
-    requireBashEnv('<env>', envName);
+    .option('--tool', 'no dataset: a plain sandbox (envs that have a tool mode)');
+  addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: PlayFlags, self: Command) => {
+    const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const env = await createBashEnv({ ...bashOptionsFrom(flags, log), ...(flags.tool ? { data: null } : {}) });
+    const [env] = await cli.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log });
+    if (!env) throw new Error(`${cli.name} made no env`);
     const rl = createInterface({ input: process.stdin, output: process.stdout, historySize: 1000, terminal: process.stdin.isTTY });
+    // The iterator buffers from here on: piped input that arrives while a sandbox starts is not lost.
+    const lines = rl[Symbol.asyncIterator]();
     let index = Number(flags.task ?? 0);
     const start = async () => {
       const { observation, info } = await env.reset(info0(index, env.tasks.length));
@@ -33,32 +36,35 @@ export function registerPlayCommand(program: Command): void {
     try {
       console.log(HELP);
       await start();
-      for (;;) {
-        let line: string;
-        try {
-          line = await rl.question('$ ');
-        } catch {
-          break;
-        }
+      rl.setPrompt('$ ');
+      rl.prompt();
+      for (let next = await lines.next(); !next.done; next = await lines.next()) {
+        const line = next.value;
         const action = line.trim();
-        if (action === '') continue;
-        if (action === ':help') { console.log(HELP); continue; }
-        if (action.startsWith(':task ')) { index = Number(action.slice(6)); await start(); continue; }
-        const result = await env.step(line);
-        if (result.terminated || result.truncated) {
-          const score = result.info.score;
-          if (result.truncated) console.log(`episode truncated: ${result.info.truncation?.message}`);
-          else console.log(`reward ${result.reward.toFixed(2)}  ${Object.entries(score?.parts ?? {}).map(([k, v]) => `${k}=${v}`).join('  ')}`);
-          if (score?.details.eval_obs !== undefined) console.log(`gold output:\n${String(score.details.eval_obs)}`);
-          index += 1;
+        if (action === ':help') console.log(HELP);
+        else if (action.startsWith(':task ')) {
+          index = Number(action.slice(6));
           await start();
-          continue;
-        }
-        process.stdout.write(result.observation.endsWith('\n') || result.observation === '' ? result.observation : `${result.observation}\n`);
+        } else if (action !== '') await play(line);
+        rl.prompt();
       }
     } finally {
       rl.close();
       await env.close();
+    }
+
+    async function play(line: string): Promise<void> {
+      const result = await env!.step(line);
+      if (!result.terminated && !result.truncated) {
+        process.stdout.write(result.observation.endsWith('\n') || result.observation === '' ? result.observation : `${result.observation}\n`);
+        return;
+      }
+      const score = result.info.score;
+      if (result.truncated) console.log(`episode truncated: ${result.info.truncation?.message}`);
+      else console.log(`reward ${result.reward.toFixed(2)}  ${Object.entries(score?.parts ?? {}).map(([k, v]) => `${k}=${v}`).join('  ')}`);
+      if (score?.details.eval_obs !== undefined) console.log(`gold output:\n${String(score.details.eval_obs)}`);
+      index += 1;
+      await start();
     }
   });
 }

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { createBashEnvs } from '../../envs/bash/index.js';
 import { ConfigError } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
-import { addBashFlags, bashOptionsFrom, positiveInteger, requireBashEnv, type BashFlags } from './env-options.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 
-interface ReplayFlags extends BashFlags {
+interface ReplayFlags extends CommonEnvFlags {
   env: string;
   parallel: string;
   json?: boolean;
@@ -44,7 +44,7 @@ export function registerReplayCommand(program: Command): void {
       're-execute a recorded trajectory, scoring after every action as if submitted then (no reset in between, ' +
         "as InterCode's logs were made), and compare with the recorded rewards",
     )
-    .requiredOption('--env <env>', 'environment: bash')
+    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .option('--parallel <n>', 'episodes in flight', '4')
     .option('--show <n>', 'how many disagreeing steps to list', '40')
     .option(
@@ -54,9 +54,9 @@ export function registerReplayCommand(program: Command): void {
       'auto',
     )
     .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
-  addBashFlags(command, 'intercode').action(async (file: string, flags: ReplayFlags) => {
+  addEnvFlags(command, ENV_CLIS).action(async (file: string, flags: ReplayFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    requireBashEnv('--env', flags.env);
+    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
     if (!['auto', 'every-step', 'on-submit'].includes(flags.protocol)) {
       throw new ConfigError('--protocol', `must be auto, every-step or on-submit, got "${flags.protocol}"`);
@@ -64,7 +64,7 @@ export function registerReplayCommand(program: Command): void {
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
-    const envs = await createBashEnvs(bashOptionsFrom(flags, log), Math.min(parallel, episodes.length));
+    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log });
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {

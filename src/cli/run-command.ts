@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
-import { createBashEnvs } from '../../envs/bash/index.js';
-import { addBashFlags, bashOptionsFrom, positiveInteger, requireBashEnv, type BashFlags } from './env-options.js';
+import type { StepResult } from '../env/types.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 
 /** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
 const SOLVED = 0.995;
 
-interface RunFlags extends BashFlags {
+interface RunFlags extends CommonEnvFlags {
   parallel: string;
   json?: boolean;
 }
@@ -19,21 +20,21 @@ export interface TaskOutcome {
 }
 
 /**
- * `intercode run bash`: the main job. Builds the images if missing, plays every task with
+ * `intercode run <env>`: the main job. Builds the images if missing, plays every task with
  * its gold command as the agent (reset, gold, submit) and prints each reward and a summary.
  */
 export function registerRunCommand(program: Command): void {
   const command = program
     .command('run')
-    .argument('<env>', 'environment: bash')
+    .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .description('play every task of a dataset with its gold command as the agent; print each reward and a summary')
     .option('--parallel <n>', 'episodes in flight', '2')
     .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}');
-  addBashFlags(command, 'session').action(async (envName: string, flags: RunFlags) => {
-    requireBashEnv('<env>', envName);
+  addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: RunFlags, self: Command) => {
+    const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const envs = await createBashEnvs(bashOptionsFrom(flags, log), parallel);
+    const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log });
     const tasks = envs[0]!.tasks;
     const started = performance.now();
     const outcomes: TaskOutcome[] = [];
@@ -47,8 +48,12 @@ export function registerRunCommand(program: Command): void {
           for (let i = next++; i < tasks.length; i = next++) {
             const task = tasks[i]!;
             await env.reset({ task: i });
-            await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
-            const end = await env.step('submit');
+            let end: StepResult | undefined;
+            for (const action of cli.goldActions(task)) {
+              end = await env.step(action);
+              if (end.terminated || end.truncated) break;
+            }
+            if (!end) throw new Error(`${cli.name} gave no gold actions for task ${i}`);
             outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info.score?.parts ?? {} };
             if (end.reward >= SOLVED) solvedSoFar += 1;
             progress.update(++finished, `solved ${solvedSoFar}`);

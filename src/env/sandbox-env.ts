@@ -4,7 +4,7 @@ import type { CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
-import type { Env, ResetOptions, ResetResult, Score, StepResult } from './types.js';
+import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from './types.js';
 
 export interface SandboxEnvConfig {
   runtime: SandboxRuntime;
@@ -45,7 +45,7 @@ function seededRandom(seed: number): () => number {
  * dies mid-episode truncates the episode with the cause; it is never scored.
  * Subclasses supply the runner and the scorer.
  */
-export abstract class SandboxEnv implements Env {
+export abstract class SandboxEnv implements TaskEnv {
   abstract readonly id: string;
   private sandbox: Sandbox | undefined;
   private runner: CommandRunner | undefined;

@@ -48,3 +48,13 @@ export interface Env {
   step(action: string): Promise<StepResult>;
   close(): Promise<void>;
 }
+
+/**
+ * An env over a dataset that can also be scored without ending the episode — what the
+ * CLI commands (play, run, replay, eval) drive. Every env the project ships implements it.
+ */
+export interface TaskEnv extends Env {
+  readonly tasks: readonly Task[];
+  /** The reward the episode would get if submitted now; the episode goes on. */
+  peekScore(): Promise<Score>;
+}

@@ -1,5 +1,5 @@
 import type { Task } from '../datasets/index.js';
-import type { SandboxEnv } from '../env/sandbox-env.js';
+import type { TaskEnv } from '../env/types.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
 
 /** Two rewards agree when they differ by at most this (InterCode's rewards are sums of rounded parts). */
@@ -48,7 +48,7 @@ export function detectProtocol(episodes: readonly RecordedEpisode[]): RecordingP
 export interface ReplayOptions {
   protocol: RecordingProtocol;
   /** One env per episode in flight; each is reset per episode. */
-  envs: readonly SandboxEnv[];
+  envs: readonly TaskEnv[];
   tasks: readonly Task[];
   episodes: readonly RecordedEpisode[];
   onEpisode?: (done: number, total: number) => void;
@@ -66,7 +66,7 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   const results: { steps: ReplayedStep[]; best: number; recordedBest: number }[] = [];
   let next = 0;
   let done = 0;
-  async function worker(env: SandboxEnv): Promise<void> {
+  async function worker(env: TaskEnv): Promise<void> {
     for (let i = next++; i < options.episodes.length; i = next++) {
       results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks, options.protocol);
       options.onEpisode?.(++done, options.episodes.length);
@@ -89,7 +89,7 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   };
 }
 
-async function replayEpisode(env: SandboxEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol) {
+async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol) {
   const task = tasks[episode.taskIndex];
   if (!task) throw new Error(`Recorded episode ${episode.taskIndex} has no task at that index in the data file (${tasks.length} tasks)`);
   if (task.query.trim() !== episode.query.trim()) {

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
+import { timeoutMs } from '../../src/cli/env-cli.js';
+import { ConfigError } from '../../src/errors.js';
+import { createBashEnvs } from './index.js';
+
+interface BashFlags extends CommonEnvFlags {
+  testbed?: string;
+  exec?: string;
+  hash?: string;
+  shell?: string;
+  goldCache?: boolean;
+  tool?: boolean;
+}
+
+/** The bash environment's CLI flags and env construction. */
+export const bashCli: EnvCli = {
+  name: 'bash',
+  flagNames: ['testbed', 'exec', 'hash', 'shell', 'goldCache'],
+  addFlags(command: Command): void {
+    command
+      .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
+      .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
+      .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
+      .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
+      .option('--no-gold-cache', 'bash: run the gold command afresh for every score');
+  },
+  async createEnvs(flags: BashFlags, count: number, { purpose, log }: CreateEnvsOptions) {
+    const exec = flags.exec ?? (purpose === 'replay' ? 'intercode' : 'session');
+    const hash = flags.hash ?? 'intercode';
+    if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
+    if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
+    const timeout = timeoutMs(flags.timeout);
+    return createBashEnvs(
+      {
+        ...(flags.tool ? { data: null } : flags.data ? { data: flags.data } : {}),
+        ...(flags.testbed ? { testbed: flags.testbed } : {}),
+        execMode: exec,
+        hashMode: hash,
+        goldCache: flags.goldCache ?? true,
+        ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
+        ...(flags.shell ? { intercodeShell: flags.shell } : {}),
+        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
+        buildLog: log,
+      },
+      count,
+    );
+  },
+  goldActions: (task) => [Array.isArray(task.gold) ? task.gold.join(';') : task.gold, 'submit'],
+};

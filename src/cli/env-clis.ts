@@ -1,0 +1,5 @@
+import { bashCli } from '../../envs/bash/cli.js';
+import type { EnvCli } from './env-cli.js';
+
+/** Every environment the CLI offers, in the order `--help` lists them. */
+export const ENV_CLIS: readonly EnvCli[] = [bashCli];
