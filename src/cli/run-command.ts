@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { StepResult } from '../env/types.js';
+import { GoldPolicy, rollout } from '../policy/index.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -36,6 +36,7 @@ export function registerRunCommand(program: Command): void {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log });
     const tasks = envs[0]!.tasks;
+    const gold = new GoldPolicy((context) => cli.goldActions(context.task));
     const started = performance.now();
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
@@ -47,14 +48,9 @@ export function registerRunCommand(program: Command): void {
         envs.map(async (env) => {
           for (let i = next++; i < tasks.length; i = next++) {
             const task = tasks[i]!;
-            await env.reset({ task: i });
-            let end: StepResult | undefined;
-            for (const action of cli.goldActions(task)) {
-              end = await env.step(action);
-              if (end.terminated || end.truncated) break;
-            }
-            if (!end) throw new Error(`${cli.name} gave no gold actions for task ${i}`);
-            outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info.score?.parts ?? {} };
+            const played = await rollout(env, gold, { envName: cli.name, task, turnLimit: 20 });
+            const end = { reward: played.reward, info: played.turns.at(-1)?.info };
+            outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info?.score?.parts ?? {} };
             if (end.reward >= SOLVED) solvedSoFar += 1;
             progress.update(++finished, `solved ${solvedSoFar}`);
           }
