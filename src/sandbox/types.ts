@@ -23,6 +23,21 @@ export interface SandboxSpec {
   capabilities: readonly string[];
   /** Extra labels; the runtime always adds its own ownership labels. */
   labels?: Readonly<Record<string, string>>;
+  /** Host directories made visible inside (e.g. a directory holding a server's Unix socket). */
+  mounts?: readonly Mount[];
+  /**
+   * The sandbox's main process, e.g. a database server. Default: an idle process named
+   * {@link IDLE_PROCESS_NAME}. Either way it runs under an init that reaps orphans.
+   */
+  command?: readonly string[];
+}
+
+export interface Mount {
+  /** Absolute path on the engine's host. */
+  hostPath: string;
+  /** Absolute path inside the sandbox. */
+  containerPath: string;
+  readOnly?: boolean;
 }
 
 export interface ExecOptions {

@@ -36,9 +36,9 @@ export class DockerRuntime implements SandboxRuntime {
       container = await this.docker.createContainer({
         Image: spec.image,
         Hostname: spec.hostname,
-        // An idle process under docker-init, which reaps orphans; see IDLE_PROCESS_NAME.
-        Entrypoint: ['bash'],
-        Cmd: ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
+        // The spec's main process, by default an idle one; docker-init above it reaps orphans.
+        Entrypoint: spec.command ? [...spec.command.slice(0, 1)] : ['bash'],
+        Cmd: spec.command ? [...spec.command.slice(1)] : ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
         WorkingDir: '/',
         Labels: { ...ownerLabels(), ...spec.labels },
         NetworkDisabled: true,
@@ -52,6 +52,7 @@ export class DockerRuntime implements SandboxRuntime {
           CapDrop: ['ALL'],
           CapAdd: [...spec.capabilities],
           SecurityOpt: ['no-new-privileges:true'],
+          Binds: (spec.mounts ?? []).map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
         },
       });
     } catch (error) {
