@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
-import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
+import { dirname } from 'node:path';
+import { channelRoot, removeChannelDir } from './fifo-channel.js';
+import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
 
 export interface CleanupOptions {
   /** Only what one test run made (value of the test label). */
@@ -32,7 +34,13 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
     return runHost !== host || !processAlive(Number(pid));
   });
-  await Promise.all(doomed.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+  await Promise.all(
+    doomed.map(async (c) => {
+      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      const channel = c.Labels[CHANNEL_LABEL];
+      if (channel && dirname(channel) === channelRoot()) await removeChannelDir(channel);
+    }),
+  );
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];
