@@ -55,8 +55,9 @@ export class CtfEnv extends SandboxEnv {
    */
   override async step(action: string): Promise<StepResult> {
     const flag = submittedFlag(action);
+    if (flag === undefined || !this.active) return this.track(await super.step(action));
     const task = this.currentTask;
-    if (flag === undefined || !task || !this.active) return this.track(await super.step(action));
+    if (!task) return this.track(await super.step('submit'));
     this.flag = flag;
     const score = flagScore(flag, String(task.gold));
     if (score.reward === 1 || this.config.wrongFlag === 'end') {

@@ -18,7 +18,7 @@ async function names(tar: Buffer): Promise<string[]> {
     stream.on('end', next);
     stream.resume();
   });
-  const done = new Promise((resolve) => reader.on('finish', resolve));
+  const done = new Promise<void>((resolve) => reader.on('finish', () => resolve()));
   reader.end(tar);
   await done;
   return seen.sort();

@@ -110,6 +110,17 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
     expect(await env.step('skip')).toMatchObject({ reward: 0, terminated: true });
   });
 
+  it('tool mode: a shell in /ctf, and a submission ends the episode with 0', async () => {
+    const [tool] = await createCtfEnvs({ data: null }, 1);
+    try {
+      expect(await tool!.reset()).toEqual({ observation: '', info: { task: null } });
+      expect((await tool!.step('pwd; ls -A')).observation).toBe('/ctf\n');
+      expect(await tool!.step('submit flag{x}')).toMatchObject({ reward: 0, terminated: true });
+    } finally {
+      await tool!.close();
+    }
+  });
+
   it('gives each episode a fresh sandbox', async () => {
     await env.reset({ task: tasks[3]! });
     await run('echo left > /ctf/3/left-behind; rm secret.bin; touch /tmp/marker');

@@ -45,7 +45,7 @@ async function unpack(archive: Buffer, dir: string): Promise<void> {
   });
   reader.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
     stream.on('end', () => {
       const relative = header.name.replace(/^out\/?/, '');
       if (header.type !== 'file' || relative === '') return next();
