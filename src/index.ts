@@ -23,3 +23,5 @@ export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingPr
 export * from '../envs/bash/index.js';
 export * from '../envs/ctf/index.js';
 export * from './policy/index.js';
+export * from './pool/index.js';
+export * from './vec/index.js';
