@@ -33,22 +33,21 @@ function cell(v) {
 
 function exec(sql, maxRows) {
   if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
-  const statements = [];
+  let stmt;
   try {
-    for (const stmt of db.iterateStatements(sql)) {
-      statements.push(stmt);
-      if (statements.length > 1) break;
+    const statements = db.iterateStatements(sql);
+    const first = statements.next();
+    if (first.done) return { kind: 'error', message: 'Query was empty', timedOut: false };
+    stmt = first.value;
+    // Like MySQL without multi-statements: one statement per action (a trailing ';' is fine).
+    const rest = statements.getRemainingSQL().replace(/\s+|;|--[^\n]*|\/\*[\s\S]*?\*\//g, '');
+    if (rest !== '') {
+      stmt.free();
+      return { kind: 'error', message: 'Only one statement can run at a time', timedOut: false };
     }
   } catch (error) {
-    statements.forEach((s) => s.free());
     return { kind: 'error', message: String(error.message ?? error), timedOut: false };
   }
-  if (statements.length === 0) return { kind: 'error', message: 'Query was empty', timedOut: false };
-  if (statements.length > 1) {
-    statements.forEach((s) => s.free());
-    return { kind: 'error', message: 'Only one statement can run at a time', timedOut: false };
-  }
-  const [stmt] = statements;
   try {
     const columns = stmt.getColumnNames();
     const rows = [];
