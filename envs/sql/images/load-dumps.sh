@@ -16,7 +16,8 @@ sql() { mariadb --socket=$sock --batch --skip-column-names "$@"; }
 for dump in "$dir"/*.sql; do
   name=$(basename "$dump")
   if ! sql <"$dump" 2>/tmp/dump-error; then
-    echo "intercode-dump-failed $name $(head -n 1 /tmp/dump-error)"
+    reason=$(grep -m 1 '^ERROR' /tmp/dump-error || head -n 1 /tmp/dump-error)
+    echo "intercode-dump-failed $name $reason"
     exit 1
   fi
   # InterCode's dumps each create the same admin user; the env never uses it.

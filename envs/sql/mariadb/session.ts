@@ -9,7 +9,6 @@ import type { MariaDbServer } from './server.js';
 
 /** MySQL error numbers this session tells apart. */
 const ER_QUERY_INTERRUPTED = 1317;
-const ER_STATEMENT_TIMEOUT = 1969;
 
 const quoteIdentifier = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
@@ -63,10 +62,13 @@ export class MariaDbSession implements SqlSession {
           reject(new SandboxError('SANDBOX_LOST', `The SQL server connection was lost: ${failure.message}`, { cause: failure }));
           return;
         }
+        if (timedOut) {
+          // Stopped by KILL QUERY: an error, or (BENCHMARK, SLEEP) a meaningless value.
+          resolve({ kind: 'error', message: `Query execution was interrupted (time limit of ${limits.timeoutMs / 1000} s exceeded)`, timedOut: true });
+          return;
+        }
         if (failure && !(truncated && failure.errno === ER_QUERY_INTERRUPTED)) {
-          const stopped = timedOut && (failure.errno === ER_QUERY_INTERRUPTED || failure.errno === ER_STATEMENT_TIMEOUT);
-          const message = stopped ? `${failure.message} (time limit of ${limits.timeoutMs / 1000} s exceeded)` : failure.message;
-          resolve({ kind: 'error', message, timedOut: stopped });
+          resolve({ kind: 'error', message: failure.message, timedOut: false });
           return;
         }
         if (!fields) {
