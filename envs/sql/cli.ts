@@ -57,4 +57,18 @@ export const sqlCli: EnvCli = {
     );
   },
   goldActions: (task) => [Array.isArray(task.gold) ? task.gold.join(';') : task.gold, 'submit'],
+  reactCommand: intercodeSqlReactCommand,
 };
+
+/**
+ * InterCode's ReAct SQL parser: the text between the first `execute[` and the last `]`
+ * (anything after, like a hallucinated "\nObservation 5", is dropped), cut at the first ";".
+ * An action without `execute[…]` is returned as it is.
+ */
+export function intercodeSqlReactCommand(action: string): string {
+  const match = /execute\[([\s\S]*)\]/.exec(action);
+  if (!match) return action;
+  const command = match[1]!;
+  const semicolon = command.indexOf(';');
+  return semicolon === -1 ? command : command.slice(0, semicolon);
+}
