@@ -29,7 +29,7 @@ export interface EpisodeState {
 }
 
 /** Mulberry32: a small seeded generator, so `reset()` picks the same tasks for the same seed. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
