@@ -1,0 +1,52 @@
+/**
+ * Seeded randomness for training. Every random choice of a run (weight initialisation,
+ * minibatches, the actions sampled in each episode) comes from a generator derived from
+ * the run's seed and a label such as `pg/3/17`, never from a shared stream, so a run resumed
+ * from a checkpoint draws exactly what the uninterrupted run would have drawn.
+ */
+
+/** A source of uniform numbers in [0, 1). */
+export type Random = () => number;
+
+/** FNV-1a over the UTF-16 code units of `text`: a 32-bit hash, stable across runs and platforms. */
+export function fnv1a(text: string, seed = 0x811c9dc5): number {
+  let hash = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+/** Mulberry32 seeded with `seed`. */
+export function mulberry32(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The generator for one labelled use of a run's seed (`derive(7, 'pg', 3, 12)`). */
+export function derive(seed: number, ...label: (string | number)[]): Random {
+  return mulberry32(fnv1a(label.join('/'), fnv1a(String(seed))));
+}
+
+/** A standard normal draw (Box–Muller). */
+export function normal(random: Random): number {
+  const u = 1 - random();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
+}
+
+/** Fisher–Yates shuffle of a copy of `items`. */
+export function shuffled<T>(items: readonly T[], random: Random): T[] {
+  const out = items.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
