@@ -18,6 +18,21 @@ export function fnv1a(text: string, seed = 0x811c9dc5): number {
   return hash >>> 0;
 }
 
+/**
+ * A 32-bit hash whose low bits are as good as its high ones: FNV-1a followed by
+ * MurmurHash3's finaliser. (FNV-1a alone leaves the low bits of similar words equal —
+ * "notes" and "tests" agree in their low 12 bits — so taking it modulo a feature count collides.)
+ */
+export function hash32(text: string): number {
+  let h = fnv1a(text);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 /** Mulberry32 seeded with `seed`. */
 export function mulberry32(seed: number): Random {
   let state = seed >>> 0;

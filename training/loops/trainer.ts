@@ -17,6 +17,7 @@ import { CandidateSet, harvestActions } from '../policy/candidates.js';
 import { ScorerNetwork, type NetworkShape } from '../policy/network.js';
 import { NeuralPolicy, RandomPolicy } from '../policy/neural-policy.js';
 import { derive, shuffled } from '../rng.js';
+import { exportOptimizer, importOptimizer, type SavedTensor } from '../run/optimizer-state.js';
 import { loadCheckpoint, readJson, readMetrics, runPaths, saveCheckpoint, truncateMetrics, writeJson, type MetricRecord, type RunPaths } from '../run/run-files.js';
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import type { EpisodeRunner } from './episode-runner.js';
@@ -154,7 +155,7 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
     network.importWeights(checkpoint.weights);
     for (const [key, optimizer] of [['bc', bcOptimizer], ['pg', pgOptimizer]] as const) {
       const saved = checkpoint.optimizers[key] ?? [];
-      if (saved.length > 0) await optimizer.setWeights(saved.map((w) => ({ name: w.name, tensor: tf.tensor(w.data, w.shape) })));
+      if (saved.length > 0) await importOptimizer(optimizer, saved);
     }
     first = checkpoint.nextIteration;
     priorSec = checkpoint.elapsedSec;
@@ -219,14 +220,9 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
   return summarize(dir, config, candidates.fixed.length, readMetrics(paths.metrics));
 }
 
-async function writeCheckpoint(paths: RunPaths, network: ScorerNetwork, optimizers: Record<string, tf.Optimizer>, nextIteration: number, elapsedSec: number): Promise<void> {
-  const saved: Record<string, { name: string; shape: number[]; data: Float32Array }[]> = {};
-  for (const [key, optimizer] of Object.entries(optimizers)) {
-    const weights = await optimizer.getWeights();
-    saved[key] = weights.map((w) => ({ name: w.name, shape: w.tensor.shape.slice(), data: Float32Array.from(w.tensor.dataSync()) }));
-    // The moments are the optimizer's live variables; only the iteration count is a fresh tensor.
-    for (const w of weights) if (!(w.tensor instanceof tf.Variable)) w.tensor.dispose();
-  }
+async function writeCheckpoint(paths: RunPaths, network: ScorerNetwork, optimizers: Record<string, tf.AdamOptimizer>, nextIteration: number, elapsedSec: number): Promise<void> {
+  const saved: Record<string, SavedTensor[]> = {};
+  for (const [key, optimizer] of Object.entries(optimizers)) saved[key] = await exportOptimizer(optimizer);
   saveCheckpoint(paths, { version: 1, nextIteration, weights: network.exportWeights(), optimizers: saved, elapsedSec });
 }
 

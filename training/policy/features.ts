@@ -5,7 +5,7 @@
  * action; a candidate action from its own text. No vocabulary is kept, so unseen words
  * cost nothing and a checkpoint needs no word list.
  */
-import { fnv1a } from '../rng.js';
+import { hash32 } from '../rng.js';
 
 /** What the policy sees when it chooses an action. */
 export interface PolicyState {
@@ -37,7 +37,7 @@ function addNgrams(into: Map<number, number>, namespace: string, text: string, d
   const tokens = tokenize(text);
   const counts = new Map<number, number>();
   const bump = (gram: string) => {
-    const slot = fnv1a(`${namespace}\u0000${gram}`) % dims;
+    const slot = hash32(`${namespace}\u0000${gram}`) % dims;
     counts.set(slot, (counts.get(slot) ?? 0) + 1);
   };
   tokens.forEach((token, i) => {
@@ -64,7 +64,7 @@ export function stateFeatures(state: PolicyState, dims: number): SparseFeatures 
   addNgrams(features, 'query', state.query, dims, 1);
   if (state.step > 0) addNgrams(features, 'observation', state.observation.slice(0, OBSERVATION_CHARS), dims, 1);
   addNgrams(features, 'previous', state.previousAction, dims, 1);
-  const turn = fnv1a(`turn\u0000${Math.min(state.step, 3)}`) % dims;
+  const turn = hash32(`turn\u0000${Math.min(state.step, 3)}`) % dims;
   features.set(turn, (features.get(turn) ?? 0) + 1);
   return toSparse(features);
 }
@@ -72,7 +72,7 @@ export function stateFeatures(state: PolicyState, dims: number): SparseFeatures 
 export function candidateFeatures(action: string, dims: number): SparseFeatures {
   const features = new Map<number, number>();
   addNgrams(features, 'action', action, dims, 1);
-  const whole = fnv1a(`whole\u0000${action}`) % dims;
+  const whole = hash32(`whole\u0000${action}`) % dims;
   features.set(whole, (features.get(whole) ?? 0) + 1);
   return toSparse(features);
 }

@@ -2,8 +2,10 @@
  * The candidate scorer: two small towers over hashed features. The state tower maps the
  * state's features to a hidden layer h (tanh) and an embedding; the candidate tower maps
  * each candidate action's features to an embedding; a candidate's logit is the dot product
- * of the two embeddings. A value head on h estimates the state's return (the baseline of
- * policy gradient). Candidates a state does not offer are masked out of its softmax.
+ * of the two embeddings. A separate value tower on the state's features estimates its
+ * return (the baseline of policy gradient); it shares no weights with the policy, so its
+ * large early errors do not disturb what behaviour cloning taught the policy. Candidates a
+ * state does not offer are masked out of its softmax.
  */
 import * as tf from '@tensorflow/tfjs';
 import { ConfigError } from '../../src/errors.js';
@@ -56,7 +58,7 @@ export class ScorerNetwork {
       return tf.variable(tf.tensor2d(Float32Array.from({ length: rows * cols }, () => normal(random) * scale), [rows, cols]));
     };
     const zeros = (n: number) => tf.variable(tf.zeros([n]));
-    this.variables = [glorot(d, h), zeros(h), glorot(h, e), glorot(d, h), zeros(h), glorot(h, e), glorot(h, 1), zeros(1)];
+    this.variables = [glorot(d, h), zeros(h), glorot(h, e), glorot(d, h), zeros(h), glorot(h, e), glorot(d, h), zeros(h), glorot(h, 1), zeros(1)];
   }
 
   /** Dense tensors for `states`, each offering its own candidate list. */
@@ -97,13 +99,14 @@ export class ScorerNetwork {
 
   /** Masked logits [states × actions] and state values [states]. */
   forward(batch: EncodedBatch): { logits: tf.Tensor2D; values: tf.Tensor1D } {
-    const [sw1, sb1, sw2, cw1, cb1, cw2, vw, vb] = this.variables as [tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable];
+    const [sw1, sb1, sw2, cw1, cb1, cw2, vw1, vb1, vw2, vb2] = this.variables as [tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable, tf.Variable];
     return tf.tidy(() => {
       const hidden = tf.tanh(tf.add(tf.matMul(batch.states, sw1), sb1));
       const stateEmbedding = tf.matMul(hidden, sw2);
       const candidateEmbedding = tf.matMul(tf.tanh(tf.add(tf.matMul(batch.candidates, cw1), cb1)), cw2);
       const logits = tf.add(tf.matMul(stateEmbedding, candidateEmbedding, false, true), batch.mask) as tf.Tensor2D;
-      const values = tf.reshape(tf.add(tf.matMul(hidden, vw), vb), [-1]) as tf.Tensor1D;
+      const valueHidden = tf.tanh(tf.add(tf.matMul(batch.states, vw1), vb1));
+      const values = tf.reshape(tf.add(tf.matMul(valueHidden, vw2), vb2), [-1]) as tf.Tensor1D;
       return { logits, values };
     });
   }

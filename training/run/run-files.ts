@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Packr } from 'msgpackr';
 import { ConfigError, TrajectoryError } from '../../src/errors.js';
 import type { WeightValues } from '../policy/network.js';
+import type { SavedTensor } from './optimizer-state.js';
 
 export interface RunPaths {
   dir: string;
@@ -48,16 +49,26 @@ export interface Checkpoint {
   version: 1;
   nextIteration: number;
   weights: WeightValues[];
-  optimizers: Record<string, { name: string; shape: number[]; data: Float32Array }[]>;
+  optimizers: Record<string, SavedTensor[]>;
   /** Seconds of training before this checkpoint (so resumed runs report total time). */
   elapsedSec: number;
 }
 
 const packr = new Packr({ useRecords: false });
 
+/** Float arrays travel as their little-endian bytes (msgpackr's typed-array extension is not used). */
+const toBytes = (data: Float32Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+const toFloats = (bytes: Uint8Array) => new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+const mapData = <T extends { data: A }, A, B>(items: T[], f: (a: A) => B) => items.map((item) => ({ ...item, data: f(item.data) }));
+
 export function saveCheckpoint(paths: RunPaths, checkpoint: Checkpoint): void {
   const tmp = `${paths.checkpoint}.tmp`;
-  writeFileSync(tmp, packr.pack(checkpoint));
+  const encoded = {
+    ...checkpoint,
+    weights: mapData(checkpoint.weights, toBytes),
+    optimizers: Object.fromEntries(Object.entries(checkpoint.optimizers).map(([k, v]) => [k, mapData(v, toBytes)])),
+  };
+  writeFileSync(tmp, packr.pack(encoded));
   renameSync(tmp, paths.checkpoint);
 }
 
@@ -71,7 +82,12 @@ export function loadCheckpoint(paths: RunPaths): Checkpoint | undefined {
     throw new TrajectoryError({ file: paths.checkpoint }, 'unreadable checkpoint', error);
   }
   if (value?.version !== 1 || !Array.isArray(value.weights)) throw new TrajectoryError({ file: paths.checkpoint }, 'not a version-1 checkpoint');
-  return value;
+  const floats = (data: unknown) => toFloats(data as Uint8Array);
+  return {
+    ...value,
+    weights: mapData(value.weights, floats),
+    optimizers: Object.fromEntries(Object.entries(value.optimizers).map(([k, v]) => [k, mapData(v, floats)])),
+  };
 }
 
 export function writeJson(path: string, value: unknown): void {
