@@ -1,10 +1,13 @@
 import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { registerCollectCommand } from './collect-command.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerPlayCommand } from './play-command.js';
+import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerTrainCommand } from './train-command.js';
 
 const program = new Command()
   .name('intercode')
@@ -15,6 +18,9 @@ registerPlayCommand(program);
 registerReplayCommand(program);
 registerImagesCommand(program);
 registerCleanupCommand(program);
+registerCollectCommand(program);
+registerTrainCommand(program);
+registerPlotCommand(program);
 
 try {
   await program.parseAsync(process.argv);
