@@ -1,5 +1,6 @@
 import type { Task } from '../datasets/index.js';
 import { EnvStateError, SandboxError } from '../errors.js';
+import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
@@ -19,10 +20,15 @@ export interface SandboxEnvConfig {
   seed?: number;
 }
 
+/** The harness's own shell in each sandbox: long time limit, large outputs (git status, md5 lists, restores). */
+export const CONTROL_SHELL = { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 };
+
 /** What the episode has done so far, handed to the scorer on submit. */
 export interface EpisodeState {
   task: Task;
   sandbox: Sandbox;
+  /** A shell of the harness's own in the episode's sandbox, for reading its state (never the agent's). */
+  control: ShellSession;
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;
   steps: readonly { action: string; observation: string }[];
@@ -70,14 +76,17 @@ export abstract class SandboxEnv implements TaskEnv {
       create: async () => {
         const sandbox = await this.config.runtime.create(this.config.spec);
         try {
-          return { sandbox, runner: await this.openRunner(sandbox) };
+          const [runner, control] = await Promise.all([this.openRunner(sandbox), ShellSession.open(sandbox, CONTROL_SHELL)]);
+          return { sandbox, runner, control };
         } catch (error) {
           await sandbox.destroy().catch(() => undefined);
           throw error;
         }
       },
-      destroy: async ({ sandbox, runner }) => {
+      openRunner: (sandbox) => this.openRunner(sandbox),
+      destroy: async ({ sandbox, runner, control }) => {
         runner.close();
+        control.close();
         await sandbox.destroy();
       },
     };
@@ -184,7 +193,7 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private episodeState(task: Task): EpisodeState {
-    return { task, sandbox: this.workspace!.sandbox, lastObservation: this.lastObservation, steps: this.steps };
+    return { task, sandbox: this.workspace!.sandbox, control: this.workspace!.control, lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {
