@@ -35,13 +35,20 @@ export interface ReplayReport {
  * How a recorded file was made. `every-step` (Try Again, Plan & Solve): after every action
  * the episode was scored as if submitted then. `on-submit` (ReAct): actions were written
  * `execute[<command>]`, and only `submit` carried a reward; other steps recorded 0.
+ * `def-submit` (Python): an action starting with `def` was run and immediately followed
+ * by `submit <that function's name>`, whose reward was recorded; any other action recorded 0.
  */
-export type RecordingProtocol = 'every-step' | 'on-submit';
+export type RecordingProtocol = 'every-step' | 'on-submit' | 'def-submit';
+
+/** The function a `def-submit` action defines, found as InterCode's script found it. */
+const DEFINED_FUNCTION = /^def (\w+)\(/;
 
 const REACT_ACTION = /^execute\[([\s\S]*)\]$/;
 
 /** ReAct files wrap commands as `execute[…]`; any such action marks the file as `on-submit`. */
 export function detectProtocol(episodes: readonly RecordedEpisode[]): RecordingProtocol {
+  const environment = (episodes[0]?.raw as { environment?: unknown } | undefined)?.environment;
+  if (environment === 'ic_python') return 'def-submit';
   return episodes.some((e) => e.actions.some((a) => REACT_ACTION.test(a.trim()))) ? 'on-submit' : 'every-step';
 }
 
@@ -106,7 +113,11 @@ async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: read
       observation = result.observation;
       if (result.truncated) break;
     }
-    const score = isSubmit || protocol === 'every-step' ? await env.peekScore() : { reward: 0, parts: {} };
+    const defined = protocol === 'def-submit' ? DEFINED_FUNCTION.exec(action)?.[1] : undefined;
+    const score =
+      protocol === 'def-submit'
+        ? defined !== undefined ? await env.peekScore(defined) : { reward: 0, parts: {} }
+        : isSubmit || protocol === 'every-step' ? await env.peekScore() : { reward: 0, parts: {} };
     steps.push({
       taskIndex: episode.taskIndex,
       step: k,
