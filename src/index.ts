@@ -21,4 +21,5 @@ export * from './trajectory/index.js';
 export * from './scoring/index.js';
 export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingProtocol } from './replay/replay.js';
 export * from '../envs/bash/index.js';
+export * from '../envs/python/index.js';
 export * from './policy/index.js';
