@@ -13,13 +13,16 @@ export type PythonTask =
 
 /**
  * Which gold function a submission is bound to. `tested`: the first function the gold
- * defines that a test calls (else its first). `first-def`: the gold's first `def`, as
- * InterCode did (for golds with helpers defined first, such as MBPP task 6, that binds
- * the submission to the helper).
+ * defines that a test calls (else its first). `first-def`: InterCode's rule, the first
+ * match of `def (\w+)\(` anywhere in the gold — a `def name (…)` with a space is skipped
+ * (for golds with helpers defined first, such as MBPP task 17, that binds the submission
+ * to a helper); a gold with no such match (InterCode's scoring crashed on those) falls
+ * back to its first `def`.
  */
 export type EntryRule = 'tested' | 'first-def';
 
 const DEF = /^[ \t]*def\s+([A-Za-z_]\w*)\s*\(/gm;
+const INTERCODE_DEF = /def (\w+)\(/;
 
 /** Names of the functions `source` defines with `def`, in order. */
 export function definedFunctions(source: string): string[] {
@@ -31,7 +34,7 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** The gold function a submission stands in for, under `rule`; undefined when the gold defines none. */
 export function goldEntry(task: Extract<PythonTask, { kind: 'mbpp' }>, rule: EntryRule): string | undefined {
   const names = definedFunctions(task.gold);
-  if (rule === 'first-def') return names[0];
+  if (rule === 'first-def') return INTERCODE_DEF.exec(task.gold)?.[1] ?? names[0];
   return names.find((name) => task.tests.some((t) => new RegExp(`\\b${escapeRegExp(name)}\\s*\\(`).test(t))) ?? names[0];
 }
 

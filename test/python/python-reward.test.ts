@@ -46,10 +46,15 @@ describe('appsReward', () => {
 });
 
 describe('goldEntry', () => {
-  const python = { kind: 'mbpp' as const, gold: 'def helper (x):\n    return x\ndef solve(a):\n    return helper(a)', tests: ['assert solve(1) == 1'], setup: '' };
+  const python = { kind: 'mbpp' as const, gold: 'def helper(x):\n    return x\ndef solve(a):\n    return helper(a)', tests: ['assert solve(1) == 1'], setup: '' };
   it('binds to the function the tests call by default, to the first def as InterCode did', () => {
     expect(goldEntry(python, 'tested')).toBe('solve');
     expect(goldEntry(python, 'first-def')).toBe('helper');
+  });
+  it('skips `def name (` in the first-def rule as InterCode\'s regex did, falling back when nothing else matches', () => {
+    const spaced = { ...python, gold: 'def helper (x):\n    return x\ndef solve(a):\n    return helper(a)\ndef other(b):\n    return b' };
+    expect(goldEntry(spaced, 'first-def')).toBe('solve');
+    expect(goldEntry({ ...python, gold: 'def only (x):\n    return x' }, 'first-def')).toBe('only');
   });
   it('finds defs written with a space before the parenthesis and indented methods', () => {
     expect(definedFunctions('class A:\n\tdef __init__ (self): pass\ndef g (): pass')).toEqual(['__init__', 'g']);
