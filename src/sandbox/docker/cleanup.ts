@@ -1,4 +1,5 @@
 import type Docker from 'dockerode';
+import { hostname } from 'node:os';
 import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
 
 export interface CleanupOptions {
@@ -6,7 +7,10 @@ export interface CleanupOptions {
   testRun?: string;
   /** Also remove images the project built. */
   images?: boolean;
-  /** Only containers of runs whose process is gone (crash reaping); default: all of ours. */
+  /**
+   * Only containers of runs whose process on this host is gone (crash reaping); containers
+   * of runs on other hosts sharing the engine are kept, since we cannot tell. Default: all of ours.
+   */
   deadRunsOnly?: boolean;
 }
 
@@ -26,11 +30,11 @@ function processAlive(pid: number): boolean {
 export async function cleanup(docker: Docker, options: CleanupOptions = {}): Promise<{ containers: number; images: number }> {
   const label = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [`${OWNER_LABEL}=${OWNER_VALUE}`];
   const containers = await docker.listContainers({ all: true, filters: { label } });
-  const host = process.env.HOSTNAME ?? 'host';
+  const host = hostname();
   const doomed = containers.filter((c) => {
     if (!options.deadRunsOnly) return true;
     const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
-    return runHost !== host || !processAlive(Number(pid));
+    return runHost === host && !processAlive(Number(pid));
   });
   await Promise.all(doomed.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
   let images = 0;

@@ -11,6 +11,7 @@ import {
   type SandboxRuntime,
   type SandboxSpec,
 } from '../types.js';
+import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
 import { ownerLabels } from './labels.js';
 
@@ -76,7 +77,7 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    return new DockerSandbox(container, spec);
+    return liveSandboxes.track(new DockerSandbox(container, spec));
   }
 }
 
@@ -190,6 +191,8 @@ export class DockerSandbox implements Sandbox {
       // 404: already gone; 409: its removal is already under way.
       const code = statusCode(error);
       if (code !== 404 && code !== 409) throw this.lost('removing the container', error);
+    } finally {
+      liveSandboxes.forget(this);
     }
   }
 }
