@@ -24,8 +24,28 @@ function processAlive(pid: number): boolean {
 }
 
 /**
+ * Removes a container, waiting out a removal already under way (409: a dying run's own
+ * removal goes on in the engine after the run is gone) and trying again if that one failed.
+ * @returns false when the container could not be removed within `timeoutMs`.
+ */
+async function removeContainer(docker: Docker, id: string, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await docker.getContainer(id).remove({ force: true, v: true });
+      return true;
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 404) return true;
+      if (status !== 409 || Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/**
  * Removes containers (and optionally images) the project created, found by label.
- * @returns how many of each were removed.
+ * @returns how many of each were removed (a container already gone counts as removed).
  */
 export async function cleanup(docker: Docker, options: CleanupOptions = {}): Promise<{ containers: number; images: number }> {
   const label = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [`${OWNER_LABEL}=${OWNER_VALUE}`];
@@ -36,7 +56,7 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
     return runHost === host && !processAlive(Number(pid));
   });
-  await Promise.all(doomed.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+  const removed = (await Promise.all(doomed.map((c) => removeContainer(docker, c.Id)))).filter(Boolean).length;
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];
@@ -46,5 +66,5 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
       }
     }
   }
-  return { containers: doomed.length, images };
+  return { containers: removed, images };
 }
