@@ -4,7 +4,8 @@ import { parseEngineTargets, type EngineTarget } from '../sandbox/multi/endpoint
 
 /** Commander attribute of the flag {@link addEngineFlag} adds. */
 export interface EngineFlags {
-  engine: string[];
+  /** Every value given, in order; undefined when none. */
+  engine?: string[];
 }
 
 /**
@@ -15,8 +16,7 @@ export function addEngineFlag(command: Command): Command {
   return command.option(
     '--engine <endpoint[=weight]>',
     'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock)',
-    (value: string, previous: string[]) => [...previous, value],
-    [] as string[],
+    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
   );
 }
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerReplayCommand } from './replay-command.js';
@@ -15,6 +16,7 @@ registerPlayCommand(program);
 registerReplayCommand(program);
 registerImagesCommand(program);
 registerCleanupCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay']);
 
 try {
   await program.parseAsync(process.argv);
