@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
+import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerImagesCommand } from './images-command.js';
@@ -21,6 +22,8 @@ addEnvLifecycle(program, ['run', 'play', 'replay']);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
+  await shutdownUnderWay();
   if (error instanceof IntercodeError) {
     process.stderr.write(`intercode: ${error.message}\n`);
     process.exit(error.code === 'CONFIG_INVALID' ? 2 : 1);

@@ -46,6 +46,25 @@ describe('SandboxRegistry', () => {
     expect(report.pending).toBe(0);
   });
 
+  it('waits for a creation under way and removes what it makes; a failed creation is let go', async () => {
+    const registry = new SandboxRegistry();
+    let finish!: () => void;
+    const made = new Promise<ReturnType<typeof fakeSandbox>>((resolve) => {
+      finish = () => resolve(fakeSandbox(new SandboxRegistry(), 'slow-start'));
+    });
+    const adopted = registry.adopt(made.then((m) => m.sandbox));
+    const failed = registry.adopt(Promise.reject(new Error('no engine')));
+    await expect(failed).rejects.toThrow('no engine');
+    expect(registry.creating).toBe(1);
+    const drained = registry.drain(1_000);
+    setTimeout(finish, 30);
+    expect(await drained).toEqual({ destroyed: 1, failed: 0, pending: 0 });
+    expect((await made).calls.destroy).toBe(1);
+    expect(await adopted).toBe((await made).sandbox);
+    expect(registry.creating).toBe(0);
+    expect(registry.size).toBe(0);
+  });
+
   it('gives up after the time limit, reporting what is still pending', async () => {
     const registry = new SandboxRegistry();
     fakeSandbox(registry, 'slow', { delayMs: 500 });

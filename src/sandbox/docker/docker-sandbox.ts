@@ -31,7 +31,12 @@ export class DockerRuntime implements SandboxRuntime {
 
   constructor(private readonly docker: Docker) {}
 
-  async create(spec: SandboxSpec): Promise<Sandbox> {
+  create(spec: SandboxSpec): Promise<Sandbox> {
+    // Tracked from the start, so a shutdown also waits for (and removes) a sandbox still being made.
+    return liveSandboxes.adopt(this.createStarted(spec));
+  }
+
+  private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -77,7 +82,7 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    return liveSandboxes.track(new DockerSandbox(container, spec));
+    return new DockerSandbox(container, spec);
   }
 }
 

@@ -15,6 +15,16 @@ export interface ShutdownOptions {
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 let installed: (() => void) | undefined;
+let underWay: Promise<void> | undefined;
+
+/**
+ * The shutdown a signal started (removing sandboxes, then exiting), or undefined. Error
+ * paths that would end the process — episodes fail as their sandboxes are removed — await
+ * it instead, so the removal is not cut short.
+ */
+export function shutdownUnderWay(): Promise<void> | undefined {
+  return underWay;
+}
 
 /**
  * Makes Ctrl-C (SIGINT) and SIGTERM remove every live sandbox before the process exits:
@@ -41,8 +51,9 @@ export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}):
       return;
     }
     stopping = true;
-    log(`intercode: ${signal}; removing ${registry.size} sandbox(es) (press Ctrl-C again to exit at once)`);
-    void registry.drain(timeoutMs).then((report) => {
+    const creating = registry.creating ? ` and ${registry.creating} being created` : '';
+    log(`intercode: ${signal}; removing ${registry.size} sandbox(es)${creating} (press Ctrl-C again to exit at once)`);
+    underWay = registry.drain(timeoutMs).then((report) => {
       const left = report.failed + report.pending;
       log(`intercode: removed ${report.destroyed} sandbox(es)${left ? `; ${left} could not be removed (\`intercode cleanup --dead-only\` removes them)` : ''}`);
       exit(code);
@@ -53,6 +64,7 @@ export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}):
   const uninstall = () => {
     for (const signal of SIGNALS) process.off(signal, onSignal);
     installed = undefined;
+    underWay = undefined;
   };
   installed = uninstall;
   return uninstall;
