@@ -136,6 +136,14 @@ describe.skipIf(skip)('MultiEngineRuntime over two local engines', () => {
     expect(lostCode(await victim!.exec(['true']).then(() => undefined, (e: unknown) => e))).toBe('SANDBOX_LOST');
     expect(engines()[1]!.downs).toBe(1);
 
+    // A sandbox killed from outside on an engine that answers is lost alone; its engine stays up.
+    const killed = onEngine(whileDown, defaultEndpoint())[0]!;
+    await first.getContainer(killed.id).kill();
+    const killedError = await killed.exec(['true']).then(() => undefined, (e: unknown) => e);
+    expect(lostCode(killedError)).toBe('SANDBOX_LOST');
+    expect((killedError as SandboxError).details.endpoint).toBeUndefined();
+    expect(engines().map((e) => [e.up, e.downs])).toEqual([[true, 0], [true, 1]]);
+
     // Everything goes away: destroying a lost sandbox only lets go of it.
     await Promise.all([...batch, ...whileDown, ...afterReturn].map((s) => s.destroy()));
     expect(engines().map((e) => e.live)).toEqual([0, 0]);

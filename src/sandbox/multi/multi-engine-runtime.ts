@@ -149,7 +149,7 @@ export class MultiEngineRuntime implements SandboxRuntime {
         return sandbox;
       } catch (error) {
         if (error instanceof ImageError) {
-          throw new ImageError(error.code as 'IMAGE_MISSING', `${error.message} (engine ${engine.endpoint})`, { details: { ...error.details, endpoint: engine.endpoint }, cause: error });
+          throw new ImageError(error.code as 'IMAGE_BUILD_FAILED' | 'IMAGE_MISSING', `${error.message} (engine ${engine.endpoint})`, { details: { ...error.details, endpoint: engine.endpoint }, cause: error });
         }
         if (!(error instanceof SandboxError) || (await this.checkEngine(engine, 1))) throw error;
         lastError = error;
