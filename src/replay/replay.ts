@@ -35,14 +35,23 @@ export interface ReplayReport {
  * How a recorded file was made. `every-step` (Try Again, Plan & Solve): after every action
  * the episode was scored as if submitted then. `on-submit` (ReAct): actions were written
  * `execute[<command>]`, and only `submit` carried a reward; other steps recorded 0.
+ * `on-flag` (CTF): nothing was scored after an action; only `submit <flag>` actions
+ * carried a reward, and after a wrong flag the episode went on (the env must answer a
+ * wrong flag and continue, as the CTF env does by default).
  */
-export type RecordingProtocol = 'every-step' | 'on-submit';
+export type RecordingProtocol = 'every-step' | 'on-submit' | 'on-flag';
 
 const REACT_ACTION = /^execute\[([\s\S]*)\]$/;
+const FLAG_SUBMISSION = /^\s*submit\s+\S/;
 
-/** ReAct files wrap commands as `execute[…]`; any such action marks the file as `on-submit`. */
+/**
+ * ReAct files wrap commands as `execute[…]`: any such action marks the file as `on-submit`;
+ * CTF files submit flags (`submit <flag>`): any such action marks it as `on-flag`.
+ */
 export function detectProtocol(episodes: readonly RecordedEpisode[]): RecordingProtocol {
-  return episodes.some((e) => e.actions.some((a) => REACT_ACTION.test(a.trim()))) ? 'on-submit' : 'every-step';
+  const any = (test: RegExp) => episodes.some((e) => e.actions.some((a) => test.test(a.trim())));
+  if (any(REACT_ACTION)) return 'on-submit';
+  return any(FLAG_SUBMISSION) ? 'on-flag' : 'every-step';
 }
 
 export interface ReplayOptions {
@@ -99,6 +108,22 @@ async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: read
   const steps: ReplayedStep[] = [];
   let observation = task.query;
   for (const [k, action] of episode.actions.entries()) {
+    if (protocol === 'on-flag') {
+      const result = await env.step(action);
+      if (result.truncated) break;
+      steps.push({
+        taskIndex: episode.taskIndex,
+        step: k,
+        action,
+        recordedReward: episode.rewards[k] ?? 0,
+        reward: result.reward,
+        parts: result.info.score?.parts ?? {},
+        recordedObservation: episode.observations[k],
+        observation: result.observation,
+      });
+      if (result.terminated) break;
+      continue;
+    }
     const isSubmit = action.trim() === 'submit';
     if (!isSubmit) {
       const command = protocol === 'on-submit' ? (REACT_ACTION.exec(action.trim())?.[1] ?? action) : action;

@@ -34,6 +34,22 @@ export function processesMentioning(text: string): { pid: number; cmd: string }[
   return found;
 }
 
+/** Processes whose cgroup is one of these containers'. */
+function processesInContainers(ids: readonly string[]): number[] {
+  if (ids.length === 0) return [];
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cgroup = readFileSync(`/proc/${entry}/cgroup`, 'utf8');
+      if (ids.some((id) => cgroup.includes(id))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
 /** Mount points under `dir`, deepest first. */
 function mountsUnder(dir: string): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
@@ -64,8 +80,10 @@ export class SecondDockerd {
 
   /** Starts dockerd and waits until it answers (at most `timeoutMs`). @throws with the tail of its log. */
   async start(timeoutMs = 60_000): Promise<void> {
-    // A dockerd killed with SIGKILL leaves its pidfile, and the next one refuses to start.
+    // A dockerd killed with SIGKILL leaves its pidfile, and the next one refuses to start;
+    // its containerd's pidfile makes the next one wait for a containerd that is dying.
     await rm(join(this.dir, 'docker.pid'), { force: true });
+    await this.clearContainerdPidfile();
     const log = openSync(join(this.dir, 'dockerd.log'), 'a');
     const child = spawn(
       'dockerd',
@@ -102,6 +120,27 @@ export class SecondDockerd {
     throw new Error(`second dockerd at ${this.endpoint} did not answer within ${timeoutMs} ms:\n${tail}`);
   }
 
+  /**
+   * Waits (at most 10 s, then SIGKILL) for the containerd of a killed dockerd to end — it
+   * is sent SIGKILL when its parent dies — and removes its pidfile.
+   */
+  private async clearContainerdPidfile(): Promise<void> {
+    const pidfile = join(this.dir, 'exec', 'containerd', 'containerd.pid');
+    const pid = Number(await readFile(pidfile, 'utf8').catch(() => ''));
+    const alive = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(this.dir);
+      } catch {
+        return false;
+      }
+    };
+    if (pid > 0) {
+      for (let waited = 0; alive() && waited < 10_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+      if (alive()) process.kill(pid, 'SIGKILL');
+    }
+    await rm(pidfile, { force: true });
+  }
+
   /** Sends `signal` to dockerd and waits until it has exited (SIGKILL after `timeoutMs`). */
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<void> {
     const child = this.child;
@@ -113,14 +152,18 @@ export class SecondDockerd {
   }
 
   /**
-   * Stops dockerd, ends processes it left (containerd shims of killed daemons), unmounts its
-   * mounts and deletes its directory.
-   * @returns the processes that had to be ended.
+   * Stops dockerd (restarting it first if a killed one left containers running, so they are
+   * stopped), ends any process still left, unmounts its mounts and deletes its directory.
+   * @returns the processes that had to be ended that way (none when all went well).
    */
   async remove(): Promise<{ pid: number; cmd: string }[]> {
+    // The containers of a killed daemon outlive it (their shims); a restarted one stops them.
+    if (!this.running && processesMentioning(`${this.dir}/`).length > 0) await this.start().catch(() => undefined);
     await this.stop();
-    const leftovers = processesMentioning(this.dir);
-    for (const { pid } of leftovers) {
+    const leftovers = processesMentioning(`${this.dir}/`);
+    // Last resort. A shim ended alone would leave its container's processes running: end those too.
+    const containerIds = leftovers.flatMap(({ cmd }) => /-id ([0-9a-f]{64})/.exec(cmd)?.[1] ?? []);
+    for (const pid of [...leftovers.map((p) => p.pid), ...processesInContainers(containerIds)]) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -1,6 +1,8 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
-import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
+import { dirname } from 'node:path';
+import { channelRoot, removeChannelDir } from './fifo-channel.js';
+import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
 
 export interface CleanupOptions {
   /** Only what one test run made (value of the test label). */
@@ -56,7 +58,15 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
     return runHost === host && !processAlive(Number(pid));
   });
-  const removed = (await Promise.all(doomed.map((c) => removeContainer(docker, c.Id)))).filter(Boolean).length;
+  const outcomes = await Promise.all(
+    doomed.map(async (c) => {
+      const removed = await removeContainer(docker, c.Id);
+      const channel = c.Labels[CHANNEL_LABEL];
+      if (removed && channel && dirname(channel) === channelRoot()) await removeChannelDir(channel);
+      return removed;
+    }),
+  );
+  const removed = outcomes.filter(Boolean).length;
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];

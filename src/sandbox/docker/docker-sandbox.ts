@@ -1,4 +1,7 @@
 import type Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ImageError, SandboxError } from '../../errors.js';
 import {
@@ -13,7 +16,8 @@ import {
 } from '../types.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
-import { ownerLabels } from './labels.js';
+import { CHANNEL_MOUNT, FifoProcess, makeChannelDir, removeChannelDir } from './fifo-channel.js';
+import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 
 function statusCode(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'statusCode' in error
@@ -25,11 +29,37 @@ function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] 
   return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;
 }
 
+/**
+ * How attached processes (the persistent shells) talk to us. `fifo`: named pipes in a host
+ * directory mounted into the sandbox (the engine must run on this host; see FifoProcess).
+ * `attach`: a stream relayed by the engine (works with any engine, remote ones included).
+ */
+export type Transport = 'fifo' | 'attach';
+
+export interface DockerRuntimeOptions {
+  /** Default: `fifo` for an engine on a local Unix socket, `attach` otherwise. */
+  transport?: Transport;
+}
+
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
 export class DockerRuntime implements SandboxRuntime {
   readonly name = 'docker';
+  private transport: Transport;
+  /** Set once the first sandbox proved the engine sees our channel directories. */
+  private fifoChecked = false;
 
-  constructor(private readonly docker: Docker) {}
+  constructor(
+    private readonly docker: Docker,
+    options: DockerRuntimeOptions = {},
+  ) {
+    const local = process.platform === 'linux' && Boolean((docker.modem as { socketPath?: unknown }).socketPath);
+    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !local ? 'attach' : 'fifo');
+  }
+
+  /** The transport new sandboxes use (`fifo` may fall back to `attach` after the first sandbox). */
+  get activeTransport(): Transport {
+    return this.transport;
+  }
 
   create(spec: SandboxSpec): Promise<Sandbox> {
     // Tracked from the start, so a shutdown also waits for (and removes) a sandbox still being made.
@@ -37,6 +67,34 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
+    const channelDir = this.transport === 'fifo' ? await makeChannelDir() : undefined;
+    try {
+      const sandbox = await this.createContainer(spec, channelDir);
+      if (channelDir && !this.fifoChecked) await this.checkChannel(sandbox, channelDir);
+      return sandbox;
+    } catch (error) {
+      if (channelDir) await removeChannelDir(channelDir);
+      throw error;
+    }
+  }
+
+  /**
+   * An engine in a VM (Docker Desktop) or on another host mounts its own directory of that
+   * name, not ours: then fall back to `attach` for good.
+   */
+  private async checkChannel(sandbox: DockerSandbox, channelDir: string): Promise<void> {
+    const token = randomBytes(8).toString('hex');
+    await writeFile(join(channelDir, '.probe'), token);
+    const seen = await sandbox.exec(['cat', `${CHANNEL_MOUNT}/.probe`], { timeoutMs: 10_000 });
+    if (seen.output.toString() === token) this.fifoChecked = true;
+    else {
+      this.transport = 'attach';
+      sandbox.useAttach();
+    }
+  }
+
+  private async createContainer(spec: SandboxSpec, channelDir: string | undefined): Promise<DockerSandbox> {
+    const mounts = [...(spec.mounts ?? []), ...(channelDir ? [{ hostPath: channelDir, containerPath: CHANNEL_MOUNT }] : [])];
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -46,7 +104,7 @@ export class DockerRuntime implements SandboxRuntime {
         Entrypoint: spec.command ? [...spec.command.slice(0, 1)] : ['bash'],
         Cmd: spec.command ? [...spec.command.slice(1)] : ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
         WorkingDir: '/',
-        Labels: { ...ownerLabels(), ...spec.labels },
+        Labels: { ...ownerLabels(), ...spec.labels, ...(channelDir ? { [CHANNEL_LABEL]: channelDir } : {}) },
         NetworkDisabled: true,
         HostConfig: {
           NetworkMode: 'none',
@@ -58,7 +116,7 @@ export class DockerRuntime implements SandboxRuntime {
           CapDrop: ['ALL'],
           CapAdd: [...spec.capabilities],
           SecurityOpt: ['no-new-privileges:true'],
-          Binds: (spec.mounts ?? []).map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
+          Binds: mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
         },
       });
     } catch (error) {
@@ -82,7 +140,7 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    return new DockerSandbox(container, spec);
+    return new DockerSandbox(container, spec, channelDir);
   }
 }
 
@@ -93,8 +151,16 @@ export class DockerSandbox implements Sandbox {
   constructor(
     private readonly container: Docker.Container,
     readonly spec: SandboxSpec,
+    private channelDir: string | undefined,
   ) {
     this.id = container.id;
+  }
+
+  /** Attach through the engine from now on (the channel directory is not shared with it). */
+  useAttach(): void {
+    const dir = this.channelDir;
+    this.channelDir = undefined;
+    if (dir) void removeChannelDir(dir);
   }
 
   private lost(what: string, error: unknown): SandboxError {
@@ -156,6 +222,13 @@ export class DockerSandbox implements Sandbox {
   }
 
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
+    if (this.channelDir) {
+      try {
+        return await FifoProcess.start(this.container, this.channelDir, argv, options);
+      } catch (error) {
+        throw this.lost(`starting ${argv[0]}`, error);
+      }
+    }
     const { stream } = await this.startExec(argv, options, true);
     return new DockerAttachedProcess(stream);
   }
@@ -197,7 +270,11 @@ export class DockerSandbox implements Sandbox {
       const code = statusCode(error);
       if (code !== 404 && code !== 409) throw this.lost('removing the container', error);
     } finally {
-      liveSandboxes.forget(this);
+      try {
+        if (this.channelDir) await removeChannelDir(this.channelDir);
+      } finally {
+        liveSandboxes.forget(this);
+      }
     }
   }
 }

@@ -7,6 +7,8 @@ export const OWNER_VALUE = 'intercode-ts';
 export const RUN_LABEL = 'io.intercode-ts.run';
 /** Marks images built by the project, with the env name they serve. */
 export const IMAGE_LABEL = 'io.intercode-ts.image';
+/** On containers with a host channel directory (FIFO transport): its path, removed with the container. */
+export const CHANNEL_LABEL = 'io.intercode-ts.channel';
 /** Marks containers and images made by tests, so a test run can remove all of them. */
 export const TEST_LABEL = 'io.intercode-ts.test';
 

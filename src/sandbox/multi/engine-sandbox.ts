@@ -21,6 +21,8 @@ export interface HoldingEngine {
  */
 export class EngineSandbox implements Sandbox {
   private readonly generation: number;
+  /** Closed when the engine is found down: a FIFO shell does not go through the engine and would not notice. */
+  private readonly processes = new Set<AttachedProcess>();
 
   constructor(
     private readonly inner: Sandbox,
@@ -62,8 +64,13 @@ export class EngineSandbox implements Sandbox {
     }
   }
 
-  /** Its engine is down: stop counting it among the live sandboxes a shutdown removes. */
+  /**
+   * Its engine is down: ends its attached processes (their users see them exit and, trying
+   * again, SANDBOX_LOST) and stops counting it among the live sandboxes a shutdown removes.
+   */
   abandon(): void {
+    for (const process of this.processes) process.close();
+    this.processes.clear();
     liveSandboxes.forget(this.inner);
   }
 
@@ -71,8 +78,14 @@ export class EngineSandbox implements Sandbox {
     return this.call(() => this.inner.exec(argv, options));
   }
 
-  attach(argv: readonly string[], options?: AttachOptions): Promise<AttachedProcess> {
-    return this.call(() => this.inner.attach(argv, options));
+  async attach(argv: readonly string[], options?: AttachOptions): Promise<AttachedProcess> {
+    const process = await this.call(() => this.inner.attach(argv, options));
+    if (this.lost) {
+      process.close();
+      throw this.lostError();
+    }
+    this.processes.add(process);
+    return process;
   }
 
   restartProcesses(): Promise<void> {
@@ -88,6 +101,7 @@ export class EngineSandbox implements Sandbox {
   }
 
   async destroy(): Promise<void> {
+    this.processes.clear();
     try {
       if (!this.lost) await this.inner.destroy();
     } catch (error) {

@@ -1,0 +1,108 @@
+import type Docker from 'dockerode';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { AttachedProcess, AttachOptions } from '../types.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Where a sandbox's channel directory appears inside it. */
+export const CHANNEL_MOUNT = '/run/intercode';
+
+/** The host directory under which each sandbox gets its channel directory. */
+export function channelRoot(): string {
+  return process.env.INTERCODE_CHANNEL_DIR ?? join(tmpdir(), 'intercode-ts-channels');
+}
+
+/** Makes a new, private channel directory on the host. @returns its path. */
+export async function makeChannelDir(): Promise<string> {
+  const dir = join(channelRoot(), randomBytes(8).toString('hex'));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+export async function removeChannelDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * A process in a sandbox whose stdin and stdout are a pair of named pipes in a directory
+ * shared with the host, instead of a stream relayed by the Docker daemon. The daemon only
+ * starts the process (a detached exec, so it runs with the container's limits,
+ * capabilities and namespaces); every byte after that moves through the kernel, which
+ * takes the daemon and the container shim off each step's path (about 250 µs of CPU per
+ * round trip on the machines we measured).
+ *
+ * Two `cat` relays on the host turn the pipes into ordinary child-process streams: they
+ * open the FIFOs with blocking semantics, so the output side ends exactly when the last
+ * writer in the sandbox closes it (the shell and any children it left holding stdout).
+ */
+export class FifoProcess implements AttachedProcess {
+  private constructor(
+    private readonly writer: ChildProcess,
+    private readonly reader: ChildProcess,
+    private readonly names: readonly string[],
+  ) {}
+
+  /** Once both ends are open the names are no longer needed. */
+  private unlinkNames(): void {
+    for (const name of this.names) void rm(name, { force: true });
+  }
+
+  /**
+   * Starts `argv` in the container with stdin/stdout (and stderr) on new FIFOs in `hostDir`.
+   * @throws whatever starting the exec throws (the caller maps it to a SandboxError).
+   */
+  static async start(container: Docker.Container, hostDir: string, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
+    const name = randomBytes(6).toString('hex');
+    const [inHost, outHost] = [join(hostDir, `${name}.in`), join(hostDir, `${name}.out`)];
+    await execFileAsync('mkfifo', ['-m', '600', inHost, outHost]);
+    const writer = spawn('/bin/sh', ['-c', 'exec cat > "$1"', 'sh', inHost], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const reader = spawn('cat', [outHost], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const relay = new FifoProcess(writer, reader, [inHost, outHost]);
+    try {
+      const exec = await container.exec({
+        Cmd: ['/bin/sh', '-c', `exec "$@" < ${CHANNEL_MOUNT}/${name}.in > ${CHANNEL_MOUNT}/${name}.out 2>&1`, 'sh', ...argv],
+        AttachStdin: false,
+        AttachStdout: false,
+        AttachStderr: false,
+        Tty: false,
+        ...(options.workdir ? { WorkingDir: options.workdir } : {}),
+        ...(options.env ? { Env: Object.entries(options.env).map(([k, v]) => `${k}=${v}`) } : {}),
+      });
+      await exec.start({ Detach: true });
+    } catch (error) {
+      relay.close();
+      relay.unlinkNames();
+      throw error;
+    }
+    return relay;
+  }
+
+  write(data: string): void {
+    const stdin = this.writer.stdin!;
+    if (!stdin.destroyed && stdin.writable) stdin.write(data);
+  }
+
+  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void {
+    let exited = false;
+    const exit = () => {
+      if (exited) return;
+      exited = true;
+      this.writer.kill('SIGKILL');
+      handlers.exit();
+    };
+    this.writer.stdin!.on('error', () => undefined);
+    this.reader.stdout!.once('data', () => this.unlinkNames());
+    this.reader.stdout!.on('data', (chunk: Buffer) => handlers.output(chunk));
+    this.reader.stdout!.once('close', exit);
+  }
+
+  close(): void {
+    this.writer.kill('SIGKILL');
+    this.reader.kill('SIGKILL');
+  }
+}
