@@ -23,5 +23,8 @@ export * from './trajectory/index.js';
 export * from './scoring/index.js';
 export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingProtocol } from './replay/replay.js';
 export * from '../envs/bash/index.js';
+export * from '../envs/sql/index.js';
 export * from '../envs/ctf/index.js';
 export * from './policy/index.js';
+export * from './pool/index.js';
+export * from './vec/index.js';

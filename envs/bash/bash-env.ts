@@ -35,7 +35,6 @@ export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
   protected readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
-  private probe: { sandbox: Sandbox; probe: FileProbe } | undefined;
 
   constructor(protected override readonly config: BashEnvConfig) {
     super(config);
@@ -54,7 +53,7 @@ export class BashEnv extends SandboxEnv {
 
   protected async score(episode: EpisodeState): Promise<Score> {
     const { outcome: gold, cached } = await this.goldOutcome(episode.task);
-    const probe = await this.probeFor(episode.sandbox);
+    const probe = new FileProbe(episode.control);
     const changes = await probe.changes();
     const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);
     const agent: BashOutcome = {
@@ -70,19 +69,6 @@ export class BashEnv extends SandboxEnv {
     };
   }
 
-  override async close(): Promise<void> {
-    this.probe?.probe.close();
-    this.probe = undefined;
-    await super.close();
-  }
-
-  private async probeFor(sandbox: Sandbox): Promise<FileProbe> {
-    if (this.probe?.sandbox !== sandbox) {
-      this.probe?.probe.close();
-      this.probe = { sandbox, probe: await FileProbe.open(sandbox) };
-    }
-    return this.probe.probe;
-  }
 
   private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
     const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
@@ -99,11 +85,13 @@ export class BashEnv extends SandboxEnv {
       const observation = renderObservation(await runner.run(gold));
       runner.close();
       const probe = await FileProbe.open(sandbox);
-      const changes = await probe.changes();
-      const added = changes.filter(isAddition).map(([path]) => path);
-      const hashes = await probe.hashes(added, this.config.hashMode);
-      probe.close();
-      return { observation, changes, hashes };
+      try {
+        const changes = await probe.changes();
+        const added = changes.filter(isAddition).map(([path]) => path);
+        return { observation, changes, hashes: await probe.hashes(added, this.config.hashMode) };
+      } finally {
+        probe.close();
+      }
     } finally {
       await sandbox.destroy();
     }

@@ -1,4 +1,6 @@
+import { CONTROL_SHELL } from '../../src/env/sandbox-env.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
+import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseGitStatus, type FileChange } from './reward.js';
 
@@ -17,10 +19,12 @@ const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
  * agent's commands never touch.
  */
 export class FileProbe {
-  private constructor(private readonly shell: ShellSession) {}
+  /** @param shell a shell the agent never touches (an episode's control shell). */
+  constructor(private readonly shell: CommandRunner) {}
 
+  /** A probe with a shell of its own (the caller closes it). */
   static async open(sandbox: Sandbox): Promise<FileProbe> {
-    return new FileProbe(await ShellSession.open(sandbox, { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 }));
+    return new FileProbe(await ShellSession.open(sandbox, CONTROL_SHELL));
   }
 
   async changes(): Promise<FileChange[]> {

@@ -10,15 +10,18 @@
  * banner on stdout, so for machine-readable output use `npm run -s bench -- step --json`
  * or `node bin/bench.js step --json`.
  */
+import { bufferBench } from './buffer-bench.js';
+import { sqlBench } from './sql-bench.js';
 import { stepBench } from './step-bench.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
 export { percentile, percentileOfSorted, summarize, type SampleSummary } from './stats.js';
 export { stepBench, type StepBenchResult } from './step-bench.js';
+export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, sqlBench, bufferBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {

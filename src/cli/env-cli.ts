@@ -35,6 +35,8 @@ export interface EnvCli {
   createEnvs(flags: CommonEnvFlags & Record<string, unknown>, count: number, options: CreateEnvsOptions): Promise<TaskEnv[]>;
   /** The actions that solve `task` when played in order (the gold policy), ending with the submit. */
   goldActions(task: Task): string[];
+  /** Replay of ReAct (`on-submit`) files: the command InterCode's parser took from a recorded action. Default: the text inside `execute[…]`. */
+  reactCommand?(action: string): string;
 }
 
 /** Adds the flags every env shares, then each env's own. */

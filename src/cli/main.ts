@@ -2,11 +2,14 @@ import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { registerCollectCommand } from './collect-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerPlayCommand } from './play-command.js';
+import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerTrainCommand } from './train-command.js';
 
 const program = new Command()
   .name('intercode')
@@ -17,7 +20,10 @@ registerPlayCommand(program);
 registerReplayCommand(program);
 registerImagesCommand(program);
 registerCleanupCommand(program);
-addEnvLifecycle(program, ['run', 'play', 'replay']);
+registerCollectCommand(program);
+registerTrainCommand(program);
+registerPlotCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train']);
 
 try {
   await program.parseAsync(process.argv);

@@ -68,7 +68,14 @@ export function registerReplayCommand(program: Command): void {
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
-      report = await replayTrajectories({ protocol, envs, tasks: envs[0]!.tasks, episodes, onEpisode: (done) => progress.update(done) });
+      report = await replayTrajectories({
+        protocol,
+        envs,
+        tasks: envs[0]!.tasks,
+        episodes,
+        onEpisode: (done) => progress.update(done),
+        ...(cli.reactCommand ? { reactCommand: (action: string) => cli.reactCommand!(action) } : {}),
+      });
     } finally {
       progress.stop();
       await Promise.all(envs.map((env) => env.close()));

@@ -1,8 +1,11 @@
 import type { Task } from '../datasets/index.js';
 import { EnvStateError, SandboxError } from '../errors.js';
+import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
+import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
+import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from './types.js';
 
@@ -17,17 +20,22 @@ export interface SandboxEnvConfig {
   seed?: number;
 }
 
+/** The harness's own shell in each sandbox: long time limit, large outputs (git status, md5 lists, restores). */
+export const CONTROL_SHELL = { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 };
+
 /** What the episode has done so far, handed to the scorer on submit. */
 export interface EpisodeState {
   task: Task;
   sandbox: Sandbox;
+  /** A shell of the harness's own in the episode's sandbox, for reading its state (never the agent's). */
+  control: ShellSession;
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;
   steps: readonly { action: string; observation: string }[];
 }
 
 /** Mulberry32: a small seeded generator, so `reset()` picks the same tasks for the same seed. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -39,25 +47,66 @@ function seededRandom(seed: number): () => number {
 }
 
 /**
- * An episode in a fresh sandbox: `reset` creates one from the env's image (so every change
- * the previous episode made is gone, wherever it was), `step` runs an action through a
- * {@link CommandRunner}, `submit` scores and ends, `skip` ends with reward 0. A sandbox that
- * dies mid-episode truncates the episode with the cause; it is never scored.
- * Subclasses supply the runner and the scorer.
+ * An episode in a clean sandbox: `reset` takes a workspace (sandbox + runner) from its
+ * source — by default a new sandbox from the env's image, or a warm pool's (see
+ * {@link useWorkspaces}) — so every change the previous episode made is gone, wherever it
+ * was; `step` runs an action through the {@link CommandRunner}, `submit` scores and ends,
+ * `skip` ends with reward 0. A sandbox that dies mid-episode truncates the episode with
+ * the cause; it is never scored. Subclasses supply the runner and the scorer.
  */
 export abstract class SandboxEnv implements TaskEnv {
   abstract readonly id: string;
-  private sandbox: Sandbox | undefined;
-  private runner: CommandRunner | undefined;
+  private workspace: Workspace | undefined;
+  private source: WorkspaceSource;
+  private ownsSource = true;
   private task: Task | null = null;
   private steps: { action: string; observation: string }[] = [];
   private lastObservation = '';
   private ended = true;
-  private readonly retiring = new Set<Promise<void>>();
   private readonly random: () => number;
 
   constructor(protected readonly config: SandboxEnvConfig) {
     this.random = seededRandom(config.seed ?? Date.now());
+    this.source = new FreshWorkspaces(this.workspaceFactory());
+  }
+
+  /** How this env makes a workspace: a sandbox from its spec with its runner open. */
+  workspaceFactory(): WorkspaceFactory {
+    return {
+      create: async () => {
+        const sandbox = await this.config.runtime.create(this.config.spec);
+        try {
+          const [runner, control] = await Promise.all([this.openRunner(sandbox), ShellSession.open(sandbox, CONTROL_SHELL)]);
+          return { sandbox, runner, control };
+        } catch (error) {
+          await sandbox.destroy().catch(() => undefined);
+          throw error;
+        }
+      },
+      openRunner: (sandbox) => this.openRunner(sandbox),
+      destroy: async ({ sandbox, runner, control }) => {
+        runner.close();
+        control.close();
+        await sandbox.destroy();
+      },
+    };
+  }
+
+  /**
+   * Takes workspaces from `source` (e.g. a warm pool shared by several envs) from the next
+   * reset on. The caller keeps ownership: `close()` releases this env's workspace to it
+   * but does not close it.
+   */
+  useWorkspaces(source: WorkspaceSource): void {
+    this.retire();
+    if (this.ownsSource) void this.source.close();
+    this.source = source;
+    this.ownsSource = false;
+  }
+
+  /** The sandbox of the current episode (undefined before the first reset and after close). */
+  protected get sandbox(): Sandbox | undefined {
+    return this.workspace?.sandbox;
   }
 
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
@@ -79,13 +128,7 @@ export abstract class SandboxEnv implements TaskEnv {
     const dataset = this.config.dataset ?? [];
     this.task = this.chooseTask(options, dataset);
     this.retire();
-    this.sandbox = await this.config.runtime.create(this.config.spec);
-    try {
-      this.runner = await this.openRunner(this.sandbox);
-    } catch (error) {
-      this.retire();
-      throw error;
-    }
+    this.workspace = await this.source.acquire();
     this.steps = [];
     this.lastObservation = this.task?.query ?? '';
     this.ended = false;
@@ -93,7 +136,7 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   async step(action: string): Promise<StepResult> {
-    if (!this.runner || !this.sandbox) throw new EnvStateError('step() called before reset()');
+    if (!this.workspace) throw new EnvStateError('step() called before reset()');
     if (this.ended) throw new EnvStateError('step() called after the episode ended; call reset()');
     const verb = action.trim();
     try {
@@ -130,7 +173,7 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private async execute(action: string): Promise<StepResult> {
-    const result = await this.runner!.run(action);
+    const result = await this.workspace!.runner.run(action);
     const observation = renderObservation(result);
     this.steps.push({ action, observation });
     this.lastObservation = observation;
@@ -145,29 +188,25 @@ export abstract class SandboxEnv implements TaskEnv {
 
   /** Scores the episode as it stands without ending it (what InterCode's logs recorded after every action). */
   async peekScore(): Promise<Score> {
-    if (!this.sandbox || !this.task) throw new EnvStateError('peekScore() needs a reset() with a task');
+    if (!this.workspace || !this.task) throw new EnvStateError('peekScore() needs a reset() with a task');
     return this.score(this.episodeState(this.task));
   }
 
   private episodeState(task: Task): EpisodeState {
-    return { task, sandbox: this.sandbox!, lastObservation: this.lastObservation, steps: this.steps };
+    return { task, sandbox: this.workspace!.sandbox, control: this.workspace!.control, lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {
     this.ended = true;
     this.retire();
-    await Promise.all(this.retiring);
+    if (this.ownsSource) await this.source.close();
   }
 
-  /** Removes the current sandbox in the background; `close()` waits for all of them. */
+  /** Hands the current workspace back to its source, which removes or restores it off the hot path. */
   private retire(): void {
-    this.runner?.close();
-    const sandbox = this.sandbox;
-    this.runner = undefined;
-    this.sandbox = undefined;
-    if (!sandbox) return;
-    const removal = sandbox.destroy().catch(() => undefined).finally(() => this.retiring.delete(removal));
-    this.retiring.add(removal);
+    const workspace = this.workspace;
+    this.workspace = undefined;
+    if (workspace) this.source.release(workspace);
   }
 
   private chooseTask(options: ResetOptions, dataset: readonly Task[]): Task | null {

@@ -61,6 +61,12 @@ export interface ReplayOptions {
   tasks: readonly Task[];
   episodes: readonly RecordedEpisode[];
   onEpisode?: (done: number, total: number) => void;
+  /**
+   * `on-submit` files: how the env's evaluation script turned a recorded action into the
+   * command it ran (e.g. InterCode's SQL parser cut at the first ";"). Default: the text
+   * inside a whole-action `execute[…]`.
+   */
+  reactCommand?: (action: string) => string;
 }
 
 const solved = (reward: number) => Math.abs(reward - 1) < 1e-9;
@@ -77,7 +83,7 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   let done = 0;
   async function worker(env: TaskEnv): Promise<void> {
     for (let i = next++; i < options.episodes.length; i = next++) {
-      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks, options.protocol);
+      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks, options.protocol, options.reactCommand ?? defaultReactCommand);
       options.onEpisode?.(++done, options.episodes.length);
     }
   }
@@ -98,7 +104,9 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
   };
 }
 
-async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol) {
+const defaultReactCommand = (action: string) => REACT_ACTION.exec(action.trim())?.[1] ?? action;
+
+async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol, reactCommand: (action: string) => string) {
   const task = tasks[episode.taskIndex];
   if (!task) throw new Error(`Recorded episode ${episode.taskIndex} has no task at that index in the data file (${tasks.length} tasks)`);
   if (task.query.trim() !== episode.query.trim()) {
@@ -126,7 +134,7 @@ async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: read
     }
     const isSubmit = action.trim() === 'submit';
     if (!isSubmit) {
-      const command = protocol === 'on-submit' ? (REACT_ACTION.exec(action.trim())?.[1] ?? action) : action;
+      const command = protocol === 'on-submit' ? reactCommand(action) : action;
       const result = await env.step(command);
       observation = result.observation;
       if (result.truncated) break;

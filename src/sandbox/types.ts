@@ -88,8 +88,18 @@ export interface Sandbox {
   putArchive(tar: Buffer, destDir: string): Promise<void>;
   /** Returns a tar archive of `path`. */
   getArchive(path: string): Promise<Buffer>;
+  /**
+   * Every path of the sandbox's own file system that differs from its image (bind mounts
+   * and the kernel's pseudo file systems excluded), outermost first.
+   */
+  changes(): Promise<FileSystemChange[]>;
   /** Removes the sandbox and everything in it. Idempotent. */
   destroy(): Promise<void>;
+}
+
+export interface FileSystemChange {
+  path: string;
+  kind: 'modified' | 'added' | 'deleted';
 }
 
 export interface SandboxRuntime {

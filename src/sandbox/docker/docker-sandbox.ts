@@ -10,6 +10,7 @@ import {
   type AttachOptions,
   type ExecOptions,
   type ExecResult,
+  type FileSystemChange,
   type Sandbox,
   type SandboxRuntime,
   type SandboxSpec,
@@ -257,6 +258,16 @@ export class DockerSandbox implements Sandbox {
       return Buffer.concat(chunks);
     } catch (error) {
       throw this.lost(`copying ${path} out`, error);
+    }
+  }
+
+  async changes(): Promise<FileSystemChange[]> {
+    try {
+      const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
+      const kinds = ['modified', 'added', 'deleted'] as const;
+      return list.map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
+    } catch (error) {
+      throw this.lost('listing file changes', error);
     }
   }
 

@@ -1,6 +1,6 @@
 import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, Sandbox, SandboxSpec } from '../types.js';
+import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxSpec } from '../types.js';
 
 /** What a sandbox needs to know of the engine holding it. */
 export interface HoldingEngine {
@@ -98,6 +98,10 @@ export class EngineSandbox implements Sandbox {
 
   getArchive(path: string): Promise<Buffer> {
     return this.call(() => this.inner.getArchive(path));
+  }
+
+  changes(): Promise<FileSystemChange[]> {
+    return this.call(() => this.inner.changes());
   }
 
   async destroy(): Promise<void> {

@@ -1,0 +1,55 @@
+import type { PyRepr } from './python-repr.js';
+
+/** What one SQL statement gave back. Failures are outcomes (the agent sees them), never exceptions. */
+export type QueryOutcome =
+  | {
+      kind: 'rows';
+      columns: string[];
+      /** Each cell as Python's repr, as InterCode's driver returned it. */
+      rows: PyRepr[][];
+      /** More rows came back than the cap; only the first `rows.length` are kept. */
+      truncated: boolean;
+    }
+  /** A statement without a result set (USE, SET, INSERT…). */
+  | { kind: 'ok'; affectedRows: number }
+  | {
+      kind: 'error';
+      /** The server's message, as InterCode showed it after "Error executing query: ". */
+      message: string;
+      /** The statement ran past its time limit and was stopped. */
+      timedOut: boolean;
+    };
+
+export interface ExecuteLimits {
+  timeoutMs: number;
+  /** Rows kept from a result set; more are dropped (and the query stopped) with `truncated`. */
+  maxRows: number;
+}
+
+/** One connection's worth of state: a current database, session variables, and (when writable) the data. */
+export interface SqlSession {
+  /** Runs one statement. Throws only when the backend itself is gone ({@link SandboxError}). */
+  execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome>;
+  /**
+   * Back to a fresh session on `database` (InterCode ran `use <db>`).
+   * @param fresh the session ran something that may have changed its state (or its data, when writable): start over.
+   * @throws DatabaseNotFoundError when the backend has no such database.
+   */
+  useDatabase(database: string, fresh: boolean): Promise<void>;
+  /** Tables (by name) and their columns (in order), for the handicap observation. */
+  schema(database: string): Promise<{ table: string; columns: string[] }[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Where sessions come from: one server (or file set) shared by every env built on it.
+ * Invariant every backend keeps: a session that ran only session-neutral statements
+ * (statement-kind.ts) since `useDatabase` sees exactly the backend's original data, so
+ * gold results computed in one such session hold for all of them.
+ */
+export interface SqlBackend {
+  /** For messages and cache keys: what data this backend serves (image tag, file hashes). */
+  readonly identity: string;
+  openSession(): Promise<SqlSession>;
+  close(): Promise<void>;
+}

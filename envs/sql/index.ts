@@ -1,0 +1,109 @@
+import { readFile } from 'node:fs/promises';
+import { loadDataset } from '../../src/datasets/index.js';
+import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { BuildLog } from '../../src/images/image-builder.js';
+import { packagePath } from '../../src/package-path.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import type { SqlBackend } from './backend.js';
+import { SqlGoldCache } from './gold-cache.js';
+import { PrivateServerBackend, SharedServerBackend } from './mariadb/backends.js';
+import type { SqlRewardOptions } from './reward.js';
+import { builtinDump, ensureSqlImage, readDumps } from './server-image.js';
+import { SqliteBackend } from './sqlite/sqlite-backend.js';
+import { SqlEnv } from './sql-env.js';
+
+export { SqlEnv, renderOutcome, handicapText, type SqlEnvConfig, type SqlStepResult, type SqlStepInfo } from './sql-env.js';
+export { sqlReward, hasTopLevelOrderBy, type ScoredRows, type SqlRewardOptions, type SqlRewardResult } from './reward.js';
+export { kendallTauB } from './kendall.js';
+export { SqlGoldCache } from './gold-cache.js';
+export { SqliteBackend } from './sqlite/sqlite-backend.js';
+export { SharedServerBackend, PrivateServerBackend } from './mariadb/backends.js';
+export { ensureSqlImage, builtinDump, readDumps } from './server-image.js';
+export { DatabaseNotFoundError, DumpLoadError } from './errors.js';
+export type { SqlBackend, SqlSession, QueryOutcome, ExecuteLimits } from './backend.js';
+
+/** The project's own SQL tasks, over the built-in `library` database. */
+export const BUILTIN_SQL_TASKS = packagePath('datasets', 'sql', 'tasks.json');
+export const BUILTIN_SQL_SCRIPT = packagePath('datasets', 'sql', 'library.sql');
+
+export interface SqlEnvOptions {
+  /** Task file (InterCode JSON, JSONL, CSV, TSV), each task naming its database in `db`. Default: built-in. `null`: tool mode. */
+  data: string | null;
+  /** SQL dumps the server image loads, in order (default: the built-in database). */
+  dumps: readonly string[];
+  /** SQLite files: use the embedded backend (no Docker) instead of the server. */
+  sqlite: readonly string[];
+  /** The embedded backend over the built-in database (no Docker). */
+  embedded: boolean;
+  /** Writable mode: the agent may change data; each episode's changes are private and gone at reset. */
+  writable: boolean;
+  handicap: boolean;
+  order: SqlRewardOptions['order'];
+  timeoutMs: number;
+  maxRows: number;
+  /** Database for tasks without `db` and for tool mode. */
+  defaultDatabase: string;
+  trajectoryDir: string;
+  seed: number;
+  endpoint: string;
+  buildLog: BuildLog;
+}
+
+export const DEFAULT_SQL_LIMITS = { timeoutMs: 10_000, maxRows: 10_000 } as const;
+
+/** The backend the options ask for: embedded SQLite, or a server image with the dumps loaded. */
+async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend> {
+  const writable = options.writable ?? false;
+  if (options.sqlite?.length) return SqliteBackend.fromFiles(options.sqlite, writable);
+  if (options.embedded) return SqliteBackend.fromScripts(new Map([['library', await readFile(BUILTIN_SQL_SCRIPT, 'utf8')]]), writable);
+  const docker = await connectEngine(options.endpoint);
+  const dumps = options.dumps?.length ? await readDumps(options.dumps) : [await builtinDump()];
+  const image = await ensureSqlImage(docker, dumps, options.buildLog ?? (() => undefined));
+  const server = { runtime: new DockerRuntime(docker), image };
+  return writable ? new PrivateServerBackend(server) : SharedServerBackend.start(server);
+}
+
+/**
+ * `count` envs on one backend (one server, or one set of SQLite files) with one gold
+ * cache; the backend stops when the last env closes.
+ * @throws DumpLoadError (a dump failed to load), DatasetError (bad task file or SQLite file), ImageError, SandboxError.
+ */
+export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: number): Promise<SqlEnv[]> {
+  const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_SQL_TASKS);
+  const backend = await openBackend(options);
+  let open = count;
+  const release = async () => {
+    if (--open === 0) await backend.close();
+  };
+  const goldCache = new SqlGoldCache();
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      new SqlEnv({
+        backend,
+        dataset,
+        limits: { timeoutMs: options.timeoutMs ?? DEFAULT_SQL_LIMITS.timeoutMs, maxRows: options.maxRows ?? DEFAULT_SQL_LIMITS.maxRows },
+        handicap: options.handicap ?? false,
+        order: options.order ?? 'intercode',
+        goldCache,
+        release,
+        ...(options.defaultDatabase ? { defaultDatabase: options.defaultDatabase } : options.data === undefined ? { defaultDatabase: 'library' } : {}),
+        ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
+        ...(options.seed !== undefined ? { seed: options.seed + i } : {}),
+      }),
+  );
+}
+
+/** One env (its own backend). */
+export async function createSqlEnv(options: Partial<SqlEnvOptions> = {}): Promise<SqlEnv> {
+  return (await createSqlEnvs(options, 1))[0]!;
+}
+
+export const sqlEnvSpec: EnvSpec<SqlEnvOptions> = {
+  id: 'intercode/sql-v1',
+  description: 'Text-to-SQL tasks (Spider, WikiSQL, your own) over MariaDB in a sandbox or embedded SQLite; InterCode SQL reward',
+  create: createSqlEnv,
+};
+
+registerEnv(sqlEnvSpec);

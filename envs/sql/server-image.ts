@@ -1,0 +1,45 @@
+import type Docker from 'dockerode';
+import { readFile } from 'node:fs/promises';
+import { DatasetError, ImageError } from '../../src/errors.js';
+import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import { packagePath } from '../../src/package-path.js';
+import { DumpLoadError } from './errors.js';
+import { dumpFileName, sqlDataRecipe, type SqlDump } from './images.js';
+
+/** The built-in database as a server dump: its portable SQL inside `CREATE DATABASE library`. */
+export async function builtinDump(): Promise<SqlDump> {
+  const body = await readFile(packagePath('datasets', 'sql', 'library.sql'));
+  return { label: 'built-in:library.sql', sql: Buffer.concat([Buffer.from('CREATE DATABASE IF NOT EXISTS `library`;\nUSE `library`;\n'), body]) };
+}
+
+/** Reads dump files. @throws DatasetError naming a dump that cannot be read. */
+export async function readDumps(paths: readonly string[]): Promise<SqlDump[]> {
+  return Promise.all(
+    paths.map(async (path) => {
+      try {
+        return { label: path, sql: await readFile(path) };
+      } catch (error) {
+        throw new DatasetError({ file: path }, `cannot read the SQL dump (${(error as NodeJS.ErrnoException).code ?? 'unknown error'})`, error);
+      }
+    }),
+  );
+}
+
+const FAILED = /intercode-dump-failed (\S+) (.*)/;
+
+/**
+ * Builds (or finds) the server image with `dumps` loaded.
+ * @throws DumpLoadError naming the dump and line when one fails to load; ImageError otherwise.
+ */
+export async function ensureSqlImage(docker: Docker, dumps: readonly SqlDump[], log: BuildLog): Promise<string> {
+  try {
+    return await ensureImage(docker, await sqlDataRecipe(dumps), log);
+  } catch (error) {
+    const failed = error instanceof ImageError ? FAILED.exec(error.message) : null;
+    if (!failed) throw error;
+    const index = dumps.findIndex((d, i) => dumpFileName(i, d.label) === failed[1]);
+    const message = failed[2]!.trim();
+    const line = /at line (\d+)/.exec(message);
+    throw new DumpLoadError(dumps[index]?.label ?? failed[1]!, line ? Number(line[1]) : null, message, error);
+  }
+}

@@ -1,0 +1,236 @@
+import type { Task } from '../../src/datasets/index.js';
+import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from '../../src/env/types.js';
+import { EnvStateError, SandboxError } from '../../src/errors.js';
+import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
+import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from './backend.js';
+import type { SqlGoldCache } from './gold-cache.js';
+import { pyRowList, pyStr, pyTuple } from './python-repr.js';
+import { hasTopLevelOrderBy, sqlReward, type SqlRewardOptions } from './reward.js';
+import { isRepeatableRead, isSessionNeutral } from './statement-kind.js';
+import { chooseTask, seededRandom } from './task-choice.js';
+
+export interface SqlEnvConfig {
+  backend: SqlBackend;
+  /** Tasks, each naming its database in `db`; empty: tool mode (no query, submit scores 0). */
+  dataset: readonly Task[];
+  limits: ExecuteLimits;
+  /** InterCode's "handicap" runs: the first observation also lists the tables and their columns. */
+  handicap: boolean;
+  /** The reward's order term: `intercode` (default, as published) or `gold-order-by`. */
+  order: SqlRewardOptions['order'];
+  /** Shared gold results, used while the session is untouched (see {@link SqlBackend}). */
+  goldCache?: SqlGoldCache;
+  /** Database for tasks without `db` (and for tool mode). */
+  defaultDatabase?: string;
+  /** Called once when the env closes (after its session is closed): releases a shared backend. */
+  release?: () => Promise<void>;
+  trajectoryDir?: string;
+  seed?: number;
+}
+
+/** Step info plus the statement's outcome (rows as Python reprs, or the error). */
+export interface SqlStepInfo extends StepInfo {
+  result?: QueryOutcome;
+}
+
+export interface SqlStepResult extends StepResult {
+  info: SqlStepInfo;
+}
+
+/** InterCode's observation for an outcome: `str(rows)`, or `Error executing query: …`. */
+export function renderOutcome(outcome: QueryOutcome): string {
+  switch (outcome.kind) {
+    case 'rows': {
+      const text = pyRowList(outcome.rows);
+      return outcome.truncated ? `${text}\n[intercode: only the first ${outcome.rows.length} rows are shown; the query was stopped there]` : text;
+    }
+    case 'ok':
+      return `[intercode: the statement returned no rows (${outcome.affectedRows} rows affected)]`;
+    case 'error':
+      return `Error executing query: ${outcome.message}`;
+  }
+}
+
+/** The handicap text InterCode's evaluation gave the agent: each table with `str(list_of_columns)`. */
+export function handicapText(tables: readonly { table: string; columns: readonly string[] }[]): string {
+  return `MySQL tables, with their properties\n${tables.map((t) => `- ${t.table}: [${t.columns.map(pyStr).join(', ')}]\n`).join('')}`;
+}
+
+/** The task's own table list (InterCode's `db_tables`: name → columns), when it has one. */
+function taskTables(task: Task): { table: string; columns: string[] }[] | undefined {
+  const tables = task.metadata.db_tables;
+  if (!tables || typeof tables !== 'object' || Array.isArray(tables)) return undefined;
+  return Object.entries(tables as Record<string, unknown>).map(([table, columns]) => ({
+    table,
+    columns: Array.isArray(columns) ? columns.map(String) : [],
+  }));
+}
+
+/**
+ * SQL tasks as episodes over a {@link SqlBackend}: `reset` selects the task's database,
+ * an action is one SQL statement, `submit` scores the last result against the gold
+ * query's with InterCode's reward. The session is kept across resets while the episode
+ * ran only session-neutral reads; otherwise it starts fresh (and in writable mode, on
+ * fresh data).
+ */
+export class SqlEnv implements TaskEnv {
+  readonly id = 'intercode/sql-v1';
+  private session: SqlSession | undefined;
+  private task: Task | null = null;
+  private steps: { action: string; observation: string }[] = [];
+  private last: QueryOutcome | null = null;
+  private lastObservation = '';
+  /** The session may differ from a fresh one on the task's database. */
+  private touched = false;
+  private ended = true;
+  private closed = false;
+  private readonly random: () => number;
+
+  constructor(private readonly config: SqlEnvConfig) {
+    this.random = seededRandom(config.seed ?? Date.now());
+  }
+
+  get tasks(): readonly Task[] {
+    return this.config.dataset;
+  }
+
+  async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    if (this.closed) throw new EnvStateError('reset() called after close()');
+    this.task = chooseTask(options, this.config.dataset, this.random);
+    this.session ??= await this.config.backend.openSession();
+    this.ended = true;
+    const database = this.databaseOf(this.task);
+    if (database !== undefined) await this.session.useDatabase(database, this.touched);
+    this.touched = false;
+    this.steps = [];
+    this.last = null;
+    let observation = this.task?.query ?? '';
+    if (this.config.handicap && this.task && database !== undefined) {
+      const tables = taskTables(this.task) ?? (await this.session.schema(database));
+      observation = `${observation}\n\n${handicapText(tables)}`;
+    }
+    this.lastObservation = observation;
+    this.ended = false;
+    return { observation, info: { task: this.task } };
+  }
+
+  async step(action: string): Promise<SqlStepResult> {
+    if (!this.session) throw new EnvStateError('step() called before reset()');
+    if (this.ended) throw new EnvStateError('step() called after the episode ended; call reset()');
+    const verb = action.trim();
+    try {
+      if (verb === 'submit' || verb === 'skip') return await this.finish(verb);
+      const started = performance.now();
+      if (!isSessionNeutral(action)) this.touched = true;
+      const outcome = await this.session.execute(action, this.config.limits);
+      const observation = renderOutcome(outcome);
+      this.steps.push({ action, observation });
+      this.last = outcome;
+      this.lastObservation = observation;
+      const timedOut = outcome.kind === 'error' && outcome.timedOut;
+      return {
+        observation,
+        reward: 0,
+        terminated: false,
+        truncated: false,
+        info: {
+          actionExecuted: outcome.kind !== 'error',
+          exitCode: outcome.kind === 'error' ? 1 : 0,
+          durationMs: performance.now() - started,
+          events: timedOut ? [{ kind: 'timed-out', afterMs: this.config.limits.timeoutMs }] : [],
+          result: outcome,
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      return this.lose(error);
+    }
+  }
+
+  async peekScore(): Promise<Score> {
+    if (!this.session || !this.task) throw new EnvStateError('peekScore() needs a reset() with a task');
+    return this.score(this.task);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ended = true;
+    const session = this.session;
+    this.session = undefined;
+    await session?.close().catch(() => undefined);
+    await this.config.release?.();
+  }
+
+  private databaseOf(task: Task | null): string | undefined {
+    const db = task?.metadata.db;
+    return typeof db === 'string' && db !== '' ? db : this.config.defaultDatabase;
+  }
+
+  private async finish(verb: 'submit' | 'skip'): Promise<SqlStepResult> {
+    let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
+    if (verb === 'submit' && this.task) score = await this.score(this.task);
+    this.ended = true;
+    await this.writeLog(score.reward, { ...score.details, reward: score.reward });
+    return {
+      observation: this.lastObservation,
+      reward: score.reward,
+      terminated: true,
+      truncated: false,
+      info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
+    };
+  }
+
+  private async score(task: Task): Promise<Score> {
+    const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
+    const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
+    // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
+    const goldRows = goldOutcome.kind === 'rows' ? goldOutcome.rows.map(pyTuple) : [];
+    const agentRows = this.last?.kind === 'rows' ? this.last.rows.map(pyTuple) : null;
+    const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });
+    return {
+      reward: result.reward,
+      parts: { iou: result.iou, ...(result.kendallTau === null ? {} : { kendall_tau: result.kendallTau }) },
+      details: {
+        agent_obs: this.last ? renderOutcome(this.last) : null,
+        eval_obs: goldOutcome.kind === 'rows' ? pyRowList(goldOutcome.rows) : renderOutcome(goldOutcome),
+        corrupt_gold: goldOutcome.kind === 'error',
+        gold_cached: cached,
+      },
+    };
+  }
+
+  /** The gold's result in this session; from the shared cache when that provably gives the same. */
+  private goldOutcome(task: Task, gold: string): Promise<{ outcome: QueryOutcome; cached: boolean }> {
+    const run = () => {
+      if (!isSessionNeutral(gold)) this.touched = true;
+      return this.session!.execute(gold, this.config.limits);
+    };
+    const cache = this.config.goldCache;
+    if (!cache || this.touched || !isRepeatableRead(gold)) {
+      return run().then((outcome) => ({ outcome, cached: false }));
+    }
+    return cache.get(`${this.config.backend.identity}\0${this.databaseOf(task) ?? ''}\0${gold}`, run);
+  }
+
+  private async lose(error: SandboxError): Promise<SqlStepResult> {
+    this.ended = true;
+    const session = this.session;
+    this.session = undefined;
+    await session?.close().catch(() => undefined);
+    await this.writeLog(null, { truncated: error.message });
+    return {
+      observation: `[intercode: the SQL backend was lost: ${error.message}]`,
+      reward: 0,
+      terminated: false,
+      truncated: true,
+      info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost', message: error.message } },
+    };
+  }
+
+  private async writeLog(reward: number | null, info: Record<string, unknown>): Promise<void> {
+    if (!this.config.trajectoryDir || !this.task) return;
+    const log = toIntercodeLog({ environment: 'ic_sql', task: this.task, steps: this.steps, reward, info });
+    await writeEpisodeLog(this.config.trajectoryDir, log);
+  }
+}

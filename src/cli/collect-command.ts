@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
+import { Progress } from './progress.js';
+import { ConfigError } from '../errors.js';
+
+interface CollectFlags extends CommonEnvFlags {
+  env: string;
+  policy: string;
+  episodes?: string;
+  parallel: string;
+  out: string;
+  turnLimit: string;
+  capacity: string;
+  json?: boolean;
+}
+
+/**
+ * `intercode collect`: plays a policy in parallel envs and writes each episode as a
+ * demonstration, to JSON Lines (`--out x.jsonl`) or a replay-buffer folder (any other path).
+ */
+export function registerCollectCommand(program: Command): void {
+  const command = program
+    .command('collect')
+    .description('play a policy in parallel envs and save the episodes as demonstrations (JSONL, or a replay-buffer folder)')
+    .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run); llm:… is not on this branch yet', 'gold')
+    .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
+    .option('--parallel <n>', 'episodes in flight (one env each)', '2')
+    .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
+    .option('--turn-limit <n>', 'actions per episode before a submit is forced', '10')
+    .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
+    .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"}');
+  addEnvFlags(command, ENV_CLIS).action(async (flags: CollectFlags, self: Command) => {
+    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    const parallel = positiveInteger('--parallel', flags.parallel);
+    const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
+    const capacity = positiveInteger('--capacity', flags.capacity);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const { resolvePolicy } = await import('../../training/policy/policy-spec.js');
+    const { demoFromRollout, demoTransitions, formatDemoLine } = await import('../../training/demos/demo-episode.js');
+    const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
+    const { EnvWorkers } = await import('../../training/loops/episode-runner.js');
+    const { SOLVED } = await import('../../training/loops/trainer.js');
+    const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
+    const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log });
+    const runner = new EnvWorkers(cli.name, envs);
+    const tasks = runner.tasks.filter(resolved.covers);
+    const toJsonl = flags.out.endsWith('.jsonl');
+    const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
+    try {
+      if (tasks.length === 0) throw new ConfigError('--policy', `covers none of the ${runner.tasks.length} tasks`);
+      const episodes = flags.episodes === undefined ? tasks.length : positiveInteger('--episodes', flags.episodes);
+      if (toJsonl) writeFileSync(flags.out, '');
+      const progress = new Progress('episodes', episodes);
+      const stamp = Date.now().toString(36);
+      let solved = 0;
+      let rewardSum = 0;
+      let envSteps = 0;
+      const started = performance.now();
+      await runner.play(
+        Array.from({ length: episodes }, (_, i) => ({ task: tasks[i % tasks.length]!, policy: resolved.policy })),
+        {
+          turnLimit,
+          onEpisode: (done, played) => {
+            const demo = demoFromRollout(cli.name, played, resolved.policy.name);
+            if (toJsonl) appendFileSync(flags.out, `${formatDemoLine(demo)}\n`);
+            else buffer!.addMany(demoTransitions(demo, `${stamp}-${done}`));
+            if (played.reward >= SOLVED) solved += 1;
+            rewardSum += played.reward;
+            envSteps += played.turns.length;
+            progress.update(done, `solved ${solved}`);
+          },
+        },
+      );
+      progress.stop();
+      const elapsedSec = (performance.now() - started) / 1000;
+      const summary = { episodes, solved, successRate: solved / episodes, meanReward: rewardSum / episodes, envSteps, envStepsPerSec: envSteps / elapsedSec, elapsedSec, out: flags.out };
+      if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+      else console.log(`${episodes} episodes (${solved} solved, mean reward ${summary.meanReward.toFixed(3)}), ${envSteps} env steps at ${summary.envStepsPerSec.toFixed(1)}/s, written to ${flags.out}`);
+    } finally {
+      buffer?.close();
+      await runner.close();
+    }
+  });
+}

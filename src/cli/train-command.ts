@@ -1,0 +1,157 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
+import { Progress } from './progress.js';
+
+interface TrainFlags extends CommonEnvFlags {
+  env?: string;
+  demos?: string;
+  run: string;
+  checkpoints: string;
+  resume?: boolean;
+  seed: string;
+  heldOut: string;
+  turnLimit: string;
+  bcEpochs: string;
+  bcBatch: string;
+  bcSampling: string;
+  bcLr: string;
+  pgIterations: string;
+  pgEpisodes: string;
+  pgLr: string;
+  entropy: string;
+  evalEvery: string;
+  parallel: string;
+  json?: boolean;
+}
+
+function fraction(flag: string, value: string, { max }: { max: number }): number {
+  const n = Number(value);
+  if (!(n >= 0 && n <= max)) throw new ConfigError(flag, `must be a number from 0 to ${max}, got "${value}"`);
+  return n;
+}
+
+function positiveNumber(flag: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0)) throw new ConfigError(flag, `must be a positive number, got "${value}"`);
+  return n;
+}
+
+function nonNegativeInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(flag, `must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function sampling(value: string): 'uniform' | 'prioritized' {
+  if (value !== 'uniform' && value !== 'prioritized') throw new ConfigError('--bc-sampling', `must be uniform or prioritized, got "${value}"`);
+  return value;
+}
+
+/**
+ * `intercode train`: random-policy baseline, behaviour cloning on demonstrations, then
+ * REINFORCE on the env's reward, checkpointing every iteration to checkpoints/<run>.
+ */
+export function registerTrainCommand(program: Command): void {
+  const command = program
+    .command('train')
+    .description('train a neural policy: behaviour cloning on demonstrations, then policy gradient on the env reward; checkpoints and metrics in checkpoints/<run>')
+    .option('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')} (with --resume: the run's)`)
+    .option('--demos <path>', 'demonstrations: a JSONL file or a replay-buffer folder from `intercode collect` (not needed with --resume)')
+    .requiredOption('--run <name>', 'the run\'s name: its folder is <checkpoints>/<name>')
+    .option('--checkpoints <dir>', 'where run folders live', 'checkpoints')
+    .option('--resume', 'continue the run from its last checkpoint (its own settings apply)')
+    .option('--seed <n>', 'seed for the task split, initial weights, minibatches and sampled actions', '1')
+    .option('--held-out <fraction>', 'share of tasks kept out of training', '0.2')
+    .option('--turn-limit <n>', 'actions per episode before a submit is forced', '3')
+    .option('--bc-epochs <n>', 'behaviour-cloning epochs', '40')
+    .option('--bc-batch <n>', 'behaviour-cloning minibatch size', '32')
+    .option('--bc-sampling <how>', 'uniform or prioritized (by each example\'s loss) minibatches from the replay buffer', 'uniform')
+    .option('--bc-lr <rate>', 'behaviour-cloning Adam learning rate', '0.01')
+    .option('--pg-iterations <n>', 'policy-gradient iterations', '6')
+    .option('--pg-episodes <n>', 'episodes per policy-gradient iteration', '24')
+    .option('--pg-lr <rate>', 'policy-gradient Adam learning rate', '0.003')
+    .option('--entropy <coef>', 'entropy bonus coefficient', '0.01')
+    .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
+    .option('--parallel <n>', 'episodes in flight (one env each)', '2')
+    .option('--json', 'print one JSON object: the run summary (see README: train --json)');
+  addEnvFlags(command, ENV_CLIS).action(async (flags: TrainFlags, self: Command) => {
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const { createRun, train } = await import('../../training/loops/trainer.js');
+    const { EnvWorkers } = await import('../../training/loops/episode-runner.js');
+    const { selectBackend } = await import('../../training/policy/backend.js');
+    const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
+    const { loadDemos } = await import('../../training/demos/demo-episode.js');
+    const { readJson, runPaths } = await import('../../training/run/run-files.js');
+    const dir = join(flags.checkpoints, flags.run);
+    const paths = runPaths(dir);
+    const parallel = positiveInteger('--parallel', flags.parallel);
+    let envName: string;
+    if (flags.resume) {
+      if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
+      envName = readJson<{ settings: { env: string } }>(paths.config, '--run').settings.env;
+      if (flags.env && flags.env !== envName) throw new ConfigError('--env', `is ${flags.env}, but run ${flags.run} trains on ${envName}`);
+    } else {
+      if (!flags.env) throw new ConfigError('--env', 'is required for a new run');
+      if (!flags.demos) throw new ConfigError('--demos', 'is required for a new run');
+      envName = flags.env;
+    }
+    const cli = selectEnvCli(ENV_CLIS, '--env', envName, self);
+    await selectBackend(log);
+    const settings = flags.resume
+      ? undefined
+      : {
+          env: envName,
+          seed: Number(flags.seed),
+          heldOutFraction: fraction('--held-out', flags.heldOut, { max: 0.9 }),
+          turnLimit: positiveInteger('--turn-limit', flags.turnLimit),
+          bcEpochs: positiveInteger('--bc-epochs', flags.bcEpochs),
+          bcBatchSize: positiveInteger('--bc-batch', flags.bcBatch),
+          bcSampling: sampling(flags.bcSampling),
+          bcLearningRate: positiveNumber('--bc-lr', flags.bcLr),
+          pgIterations: nonNegativeInteger('--pg-iterations', flags.pgIterations),
+          pgEpisodes: positiveInteger('--pg-episodes', flags.pgEpisodes),
+          pgLearningRate: positiveNumber('--pg-lr', flags.pgLr),
+          valueCoef: 0.5,
+          entropyCoef: fraction('--entropy', flags.entropy, { max: 1 }),
+          evalEvery: positiveInteger('--eval-every', flags.evalEvery),
+          shape: DEFAULT_SHAPE,
+        };
+    if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
+    const demos = settings ? loadDemos(flags.demos!) : [];
+    const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
+    const runner = new EnvWorkers(cli.name, envs);
+    let progress: Progress | undefined;
+    try {
+      if (settings) createRun(dir, settings, runner.tasks, demos);
+      const summary = await train(dir, {
+        runner,
+        resume: flags.resume ?? false,
+        log,
+        onIteration: (record, total) => {
+          progress ??= new Progress('iterations', total);
+          const figures = [record.phase, record.loss !== undefined ? `loss ${record.loss.toFixed(3)}` : '', record.successRate !== undefined ? `success ${(record.successRate * 100).toFixed(0)} %` : ''];
+          progress.update(record.iteration + 1, figures.filter(Boolean).join(' '));
+        },
+      });
+      progress?.stop();
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        return;
+      }
+      const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+      console.log(`run ${dir}: ${summary.trainTasks} training tasks, ${summary.heldOutTasks} held out, ${summary.candidates} candidate actions`);
+      console.log(`  random policy   train ${pct(summary.baseline.train)}  held-out ${pct(summary.baseline.heldOut)}`);
+      console.log(`  after cloning   train ${pct(summary.afterBc.train)}  held-out ${pct(summary.afterBc.heldOut)}`);
+      console.log(`  final           train ${pct(summary.final.train)}  held-out ${pct(summary.final.heldOut)}`);
+      console.log(`  env steps/s during policy gradient ${summary.envStepsPerSec.toFixed(2)}; ${summary.iterations} iterations in ${summary.elapsedSec.toFixed(1)} s`);
+      console.log(`  curves: intercode plot ${dir}`);
+    } finally {
+      progress?.stop();
+      await runner.close();
+    }
+  });
+}

@@ -1,0 +1,3 @@
+export type { Workspace, WorkspaceFactory, WorkspaceSource } from './types.js';
+export { FreshWorkspaces } from './fresh-workspaces.js';
+export { WorkspacePool, type PoolStats, type WorkspacePoolOptions } from './workspace-pool.js';

@@ -1,0 +1,35 @@
+import type { ShellSession } from '../sandbox/shell/shell-session.js';
+import type { CommandRunner } from '../sandbox/shell/types.js';
+import type { Sandbox } from '../sandbox/types.js';
+
+/**
+ * A sandbox with the env's command runner open in it: what an episode runs in. `control`
+ * is a shell of the harness's own in the same sandbox (for scoring and restoring); the
+ * agent's actions never go through it.
+ */
+export interface Workspace {
+  readonly sandbox: Sandbox;
+  /** The agent's runner; replaced with a fresh one when the workspace is restored in place. */
+  runner: CommandRunner;
+  readonly control: ShellSession;
+}
+
+/** How an env makes and unmakes its workspaces (the pool calls these; it knows nothing of envs). */
+export interface WorkspaceFactory {
+  /** A new sandbox, started, with the runner and the control shell open. @throws SandboxError / ImageError. */
+  create(): Promise<Workspace>;
+  /** A new agent runner in an existing sandbox (after an in-place restore). */
+  openRunner(sandbox: Sandbox): Promise<CommandRunner>;
+  /** Closes the runner and removes the sandbox. */
+  destroy(workspace: Workspace): Promise<void>;
+}
+
+/** Where an env's episodes get their workspaces. */
+export interface WorkspaceSource {
+  /** A clean workspace: nothing any earlier episode did is in it. */
+  acquire(): Promise<Workspace>;
+  /** The episode is over: the workspace is never handed out again as it is (removed, or restored first). */
+  release(workspace: Workspace): void;
+  /** Waits for background work and removes every workspace the source holds. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,184 @@
+import genericPool, { type Pool } from 'generic-pool';
+import { ConfigError, SandboxError } from '../errors.js';
+import type { Workspace, WorkspaceFactory, WorkspaceSource } from './types.js';
+
+export interface WorkspacePoolOptions {
+  /** How many workspaces are in use at once at most (one per env sharing the pool). Default 1. */
+  borrowers: number;
+  /** Workspaces kept ready beyond those in use (refilled in the background). Default 2. */
+  minIdle: number;
+  /** Most workspaces alive at once, in use or idle. Default 64. */
+  max: number;
+  /** An acquire that waits longer than this fails. Default 120 000 ms. */
+  acquireTimeoutMs: number;
+  /** After this many creations in a row fail, the pool stops retrying and fails every acquire with the cause. Default 3. */
+  maxConsecutiveFailures: number;
+  /**
+   * Restores a used workspace in place, returning true when it is clean again (it then goes
+   * back to the idle set); false or a throw removes it. Omitted: used workspaces are removed.
+   */
+  restore?: (workspace: Workspace) => Promise<boolean>;
+}
+
+const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3 };
+
+/** @throws ConfigError naming the bad option. */
+function resolve(options: Partial<WorkspacePoolOptions>): WorkspacePoolOptions {
+  const resolved = { ...DEFAULTS, ...options };
+  const integer = (name: keyof WorkspacePoolOptions, min: number) => {
+    const value = resolved[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+      throw new ConfigError(`pool.${name}`, `must be an integer ≥ ${min}, got ${String(value)}`);
+    }
+  };
+  integer('borrowers', 1);
+  integer('minIdle', 0);
+  integer('max', 1);
+  integer('acquireTimeoutMs', 1);
+  integer('maxConsecutiveFailures', 1);
+  return resolved;
+}
+
+export interface PoolStats {
+  /** Ready to hand out. */
+  idle: number;
+  /** Handed out, or being restored / removed. */
+  borrowed: number;
+  /** Being created. */
+  pending: number;
+  created: number;
+  restored: number;
+  removed: number;
+  /** Found dead or dirty on borrow and removed instead of handed out. */
+  rejectedOnBorrow: number;
+}
+
+/**
+ * A warm pool of workspaces (generic-pool underneath): sandboxes created, started, runner
+ * open, kept ready so a reset is a hand-over. Every workspace handed out is checked first
+ * (its runner must be alive and it must never have been handed out since it was last made
+ * clean); used ones are restored in place or removed off the hot path, and the pool
+ * refills to `minIdle` spare workspaces in the background. A factory that keeps failing
+ * (a broken image, a stopped engine) makes the pool fail fast with the cause instead of
+ * retrying forever.
+ */
+export class WorkspacePool implements WorkspaceSource {
+  private readonly pool: Pool<Workspace>;
+  private readonly options: WorkspacePoolOptions;
+  /** Workspaces handed out and not yet cleaned: never valid on borrow. */
+  private readonly dirty = new WeakSet<Workspace>();
+  private readonly background = new Set<Promise<unknown>>();
+  private consecutiveFailures = 0;
+  private failure: SandboxError | undefined;
+  private rejectFailed: ((error: SandboxError) => void) | undefined;
+  private readonly failed: Promise<never>;
+  private counters = { created: 0, restored: 0, removed: 0, rejectedOnBorrow: 0 };
+
+  constructor(
+    factory: WorkspaceFactory,
+    options: Partial<WorkspacePoolOptions> = {},
+  ) {
+    this.options = resolve(options);
+    this.failed = new Promise<never>((_, reject) => (this.rejectFailed = reject));
+    this.failed.catch(() => undefined);
+    this.pool = genericPool.createPool<Workspace>(
+      {
+        create: async () => {
+          try {
+            const workspace = await factory.create();
+            this.consecutiveFailures = 0;
+            this.counters.created += 1;
+            return workspace;
+          } catch (error) {
+            this.onCreateFailure(error);
+            throw error;
+          }
+        },
+        destroy: async (workspace) => {
+          this.counters.removed += 1;
+          await factory.destroy(workspace).catch(() => undefined);
+        },
+        validate: async (workspace) => {
+          const ok = !this.dirty.has(workspace) && (await this.answers(workspace));
+          if (!ok) this.counters.rejectedOnBorrow += 1;
+          return ok;
+        },
+      },
+      {
+        // generic-pool's minimum counts borrowed and idle ones alike.
+        min: Math.min(this.options.max, this.options.borrowers + this.options.minIdle),
+        max: this.options.max,
+        testOnBorrow: true,
+        acquireTimeoutMillis: this.options.acquireTimeoutMs,
+        autostart: true,
+      },
+    );
+  }
+
+  private onCreateFailure(error: unknown): void {
+    this.consecutiveFailures += 1;
+    if (this.consecutiveFailures < this.options.maxConsecutiveFailures || this.failure) return;
+    const cause = error instanceof Error ? error.message : String(error);
+    this.failure = new SandboxError('SANDBOX_UNAVAILABLE', `The pool stopped creating sandboxes after ${this.consecutiveFailures} failures in a row: ${cause}`, {
+      details: { failures: this.consecutiveFailures },
+      cause: error,
+    });
+    this.rejectFailed?.(this.failure);
+    // Stop generic-pool's own retries: it keeps the minimum filled forever otherwise.
+    void this.pool.drain().then(() => this.pool.clear());
+  }
+
+  /** A dead sandbox or shell fails a no-op command (a dead shell cannot be respawned in a dead sandbox). */
+  private async answers(workspace: Workspace): Promise<boolean> {
+    try {
+      const result = await workspace.runner.run(':', { timeoutMs: 5_000 });
+      return result.exitCode === 0 && result.events.length === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  async acquire(): Promise<Workspace> {
+    if (this.failure) throw this.failure;
+    const workspace = await Promise.race([this.pool.acquire(), this.failed]);
+    this.dirty.add(workspace);
+    return workspace;
+  }
+
+  release(workspace: Workspace): void {
+    const { restore } = this.options;
+    const task = (async () => {
+      if (restore && !this.failure) {
+        const clean = await restore(workspace).catch(() => false);
+        if (clean) {
+          this.dirty.delete(workspace);
+          this.counters.restored += 1;
+          await this.pool.release(workspace);
+          return;
+        }
+      }
+      await this.pool.destroy(workspace);
+    })()
+      .catch(() => undefined)
+      .finally(() => this.background.delete(task));
+    this.background.add(task);
+  }
+
+  stats(): PoolStats {
+    return { idle: this.pool.available, borrowed: this.pool.borrowed, pending: this.pool.pending, ...this.counters };
+  }
+
+  /** Resolves once `count` workspaces are idle (or rejects with the pool's failure). */
+  async ready(count = Math.min(this.options.max, this.options.borrowers + this.options.minIdle)): Promise<void> {
+    while (this.pool.available < count) {
+      if (this.failure) throw this.failure;
+      await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.background);
+    await this.pool.drain();
+    await this.pool.clear();
+  }
+}

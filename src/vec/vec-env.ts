@@ -1,0 +1,152 @@
+import type { ResetOptions, StepInfo, StepResult, TaskEnv } from '../env/types.js';
+import { ConfigError, EnvStateError } from '../errors.js';
+
+/**
+ * What happens when an env's episode ends (Gymnasium's AutoresetMode):
+ * - `next-step`: the env's next `step` ignores its action, resets the env and returns the
+ *   new episode's first observation with reward 0 and `info.autoreset` set;
+ * - `same-step`: the step that ends an episode also resets the env; it returns the new
+ *   episode's first observation, with the ended episode's last one in `info.finalObservation`;
+ * - `disabled`: the caller resets ended envs with `reset(envIds)`; stepping one is an error.
+ */
+export type AutoresetMode = 'next-step' | 'same-step' | 'disabled';
+
+export interface VecStepInfo extends StepInfo {
+  /** This step was an autoreset (next-step mode): the action was not run. */
+  autoreset?: boolean;
+  /** same-step mode: the ended episode's last observation and the task it was for. */
+  finalObservation?: string;
+}
+
+/** One env's part of a batch. */
+export interface EnvStep {
+  envId: number;
+  observation: string;
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  info: VecStepInfo;
+}
+
+export interface VecEnvOptions {
+  autoreset: AutoresetMode;
+  /** The task an env's next episode gets (autoreset, and `reset()` without options). Default: the env's seeded random choice. */
+  nextTask?: (envId: number) => ResetOptions;
+  /** Runs after every env is closed (e.g. closes a pool the envs share). */
+  onClose?: () => Promise<void>;
+}
+
+/**
+ * N environments behind one object. `step(actions)` steps all of them and returns when all
+ * are done (Gymnasium's synchronous vector env); `send(actions, envIds)` / `recv()` let the
+ * caller take whichever envs finish first (EnvPool's asynchronous API). A sandbox that dies
+ * mid-episode comes back as that env's step with `truncated` and the cause in
+ * `info.truncation` (never a reward); its next reset takes a new sandbox, and the other
+ * envs are not disturbed.
+ */
+export class VecEnv {
+  readonly numEnvs: number;
+  readonly autoresetMode: AutoresetMode;
+  private readonly ended: boolean[];
+  private readonly inFlight = new Map<number, Promise<void>>();
+  private readonly done: EnvStep[] = [];
+  private readonly failures: { envId: number; error: unknown }[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(
+    readonly envs: readonly TaskEnv[],
+    private readonly options: VecEnvOptions,
+  ) {
+    if (envs.length === 0) throw new ConfigError('envs', 'must hold at least one env');
+    this.numEnvs = envs.length;
+    this.autoresetMode = options.autoreset;
+    this.ended = envs.map(() => true);
+  }
+
+  private ids(envIds: readonly number[] | undefined): number[] {
+    const ids = envIds ? [...envIds] : this.envs.map((_, i) => i);
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= this.numEnvs) throw new EnvStateError(`env id ${id} is out of range (0–${this.numEnvs - 1})`);
+      if (this.inFlight.has(id)) throw new EnvStateError(`env ${id} has a step in flight; recv() it first`);
+    }
+    return ids;
+  }
+
+  /** Resets the given envs (default all); returns their first observations, in `envIds` order. */
+  async reset(envIds?: readonly number[], options?: ResetOptions): Promise<{ envId: number; observation: string }[]> {
+    const ids = this.ids(envIds);
+    return Promise.all(
+      ids.map(async (envId) => {
+        const { observation } = await this.envs[envId]!.reset(options ?? this.options.nextTask?.(envId) ?? {});
+        this.ended[envId] = false;
+        return { envId, observation };
+      }),
+    );
+  }
+
+  /** Steps every env with its action and waits for all; results in env order. */
+  async step(actions: readonly string[]): Promise<EnvStep[]> {
+    if (actions.length !== this.numEnvs) throw new EnvStateError(`step() needs ${this.numEnvs} actions, got ${actions.length}`);
+    const ids = this.ids(undefined);
+    return Promise.all(ids.map((envId) => this.stepOne(envId, actions[envId]!)));
+  }
+
+  /** Starts one step on each of `envIds` (default all) without waiting. */
+  send(actions: readonly string[], envIds?: readonly number[]): void {
+    const ids = this.ids(envIds);
+    if (actions.length !== ids.length) throw new EnvStateError(`send() got ${actions.length} actions for ${ids.length} envs`);
+    ids.forEach((envId, k) => {
+      const running = this.stepOne(envId, actions[k]!).then(
+        (result) => void this.done.push(result),
+        (error: unknown) => void this.failures.push({ envId, error }),
+      );
+      const tracked = running.finally(() => {
+        this.inFlight.delete(envId);
+        this.wake?.();
+      });
+      this.inFlight.set(envId, tracked);
+    });
+  }
+
+  /**
+   * The steps that finished first: waits until `batchSize` (default 1, at most the number
+   * in flight plus finished) are done, returns them in finishing order.
+   * @throws the first step error that was not a lost sandbox (those come back as truncated steps).
+   */
+  async recv(batchSize = 1): Promise<EnvStep[]> {
+    for (;;) {
+      const failure = this.failures.shift();
+      if (failure) throw failure.error;
+      const want = Math.min(batchSize, this.done.length + this.inFlight.size);
+      if (want === 0) throw new EnvStateError('recv() with nothing sent');
+      if (this.done.length >= want) return this.done.splice(0, want);
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  private async stepOne(envId: number, action: string): Promise<EnvStep> {
+    const env = this.envs[envId]!;
+    if (this.ended[envId]) {
+      if (this.autoresetMode === 'disabled') throw new EnvStateError(`env ${envId}'s episode has ended; reset([${envId}]) it first`);
+      const { observation } = await env.reset(this.options.nextTask?.(envId) ?? {});
+      this.ended[envId] = false;
+      return { envId, observation, reward: 0, terminated: false, truncated: false, info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], autoreset: true } };
+    }
+    const result: StepResult = await env.step(action);
+    const over = result.terminated || result.truncated;
+    if (over) this.ended[envId] = true;
+    if (over && this.autoresetMode === 'same-step') {
+      const { observation } = await env.reset(this.options.nextTask?.(envId) ?? {});
+      this.ended[envId] = false;
+      return { envId, ...result, observation, info: { ...result.info, finalObservation: result.observation } };
+    }
+    return { envId, ...result };
+  }
+
+  /** Waits for steps in flight, then closes every env. */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.inFlight.values());
+    await Promise.all(this.envs.map((env) => env.close()));
+    await this.options.onClose?.();
+  }
+}
