@@ -25,6 +25,7 @@ export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingPr
 export * from '../envs/bash/index.js';
 export * from '../envs/sql/index.js';
 export * from '../envs/ctf/index.js';
+export * from '../envs/python/index.js';
 export * from './policy/index.js';
 export * from './pool/index.js';
 export * from './vec/index.js';

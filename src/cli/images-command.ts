@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { bashTestbedRecipe } from '../../envs/bash/index.js';
+import { pythonRecipe } from '../../envs/python/images.js';
 import { ConfigError } from '../errors.js';
 import { ensureImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
@@ -7,6 +8,7 @@ import { connectEngine } from '../sandbox/docker/engine.js';
 
 const RECIPES: Record<string, (testbed?: string) => Promise<ImageRecipe>> = {
   bash: (testbed) => bashTestbedRecipe(testbed),
+  python: () => pythonRecipe(),
 };
 
 /** `intercode images build [env…]`: builds what is missing, tagged by a hash of its inputs. */

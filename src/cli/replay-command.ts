@@ -50,7 +50,8 @@ export function registerReplayCommand(program: Command): void {
     .option(
       '--protocol <p>',
       'how the file was recorded: every-step (Try Again, Plan & Solve: scored after every action), ' +
-        'on-submit (ReAct: execute[…] actions, only submit scored), or auto (detected from the actions)',
+        'on-submit (ReAct: execute[…] actions, only submit scored), def-submit (Python: each def action submitted by its name), ' +
+        'or auto (detected from the actions and the recorded environment)',
       'auto',
     )
     .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
@@ -58,8 +59,8 @@ export function registerReplayCommand(program: Command): void {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
-    if (!['auto', 'every-step', 'on-submit'].includes(flags.protocol)) {
-      throw new ConfigError('--protocol', `must be auto, every-step or on-submit, got "${flags.protocol}"`);
+    if (!['auto', 'every-step', 'on-submit', 'def-submit'].includes(flags.protocol)) {
+      throw new ConfigError('--protocol', `must be auto, every-step, on-submit or def-submit, got "${flags.protocol}"`);
     }
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);

@@ -55,6 +55,10 @@ export interface Env {
  */
 export interface TaskEnv extends Env {
   readonly tasks: readonly Task[];
-  /** The reward the episode would get if submitted now; the episode goes on. */
-  peekScore(): Promise<Score>;
+  /**
+   * The reward the episode would get if submitted now; the episode goes on. `submission`
+   * is what a `submit <argument>` action would carry (Python: the function's name), for
+   * envs whose submit takes one.
+   */
+  peekScore(submission?: string): Promise<Score>;
 }

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
-import tar from 'tar-stream';
-import type { Sandbox } from '../sandbox/types.js';
+import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
 import type { Workspace, WorkspaceFactory } from './types.js';
 
 /** Paths that are mounts or the harness's own, never the image's files: not restored from the image. */
@@ -34,7 +33,7 @@ interface Baseline {
 
 /** One tar entry, kept to be written back. */
 interface Entry {
-  header: tar.Headers;
+  header: Header;
   content: Buffer;
 }
 
@@ -152,10 +151,10 @@ export class InPlaceRestorer {
 
 async function readTar(archive: Buffer): Promise<Entry[]> {
   const entries: Entry[] = [];
-  const extract = tar.extract();
+  const extract = tarExtract();
   extract.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
     stream.on('end', () => {
       entries.push({ header, content: Buffer.concat(chunks) });
       next();
@@ -170,19 +169,18 @@ async function readTar(archive: Buffer): Promise<Entry[]> {
 }
 
 async function writeTar(entries: readonly Entry[]): Promise<Buffer> {
-  const pack = tar.pack();
+  const pack = tarPack();
   const chunks: Buffer[] = [];
-  pack.on('data', (chunk: Buffer) => chunks.push(chunk));
+  pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
   const done = new Promise<void>((resolve, reject) => {
     pack.on('end', resolve);
     pack.on('error', reject);
   });
   for (const { header, content } of entries) {
-    await new Promise<void>((resolve, reject) => pack.entry(header, header.type === 'file' ? content : undefined, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) => pack.entry(header, header.type === 'file' ? content : Buffer.alloc(0), (error) => (error ? reject(error) : resolve())));
   }
   pack.finalize();
   await done;
   return Buffer.concat(chunks);
 }
 
-export type { Sandbox };

@@ -38,8 +38,13 @@ export interface ReplayReport {
  * `on-flag` (CTF): nothing was scored after an action; only `submit <flag>` actions
  * carried a reward, and after a wrong flag the episode went on (the env must answer a
  * wrong flag and continue, as the CTF env does by default).
+ * `def-submit` (Python): an action starting with `def` was run and immediately followed
+ * by `submit <that function's name>`, whose reward was recorded; any other action recorded 0.
  */
-export type RecordingProtocol = 'every-step' | 'on-submit' | 'on-flag';
+export type RecordingProtocol = 'every-step' | 'on-submit' | 'on-flag' | 'def-submit';
+
+/** The function a `def-submit` action defines, found as InterCode's script found it. */
+const DEFINED_FUNCTION = /^def (\w+)\(/;
 
 const REACT_ACTION = /^execute\[([\s\S]*)\]$/;
 const FLAG_SUBMISSION = /^\s*submit\s+\S/;
@@ -49,6 +54,8 @@ const FLAG_SUBMISSION = /^\s*submit\s+\S/;
  * CTF files submit flags (`submit <flag>`): any such action marks it as `on-flag`.
  */
 export function detectProtocol(episodes: readonly RecordedEpisode[]): RecordingProtocol {
+  const environment = (episodes[0]?.raw as { environment?: unknown } | undefined)?.environment;
+  if (environment === 'ic_python') return 'def-submit';
   const any = (test: RegExp) => episodes.some((e) => e.actions.some((a) => test.test(a.trim())));
   if (any(REACT_ACTION)) return 'on-submit';
   return any(FLAG_SUBMISSION) ? 'on-flag' : 'every-step';
@@ -139,7 +146,11 @@ async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: read
       observation = result.observation;
       if (result.truncated) break;
     }
-    const score = isSubmit || protocol === 'every-step' ? await env.peekScore() : { reward: 0, parts: {} };
+    const defined = protocol === 'def-submit' ? DEFINED_FUNCTION.exec(action)?.[1] : undefined;
+    const score =
+      protocol === 'def-submit'
+        ? defined !== undefined ? await env.peekScore(defined) : { reward: 0, parts: {} }
+        : isSubmit || protocol === 'every-step' ? await env.peekScore() : { reward: 0, parts: {} };
     steps.push({
       taskIndex: episode.taskIndex,
       step: k,

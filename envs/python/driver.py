@@ -1,0 +1,538 @@
+"""In-sandbox driver of the Python environment (run as `python3 -u driver.py NONCE`).
+
+The host talks to this process over its attached stdin/stdout only (no network, no ports).
+
+Host -> driver: frames `<byte length>\\n<JSON>` on stdin, one request each:
+  {"op": "exec",  "id": n, "code": str, "timeoutMs": int, "keepBytes": int, "killBytes": int, "graceMs": int}
+  {"op": "score", "id": n, "kind": "mbpp"|"apps", ...}   (see Worker.score)
+Driver -> host: frames `\\x1eIC<nonce> <byte length>\\n<JSON>` on stdout. Anything else on
+the stream (a crash report of the driver itself) is not a frame and is shown as noise.
+
+Process layout: the driver (a child subreaper) forks a *worker* holding the interpreter
+namespace. The worker's stdout and stderr are one pipe the driver reads, so output is
+captured at the file-descriptor level (subprocesses included), capped, and a flood is
+stopped. An action that overruns its time limit gets SIGINT (KeyboardInterrupt, the
+namespace survives); one that ignores it, or a worker that dies (os._exit, a C crash, an
+out-of-memory kill), is replaced by a fresh worker and the reply says why. After every
+request, every process the action or test left behind is killed. Unit tests run in
+children forked from the worker (each with its own time and address-space limit), so a
+test can never hang, crash or change the episode's interpreter.
+"""
+
+import ast
+import builtins
+import ctypes
+import hashlib
+import io
+import json
+import linecache
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+
+PR_SET_CHILD_SUBREAPER = 36
+DEFAULT_MEMORY_BYTES = 768 * 1024 * 1024
+MAX_RESULT_CHARS = 64 * 1024
+
+
+# ---------------------------------------------------------------- framing
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def send_frame(fd, obj, prefix=b""):
+    payload = json.dumps(obj).encode("utf-8")
+    write_all(fd, prefix + str(len(payload)).encode() + b"\n" + payload)
+
+
+def read_frame(stream):
+    """Reads one `<length>\\n<JSON>` frame from a binary file object; None at EOF."""
+    header = stream.readline()
+    if not header:
+        return None
+    length = int(header.strip())
+    payload = b""
+    while len(payload) < length:
+        chunk = stream.read(length - len(payload))
+        if not chunk:
+            return None
+        payload += chunk
+    return json.loads(payload.decode("utf-8"))
+
+
+# ---------------------------------------------------------------- processes
+
+def process_table():
+    """{pid: (ppid, state)} for every process visible in /proc."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        table[int(name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def descendants(root):
+    table = process_table()
+    children = {}
+    for pid, (ppid, state) in table.items():
+        children.setdefault(ppid, []).append((pid, state))
+    found, stack = [], [root]
+    while stack:
+        for pid, state in children.get(stack.pop(), []):
+            found.append((pid, state))
+            stack.append(pid)
+    return found
+
+
+def kill_strays(root, keep):
+    """Kills every live descendant of `root` not in `keep`: stop all first (a stopped
+    process cannot fork), then kill; repeat until a pass finds none. Returns the count."""
+    killed = set()
+    for _ in range(100):
+        live = [pid for pid, state in descendants(root) if pid not in keep and state != "Z"]
+        if not live:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in live:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        killed.update(live)
+    return len(killed)
+
+
+def describe_status(status):
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        hint = {
+            "SIGKILL": " (the sandbox's memory limit, or killed)",
+            "SIGSEGV": " (a crash in C code, e.g. recursion too deep for the C stack)",
+        }.get(name, "")
+        return f"killed by {name}{hint}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
+
+
+# ---------------------------------------------------------------- code execution
+
+def fresh_namespace():
+    return {"__name__": "__main__", "__builtins__": builtins}
+
+
+def intercode_execute(code, namespace):
+    """One statement block run as InterCode's Python server ran it: output captured at the
+    Python level, stripped; an exception becomes {"error": "Error: <message>"}. The extra
+    key `detail` names the exception (it is not compared)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    try:
+        exec(code, namespace)
+        result = {"output": out.getvalue().strip(), "error": err.getvalue().strip()}
+    except BaseException as e:  # noqa: BLE001 - every failure is a result
+        result = {"error": f"Error: {e}", "detail": traceback.format_exception_only(type(e), e)[-1].strip()}
+    finally:
+        sys.stdout, sys.stderr = saved
+    return {k: clip(v) for k, v in result.items()}
+
+
+def clip(text):
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+    return f"{text[:MAX_RESULT_CHARS]}... [{len(text)} characters in all, sha256 {digest}]"
+
+
+def normalise_lines(text):
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def run_stdio_case(namespace, function, stdin_text, expected):
+    """APPS: calls the submitted function with stdin holding the case's input; passed when
+    the printed lines equal the expected ones (trailing whitespace ignored)."""
+    out = io.StringIO()
+    saved = sys.stdin, sys.stdout
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin_text.encode("utf-8")), encoding="utf-8")
+    sys.stdout = out
+    try:
+        target = namespace.get(function)
+        if not callable(target):
+            raise NameError(f"name '{function}' is not a defined function")
+        target()
+        error = ""
+    except BaseException as e:  # noqa: BLE001
+        error = traceback.format_exception_only(type(e), e)[-1].strip()
+    finally:
+        sys.stdin, sys.stdout = saved
+    output = out.getvalue()
+    passed = error == "" and normalise_lines(output) == normalise_lines(expected)
+    return {"passed": passed, "output": clip(output), "error": clip(error)}
+
+
+class Worker:
+    """The interpreter: holds the episode's namespace, runs actions, forks test children."""
+
+    def __init__(self, ctrl_fd, driver_pid, memory_bytes):
+        self.ctrl_fd = ctrl_fd
+        self.driver_pid = driver_pid
+        self.memory_bytes = memory_bytes
+        self.pid = os.getpid()
+        self.namespace = fresh_namespace()
+        self.count = 0
+
+    def serve(self):
+        # SIGINT (the driver's time limit) interrupts actions only, never the protocol.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        requests = os.fdopen(os.dup(self.ctrl_fd), "rb")
+        while True:
+            request = read_frame(requests)
+            if request is None:
+                os._exit(0)
+            reply = self.score(request) if request["op"] == "score" else self.run_action(request["code"])
+            if os.getpid() != self.pid:  # a process the action forked: never answer for the worker
+                os._exit(0)
+            send_frame(self.ctrl_fd, {"id": request["id"], **reply})
+
+    # ------------------------------------------------------------ actions
+
+    def run_action(self, code):
+        self.count += 1
+        filename = f"<action {self.count}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            try:
+                tree = ast.parse(code, filename, "exec")
+            except (SyntaxError, ValueError) as e:
+                sys.stderr.write("".join(traceback.format_exception_only(type(e), e)))
+                return {"executed": False}
+            last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            body = tree.body[:-1] if last else tree.body
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            exec(compile(ast.Module(body=body, type_ignores=[]), filename, "exec"), self.namespace)
+            if last:
+                value = eval(compile(ast.Expression(body=last.value), filename, "eval"), self.namespace)
+                if value is not None:
+                    sys.stdout.write(f"{value!r}\n")
+            return {"executed": True}
+        except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt (time limit) and SystemExit too
+            tb = e.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+                tb = tb.tb_next
+            sys.stderr.write("".join(traceback.format_exception(type(e), e, tb)))
+            return {"executed": False}
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            sys.stdout.flush()
+            sys.stderr.flush()
+
+    # ------------------------------------------------------------ scoring
+
+    def score(self, request):
+        """MBPP (InterCode's reward): `pred` runs each test in the episode's namespace after
+        `<entry> = <submitted>` and the setup code; `gold` runs each test in a fresh
+        namespace after the setup code and the gold solution. APPS: each case calls the
+        submitted function with the case's stdin. Every test runs in its own child."""
+        limit = request["testTimeoutMs"] / 1000
+        if request["kind"] == "apps":
+            cases = [self.run_case(self.namespace, [], ("apps", request["submitted"], c["input"], c["output"]), limit)
+                     for c in request["cases"]]
+            return {"results": cases}
+        bind = f"{request['entry']} = {request['submitted']}"
+        setup = request["setup"]
+        pred = [self.run_case(self.namespace, [bind, setup], ("mbpp", t), limit) for t in request["tests"]]
+        gold_namespace = fresh_namespace()
+        gold = [self.run_case(gold_namespace, [setup, request["gold"]], ("mbpp", t), limit) for t in request["tests"]]
+        if request.get("afterScore") == "gold-state":
+            self.namespace = fresh_namespace()
+            for code in (setup, request["gold"]):
+                with time_limit(limit):
+                    intercode_execute(code, self.namespace)
+        return {"pred": pred, "gold": gold}
+
+    def run_case(self, namespace, prelude, case, limit):
+        started = time.monotonic()
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as e:
+            os.close(read_end)
+            os.close(write_end)
+            kill_strays(self.driver_pid, {self.driver_pid, self.pid})
+            return failure(case, f"the test process could not start ({e.strerror})")
+        if pid == 0:
+            test_pid = os.getpid()
+            try:
+                os.close(read_end)
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+                for code in prelude:
+                    intercode_execute(code, namespace)
+                if case[0] == "apps":
+                    result = run_stdio_case(namespace, case[1], case[2], case[3])
+                else:
+                    result = intercode_execute(case[1], namespace)
+                if os.getpid() == test_pid:
+                    payload = json.dumps(result).encode("utf-8")
+                    write_all(write_end, str(len(payload)).encode() + b"\n" + payload)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data, timed_out = b"", False
+        deadline = started + limit
+        # The result is length-prefixed: a process the test forked may hold the pipe open.
+        while not complete_frame(data):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        os.close(read_end)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        strays = kill_strays(self.driver_pid, {self.driver_pid, self.pid})
+        if timed_out:
+            return failure(case, f"timed out after {limit:g} s and was killed")
+        try:
+            result = json.loads(data[data.index(b"\n") + 1:].decode("utf-8"))
+        except ValueError:
+            return failure(case, f"the test process {describe_status(status)} before reporting a result")
+        if strays:
+            return failure(case, f"the test left {strays} process(es) running; they were killed")
+        return result
+
+
+def complete_frame(data):
+    newline = data.find(b"\n")
+    return newline > 0 and len(data) - newline - 1 >= int(data[:newline])
+
+
+def failure(case, message):
+    if case[0] == "apps":
+        return {"passed": False, "output": "", "error": message}
+    return {"error": f"Error: {message}", "detail": message}
+
+
+class time_limit:
+    """SIGALRM-based guard for trusted code run inside the worker (the gold solution)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        def expire(signum, frame):
+            raise TimeoutError(f"took longer than {self.seconds:g} s")
+        self.previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+        return exc[0] is TimeoutError
+
+
+# ---------------------------------------------------------------- driver
+
+class Driver:
+    def __init__(self, nonce, memory_bytes):
+        self.prefix = b"\x1eIC" + nonce.encode() + b" "
+        self.memory_bytes = memory_bytes
+        self.pid = os.getpid()
+        self.proto_in = os.fdopen(os.dup(0), "rb")
+        self.proto_out = os.dup(1)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.close(null)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        self.worker_pid = 0
+        self.start_worker()
+
+    def reply(self, obj):
+        send_frame(self.proto_out, obj, self.prefix)
+
+    def start_worker(self):
+        parent_end, child_end = _socketpair()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(parent_end)
+                os.close(out_r)
+                self.proto_in.close()
+                os.close(self.proto_out)
+                os.dup2(out_w, 1)
+                os.dup2(out_w, 2)
+                os.close(out_w)
+                os.setsid()
+                sys.stdin = open(os.devnull)
+                sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                              errors="backslashreplace", write_through=True)
+                sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                              errors="backslashreplace", write_through=True)
+                resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+                Worker(child_end, self.pid, self.memory_bytes).serve()
+            finally:
+                os._exit(0)
+        os.close(child_end)
+        os.close(out_w)
+        self.worker_pid, self.ctrl, self.out = pid, parent_end, out_r
+        self.ctrl_reader = os.fdopen(os.dup(parent_end), "rb")
+        os.set_blocking(out_r, False)
+
+    def stop_worker(self):
+        try:
+            os.kill(self.worker_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        status = self.reap(self.worker_pid)
+        for fd in (self.ctrl, self.out):
+            os.close(fd)
+        self.ctrl_reader.close()
+        return status
+
+    def reap(self, pid):
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return 0
+
+    def reap_zombies(self):
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def serve(self):
+        self.reply({"ready": True, "python": sys.version.split()[0]})
+        while True:
+            request = read_frame(self.proto_in)
+            if request is None:
+                return
+            try:
+                self.reply(self.handle(request))
+            except Exception as e:  # noqa: BLE001 - a driver bug must reach the host, not hang it
+                self.reply({"id": request.get("id"), "driverError": "".join(traceback.format_exception(type(e), e, e.__traceback__))})
+            self.reap_zombies()
+
+    def handle(self, request):
+        if request["op"] == "exec":
+            return self.exec_action(request)
+        # Scoring: tests enforce their own limits in the worker; this is a backstop only.
+        backstop = (request["testTimeoutMs"] / 1000 + 2) * (2 * len(request.get("tests", request.get("cases", []))) + 2)
+        reply, output, exited = self.await_worker(request, backstop, keep=0, kill=1 << 30)
+        if reply is None:
+            status = self.stop_worker()
+            self.start_worker()
+            why = describe_status(status) if exited else f"did not finish scoring in {backstop:g} s"
+            return {"id": request["id"], "driverError": f"the interpreter {why} while scoring"}
+        return reply
+
+    def exec_action(self, request):
+        keep, kill = request["keepBytes"], request["killBytes"]
+        reply, output, exited = self.await_worker(request, request["timeoutMs"] / 1000, keep, kill)
+        notes = {"timedOut": False, "outputLimit": False, "restarted": None}
+        if reply is None and not exited:
+            notes["timedOut"] = output["total"] <= kill
+            notes["outputLimit"] = output["total"] > kill
+            try:
+                os.kill(self.worker_pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+            reply, output, exited = self.await_worker(None, request["graceMs"] / 1000, keep, float("inf"), output)
+            if reply is None and not exited:
+                status = self.stop_worker()
+                notes["restarted"] = "it did not stop when interrupted and was killed"
+                self.start_worker()
+        if reply is None and exited:
+            status = self.stop_worker()
+            notes["restarted"] = f"it {describe_status(status)}"
+            self.start_worker()
+        strays = kill_strays(self.pid, {self.pid, self.worker_pid})
+        return {
+            "id": request["id"],
+            "executed": bool(reply and reply.get("executed")) and not notes["timedOut"],
+            "output": output["data"].decode("utf-8", "replace"),
+            "outputBytes": output["total"],
+            "strays": strays,
+            **notes,
+        }
+
+    def await_worker(self, request, seconds, keep, kill, output=None):
+        """Sends `request` (if any) and waits up to `seconds` for the reply, collecting output.
+        Returns (reply or None, output, whether the worker exited)."""
+        output = output or {"data": b"", "total": 0}
+        if request is not None:
+            send_frame(self.ctrl, request)
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None, output, False
+            ready, _, _ = select.select([self.ctrl, self.out], [], [], remaining)
+            if self.out in ready:
+                self.collect(output, keep)
+                if output["total"] > kill:
+                    return None, output, False
+            if self.ctrl in ready:
+                reply = read_frame(self.ctrl_reader)
+                self.collect(output, keep)
+                return reply, output, reply is None
+
+    def collect(self, output, keep):
+        while True:
+            try:
+                chunk = os.read(self.out, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            output["total"] += len(chunk)
+            room = keep - len(output["data"])
+            if room > 0:
+                output["data"] += chunk[:room]
+
+
+def _socketpair():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return a.detach(), b.detach()
+
+
+if __name__ == "__main__":
+    memory = int(os.environ.get("IC_MEMORY_BYTES", DEFAULT_MEMORY_BYTES))
+    Driver(sys.argv[1], memory).serve()

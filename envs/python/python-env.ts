@@ -1,0 +1,117 @@
+import type { Task } from '../../src/datasets/index.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import type { Score, StepResult } from '../../src/env/types.js';
+import { EnvStateError } from '../../src/errors.js';
+import type { CommandRunner } from '../../src/sandbox/shell/types.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { PythonSession, type PythonSessionOptions } from './python-session.js';
+import { goldEntry, toPythonTask, type EntryRule, type PythonTask } from './python-task.js';
+import { appsReward, mbppReward, type PythonReward } from './reward.js';
+
+export interface PythonEnvConfig extends SandboxEnvConfig {
+  session?: Partial<PythonSessionOptions>;
+  /** Time limit of each test (default 5 s). */
+  testTimeoutMs?: number;
+  /** Which gold function a submission is bound to (default `tested`). */
+  entryRule?: EntryRule;
+  /**
+   * The interpreter after a score: `keep` (default; tests run in child processes, so
+   * scoring changes nothing) or `gold-state` (InterCode: the gold's namespace, as its
+   * scoring reset the interpreter and loaded the gold) — for replaying its logs.
+   */
+  afterScore?: 'keep' | 'gold-state';
+  /** The dataset's file, for error messages about its records. */
+  dataFile?: string;
+}
+
+/** APPS submissions name a function that reads stdin and prints; `submit` alone means this one. */
+export const APPS_DEFAULT_FUNCTION = 'main';
+
+const SUBMIT = /^submit(?:\s+(\S+))?\s*$/;
+
+/**
+ * MBPP/APPS-style function tasks in a persistent Python interpreter. `submit <function>`
+ * scores that function against the task's tests (bare `submit`: the gold's function name
+ * for MBPP, `main` for APPS) and ends the episode.
+ */
+export class PythonEnv extends SandboxEnv {
+  readonly id = 'intercode/python-v1';
+  protected readonly logName = 'ic_python';
+  private session: PythonSession | undefined;
+  private submission: string | undefined;
+  private readonly parsed = new WeakMap<Task, PythonTask>();
+
+  constructor(protected override readonly config: PythonEnvConfig) {
+    super(config);
+    for (const task of config.dataset ?? []) this.pythonTask(task);
+  }
+
+  protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
+    this.session = await PythonSession.open(sandbox, this.config.session);
+    return this.session;
+  }
+
+  override async step(action: string): Promise<StepResult> {
+    const submit = SUBMIT.exec(action.trim());
+    if (!submit) return super.step(action);
+    this.submission = submit[1];
+    return super.step('submit');
+  }
+
+  /** The reward of submitting `submission` (a function name) now; the episode goes on. */
+  override async peekScore(submission?: string): Promise<Score> {
+    this.submission = submission;
+    return super.peekScore();
+  }
+
+  /** The task's tests and gold as a {@link PythonTask}. @throws DatasetError */
+  pythonTask(task: Task): PythonTask {
+    let parsed = this.parsed.get(task);
+    if (!parsed) {
+      parsed = toPythonTask(task, this.config.dataFile ?? 'the dataset');
+      this.parsed.set(task, parsed);
+    }
+    return parsed;
+  }
+
+  /** What bare `submit` submits for `task`. */
+  defaultSubmission(task: Task): string {
+    const python = this.pythonTask(task);
+    return python.kind === 'apps' ? APPS_DEFAULT_FUNCTION : goldEntry(python, this.config.entryRule ?? 'tested')!;
+  }
+
+  protected async score(episode: EpisodeState): Promise<Score> {
+    if (!this.session) throw new EnvStateError('score() before a session was opened');
+    const python = this.pythonTask(episode.task);
+    const submitted = this.submission ?? this.defaultSubmission(episode.task);
+    const testTimeoutMs = this.config.testTimeoutMs ?? 5_000;
+    let result: PythonReward;
+    let entry: string | undefined;
+    if (python.kind === 'apps') {
+      const reply = await this.session.score({ kind: 'apps', submitted, cases: python.cases, testTimeoutMs });
+      result = appsReward(python.cases, 'results' in reply ? reply.results : []);
+    } else {
+      entry = goldEntry(python, this.config.entryRule ?? 'tested')!;
+      const reply = await this.session.score({
+        kind: 'mbpp',
+        entry,
+        submitted,
+        setup: python.setup,
+        gold: python.gold,
+        tests: python.tests,
+        testTimeoutMs,
+        afterScore: this.config.afterScore ?? 'keep',
+      });
+      result = 'pred' in reply ? mbppReward(python.tests, reply.pred, reply.gold) : mbppReward(python.tests, [], []);
+    }
+    const summary = result.verdicts
+      .map((v) => (v.passed ? `PASS ${v.test}` : `FAIL ${v.test}\n     got: ${v.got}\n     expected: ${v.expected}`))
+      .join('\n');
+    return {
+      reward: result.reward,
+      parts: { passed: result.passed, tests: result.total },
+      details: { style: python.kind, submitted, ...(entry ? { entry } : {}), verdicts: result.verdicts, eval_obs: summary },
+    };
+  }
+}
