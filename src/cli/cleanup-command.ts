@@ -1,16 +1,33 @@
 import type { Command } from 'commander';
 import { cleanup } from '../sandbox/docker/cleanup.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
+import { addEngineFlag, engineTargets, type EngineFlags } from './engine-flag.js';
 
-/** `intercode cleanup`: removes every container (and with --images, image) the project made. */
+interface CleanupFlags extends EngineFlags {
+  images?: boolean;
+  deadOnly?: boolean;
+  json?: boolean;
+}
+
+/** `intercode cleanup`: removes every container (and with --images, image) the project made, on each engine. */
 export function registerCleanupCommand(program: Command): void {
-  program
+  const command = program
     .command('cleanup')
-    .description('remove sandboxes left behind by crashed runs (found by label); --images also removes built images')
+    .description(
+      'remove every sandbox intercode made (found by label), including those of runs still going; ' +
+        '--dead-only keeps live runs\' and removes only those of crashed runs on this host; --images also removes built images',
+    )
     .option('--images', 'also remove the images intercode built')
-    .option('--dead-only', 'only sandboxes whose creating process is gone')
-    .action(async (flags: { images?: boolean; deadOnly?: boolean }) => {
-      const removed = await cleanup(await connectEngine(), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly });
-      console.log(`removed ${removed.containers} container(s)${flags.images ? ` and ${removed.images} image tag(s)` : ''}`);
-    });
+    .option('--dead-only', 'only sandboxes whose creating process (on this host) is gone')
+    .option('--json', 'print one JSON object: {"containers","images"} (totals over the engines)');
+  addEngineFlag(command).action(async (flags: CleanupFlags) => {
+    const total = { containers: 0, images: 0 };
+    for (const { endpoint } of engineTargets(flags)) {
+      const removed = await cleanup(await connectEngine(endpoint), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly });
+      total.containers += removed.containers;
+      total.images += removed.images;
+      if (!flags.json) console.log(`${endpoint}: removed ${removed.containers} container(s)${flags.images ? ` and ${removed.images} image tag(s)` : ''}`);
+    }
+    if (flags.json) console.log(JSON.stringify(total));
+  });
 }

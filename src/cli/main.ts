@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
+import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
 import { registerCollectCommand } from './collect-command.js';
+import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
@@ -21,10 +23,13 @@ registerCleanupCommand(program);
 registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train']);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
+  await shutdownUnderWay();
   if (error instanceof IntercodeError) {
     process.stderr.write(`intercode: ${error.message}\n`);
     process.exit(error.code === 'CONFIG_INVALID' ? 2 : 1);

@@ -1,4 +1,5 @@
 import type Docker from 'dockerode';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { channelRoot, removeChannelDir } from './fifo-channel.js';
 import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
@@ -8,7 +9,10 @@ export interface CleanupOptions {
   testRun?: string;
   /** Also remove images the project built. */
   images?: boolean;
-  /** Only containers of runs whose process is gone (crash reaping); default: all of ours. */
+  /**
+   * Only containers of runs whose process on this host is gone (crash reaping); containers
+   * of runs on other hosts sharing the engine are kept, since we cannot tell. Default: all of ours.
+   */
   deadRunsOnly?: boolean;
 }
 
@@ -22,25 +26,47 @@ function processAlive(pid: number): boolean {
 }
 
 /**
+ * Removes a container, waiting out a removal already under way (409: a dying run's own
+ * removal goes on in the engine after the run is gone) and trying again if that one failed.
+ * @returns false when the container could not be removed within `timeoutMs`.
+ */
+async function removeContainer(docker: Docker, id: string, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await docker.getContainer(id).remove({ force: true, v: true });
+      return true;
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 404) return true;
+      if (status !== 409 || Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/**
  * Removes containers (and optionally images) the project created, found by label.
- * @returns how many of each were removed.
+ * @returns how many of each were removed (a container already gone counts as removed).
  */
 export async function cleanup(docker: Docker, options: CleanupOptions = {}): Promise<{ containers: number; images: number }> {
   const label = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [`${OWNER_LABEL}=${OWNER_VALUE}`];
   const containers = await docker.listContainers({ all: true, filters: { label } });
-  const host = process.env.HOSTNAME ?? 'host';
+  const host = hostname();
   const doomed = containers.filter((c) => {
     if (!options.deadRunsOnly) return true;
     const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
-    return runHost !== host || !processAlive(Number(pid));
+    return runHost === host && !processAlive(Number(pid));
   });
-  await Promise.all(
+  const outcomes = await Promise.all(
     doomed.map(async (c) => {
-      await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+      const removed = await removeContainer(docker, c.Id);
       const channel = c.Labels[CHANNEL_LABEL];
-      if (channel && dirname(channel) === channelRoot()) await removeChannelDir(channel);
+      if (removed && channel && dirname(channel) === channelRoot()) await removeChannelDir(channel);
+      return removed;
     }),
   );
+  const removed = outcomes.filter(Boolean).length;
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];
@@ -50,5 +76,5 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
       }
     }
   }
-  return { containers: doomed.length, images };
+  return { containers: removed, images };
 }

@@ -15,6 +15,7 @@ import {
   type SandboxRuntime,
   type SandboxSpec,
 } from '../types.js';
+import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
 import { CHANNEL_MOUNT, FifoProcess, makeChannelDir, removeChannelDir } from './fifo-channel.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
@@ -61,7 +62,12 @@ export class DockerRuntime implements SandboxRuntime {
     return this.transport;
   }
 
-  async create(spec: SandboxSpec): Promise<Sandbox> {
+  create(spec: SandboxSpec): Promise<Sandbox> {
+    // Tracked from the start, so a shutdown also waits for (and removes) a sandbox still being made.
+    return liveSandboxes.adopt(this.createStarted(spec));
+  }
+
+  private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
     const channelDir = this.transport === 'fifo' ? await makeChannelDir() : undefined;
     try {
       const sandbox = await this.createContainer(spec, channelDir);
@@ -275,7 +281,11 @@ export class DockerSandbox implements Sandbox {
       const code = statusCode(error);
       if (code !== 404 && code !== 409) throw this.lost('removing the container', error);
     } finally {
-      if (this.channelDir) await removeChannelDir(this.channelDir);
+      try {
+        if (this.channelDir) await removeChannelDir(this.channelDir);
+      } finally {
+        liveSandboxes.forget(this);
+      }
     }
   }
 }

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+
 /** Labels on every container and image the project creates, so cleanup can find them. */
 export const OWNER_LABEL = 'io.intercode-ts.owner';
 export const OWNER_VALUE = 'intercode-ts';
@@ -10,10 +12,15 @@ export const CHANNEL_LABEL = 'io.intercode-ts.channel';
 /** Marks containers and images made by tests, so a test run can remove all of them. */
 export const TEST_LABEL = 'io.intercode-ts.test';
 
+/** This process's {@link RUN_LABEL} value: `pid@host`, host as the OS names it. */
+export function runLabelValue(pid: number = process.pid): string {
+  return `${pid}@${hostname()}`;
+}
+
 export function ownerLabels(): Record<string, string> {
   const labels: Record<string, string> = {
     [OWNER_LABEL]: OWNER_VALUE,
-    [RUN_LABEL]: `${process.pid}@${process.env.HOSTNAME ?? 'host'}`,
+    [RUN_LABEL]: runLabelValue(),
   };
   const testRun = process.env.INTERCODE_TEST_RUN;
   if (testRun) labels[TEST_LABEL] = testRun;

@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import { defaultEndpoint } from '../sandbox/docker/engine.js';
+import { parseEngineTargets, type EngineTarget } from '../sandbox/multi/endpoints.js';
+
+/** Commander attribute of the flag {@link addEngineFlag} adds. */
+export interface EngineFlags {
+  /** Every value given, in order; undefined when none. */
+  engine?: string[];
+}
+
+/**
+ * Adds `--engine <endpoint[=weight]>`, repeatable: the Docker engines sandboxes are spread
+ * over, each with a capacity weight (default 1). None given: DOCKER_HOST or the local socket.
+ */
+export function addEngineFlag(command: Command): Command {
+  return command.option(
+    '--engine <endpoint[=weight]>',
+    'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock)',
+    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+  );
+}
+
+/**
+ * The engines the flags name (the default engine when none).
+ * @throws ConfigError naming --engine and the bad value.
+ */
+export function engineTargets(flags: Partial<EngineFlags>): EngineTarget[] {
+  return parseEngineTargets(flags.engine ?? [], defaultEndpoint());
+}

@@ -1,0 +1,71 @@
+import { constants } from 'node:os';
+import { liveSandboxes, type SandboxRegistry } from './registry.js';
+
+export interface ShutdownOptions {
+  /** Whose sandboxes to remove. Default: {@link liveSandboxes}. */
+  registry: SandboxRegistry;
+  /** How long removal may take before the process exits anyway. Default 15 s. */
+  timeoutMs: number;
+  /** Where progress goes. Default: stderr. */
+  log: (line: string) => void;
+  /** Ends the process. Default: `process.exit`. */
+  exit: (code: number) => void;
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+let installed: (() => void) | undefined;
+let underWay: Promise<void> | undefined;
+
+/**
+ * The shutdown a signal started (removing sandboxes, then exiting), or undefined. Error
+ * paths that would end the process — episodes fail as their sandboxes are removed — await
+ * it instead, so the removal is not cut short.
+ */
+export function shutdownUnderWay(): Promise<void> | undefined {
+  return underWay;
+}
+
+/**
+ * Makes Ctrl-C (SIGINT) and SIGTERM remove every live sandbox before the process exits:
+ * the first signal drains the registry (sandboxes created meanwhile, by a pool refilling,
+ * are removed as they appear), waits at most `timeoutMs`, then exits with 128 + the
+ * signal's number (130, 143), as a shell reports a process killed by it. A second signal
+ * exits at once, leaving what is not yet removed to `intercode cleanup --dead-only` or the
+ * next start's {@link reapCrashedRuns}. Installing twice keeps the first installation.
+ * @returns a function that removes the handlers.
+ */
+export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}): () => void {
+  if (installed) return installed;
+  const registry = options.registry ?? liveSandboxes;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  let stopping = false;
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    const code = 128 + constants.signals[signal];
+    if (stopping) {
+      log(`intercode: ${signal} again; exiting now with ${registry.size} sandbox(es) left (\`intercode cleanup --dead-only\` removes them)`);
+      exit(code);
+      return;
+    }
+    stopping = true;
+    const creating = registry.creating ? ` and ${registry.creating} being created` : '';
+    log(`intercode: ${signal}; removing ${registry.size} sandbox(es)${creating} (press Ctrl-C again to exit at once)`);
+    underWay = registry.drain(timeoutMs).then((report) => {
+      const left = report.failed + report.pending;
+      log(`intercode: removed ${report.destroyed} sandbox(es)${left ? `; ${left} could not be removed (\`intercode cleanup --dead-only\` removes them)` : ''}`);
+      exit(code);
+    });
+  };
+
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  const uninstall = () => {
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+    installed = undefined;
+    underWay = undefined;
+  };
+  installed = uninstall;
+  return uninstall;
+}
