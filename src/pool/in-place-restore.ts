@@ -3,7 +3,7 @@ import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream'
 import type { Workspace, WorkspaceFactory } from './types.js';
 
 /** Paths that are mounts or the harness's own, never the image's files: not restored from the image. */
-const MOUNTED = ['/proc', '/sys', '/dev', '/run/intercode', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
+const MOUNTED = ['/proc', '/sys', '/dev', '/run/intercode', '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
 const isMounted = (path: string) => MOUNTED.some((m) => path === m || path.startsWith(`${m}/`));
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
