@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { IntercodeError } from '../errors.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { registerEvalCommand } from './eval-command.js';
 import { registerImagesCommand } from './images-command.js';
+import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
@@ -13,6 +15,8 @@ const program = new Command()
 registerRunCommand(program);
 registerPlayCommand(program);
 registerReplayCommand(program);
+registerEvalCommand(program);
+registerMockLlmCommand(program);
 registerImagesCommand(program);
 registerCleanupCommand(program);
 
