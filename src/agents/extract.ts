@@ -11,7 +11,8 @@ export interface ActionSyntax {
   /**
    * A reply without a fence: `whole` takes the whole reply as the action (a shell or an
    * interpreter runs whatever it is given); `sql` takes the first SQL statement in it, from
-   * an upper-case keyword to the first `;`, and finds no action in prose without one.
+   * an upper-case SELECT, WITH, SHOW, DESCRIBE, DESC or EXPLAIN to the first `;`, and finds no
+   * action in prose without one (a fenced statement may be anything).
    */
   unfenced: 'whole' | 'sql';
   /** Keep indentation and inner blank lines (Python); otherwise the action is trimmed. */
@@ -29,7 +30,8 @@ interface Fence {
 
 const CONTROL = /^(submit|skip)(\s+\S[\s\S]*)?$/i;
 const LABEL = /^(?:bash|shell|sh|sql|python|command|query|action|code)\s*:\s*/i;
-const SQL_START = /\b(SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|USE)\b/;
+/** Statements that read (what the SQL tasks ask for); prose is searched for these only. */
+const SQL_START = /\b(SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN)\b/;
 
 /**
  * The action in `reply`, or why there is none.
@@ -72,20 +74,25 @@ export function cleanCode(code: string, syntax: ActionSyntax): string {
 }
 
 /**
- * Every ``` block in order. The opening line's first word is the tag when more follows on
- * the next line (```` ```bash ````) or when it is a known-looking tag followed by code on
- * the same line (```` ```sql SELECT 1``` ````); a one-line ```` ```ls -l``` ```` is untagged.
+ * Every fenced block in order. A fence is a run of three or more backticks and is closed
+ * by a run of the same length (so ```` ````bash ```` can hold code containing ```). The
+ * opening line's first word is the tag when more follows on the next line
+ * (```` ```bash ````) or when it is a known tag followed by code on the same line
+ * (```` ```sql SELECT 1``` ````); a one-line ```` ```ls -l``` ```` is untagged.
  */
 function findFences(text: string): Fence[] {
   const fences: Fence[] = [];
-  let at = text.indexOf('```');
-  while (at !== -1) {
-    const open = at + 3;
-    const close = text.indexOf('```', open);
-    const inner = close === -1 ? text.slice(open) : text.slice(open, close);
-    fences.push(splitTag(inner));
-    if (close === -1) break;
-    at = text.indexOf('```', close + 3);
+  const opening = /`{3,}/g;
+  let open: RegExpExecArray | null;
+  while ((open = opening.exec(text)) !== null) {
+    const run = open[0];
+    const start = open.index + run.length;
+    const closing = new RegExp(`(?<!\`)${run}(?!\`)`, 'g');
+    closing.lastIndex = start;
+    const close = closing.exec(text);
+    fences.push(splitTag(close ? text.slice(start, close.index) : text.slice(start)));
+    if (!close) break;
+    opening.lastIndex = close.index + run.length;
   }
   return fences;
 }

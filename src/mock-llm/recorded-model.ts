@@ -64,10 +64,15 @@ export class RecordedModel {
   }
 }
 
+/** `action` in a code block whose fence is longer than any backtick run inside it (so it comes back verbatim). */
+function fenced(action: string, tag: string): string {
+  const longest = Math.max(0, ...(action.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${tag}\n${action}\n${fence}`;
+}
+
 function repliesOf(episode: RecordedEpisode, style: RecordedStyle, fence: string, history: Record<string, unknown>): string[] {
-  const code = episode.actions.map((action, k) =>
-    NO_CODE.test(episode.observations[k] ?? '') ? action : `\`\`\`${fence}\n${action}\n\`\`\``,
-  );
+  const code = episode.actions.map((action, k) => (NO_CODE.test(episode.observations[k] ?? '') ? action : fenced(action, fence)));
   if (style === 'plan') {
     const steps = Array.isArray(history.steps) ? history.steps.map(String) : [];
     return [`Plan:\n${steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`, ...code];

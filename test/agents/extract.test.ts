@@ -69,3 +69,9 @@ describe('extractAction on messy model outputs', () => {
     expect(extractAction('submit picoCTF{abc_123}', ENV_PROMPTS.ctf!.syntax)).toEqual({ action: 'submit picoCTF{abc_123}' });
   });
 });
+
+describe('extractAction with longer fences', () => {
+  it('reads a four-backtick fence holding code that contains ```', () => {
+    expect(extractAction('````bash\necho "```"\n````\nafter', bash)).toEqual({ action: 'echo "```"' });
+  });
+});

@@ -26,7 +26,7 @@ export class PlanSolveStrategy implements Strategy {
   }
 }
 
-/** The steps of a numbered plan ("1. …" or "1) …"); lines that follow a step belong to it. */
+/** The steps of a numbered plan ("1. …" or "1) …"); lines that follow a step (up to the next) belong to it. */
 export function parsePlan(reply: string): string[] {
   const steps: string[] = [];
   let current: string[] | null = null;
@@ -35,7 +35,7 @@ export function parsePlan(reply: string): string[] {
     if (item) {
       if (current) steps.push(current.join('\n').trim());
       current = [item[1]!];
-    } else if (current && line.trim() !== '') {
+    } else if (current) {
       current.push(line);
     }
   }
