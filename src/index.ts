@@ -22,3 +22,6 @@ export * from './scoring/index.js';
 export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingProtocol } from './replay/replay.js';
 export * from '../envs/bash/index.js';
 export * from './policy/index.js';
+export * from './agents/index.js';
+export * from './eval/index.js';
+export * from './mock-llm/index.js';

@@ -43,7 +43,8 @@ export interface EvalResult {
 export async function runEval(options: EvalOptions): Promise<EvalResult> {
   const journal = await RunJournal.open(options.out, options.settings);
   const taskIndices = new Set(options.tasks.map((t) => t.index));
-  const finished = () => [...journal.finished.values()].filter((e) => taskIndices.has(e.task_id));
+  // In task order, so the summary's sums do not depend on the order episodes finished in.
+  const finished = () => [...journal.finished.values()].filter((e) => taskIndices.has(e.task_id)).sort((a, b) => a.task_id - b.task_id);
   const resumed = finished().length;
   const todo = options.tasks.filter((t) => !journal.finished.has(t.index));
   let solved = finished().filter((e) => isSolved(e.summary.max_reward)).length;
