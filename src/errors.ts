@@ -18,7 +18,9 @@ export type IntercodeErrorCode =
   | 'TRAJECTORY_INVALID'
   | 'CONFIG_INVALID'
   | 'UNKNOWN_ENV'
-  | 'ENV_STATE';
+  | 'ENV_STATE'
+  | 'MODEL_UNAVAILABLE'
+  | 'MODEL_REQUEST_REJECTED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -31,6 +33,8 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   CONFIG_INVALID: false,
   UNKNOWN_ENV: false,
   ENV_STATE: false,
+  MODEL_UNAVAILABLE: true,
+  MODEL_REQUEST_REJECTED: false,
 };
 
 export class IntercodeError extends Error {
@@ -147,5 +151,20 @@ export class UnknownEnvError extends IntercodeError {
 export class EnvStateError extends IntercodeError {
   constructor(message: string) {
     super('ENV_STATE', message);
+  }
+}
+
+/**
+ * A model endpoint failed: `MODEL_UNAVAILABLE` when it could not be reached or kept
+ * answering 429/5xx after every retry, `MODEL_REQUEST_REJECTED` when it refused the
+ * request (4xx) or answered with something that is not a chat completion.
+ */
+export class ModelError extends IntercodeError {
+  constructor(
+    code: 'MODEL_UNAVAILABLE' | 'MODEL_REQUEST_REJECTED',
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(code, message, options);
   }
 }

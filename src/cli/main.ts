@@ -4,7 +4,9 @@ import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
 import { registerCollectCommand } from './collect-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
+import { registerEvalCommand } from './eval-command.js';
 import { registerImagesCommand } from './images-command.js';
+import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
@@ -18,12 +20,14 @@ const program = new Command()
 registerRunCommand(program);
 registerPlayCommand(program);
 registerReplayCommand(program);
+registerEvalCommand(program);
+registerMockLlmCommand(program);
 registerImagesCommand(program);
 registerCleanupCommand(program);
 registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
-addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train']);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
 
 try {
   await program.parseAsync(process.argv);

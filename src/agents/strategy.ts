@@ -1,0 +1,58 @@
+/**
+ * The contract of a prompting strategy. A strategy is a {@link Policy} (anything that
+ * acts in an env); what it adds is `move()`, which says when a reply held no action, and
+ * the evaluation protocol the paper ran it under. A new strategy is one file: a class
+ * implementing {@link Strategy} whose agents extend {@link ChatAgent}.
+ */
+
+import type { Agent, EpisodeContext, Policy, Turn } from '../policy/index.js';
+import type { ChatModel } from './model/chat-model.js';
+import type { EpisodeUsage, TokenPrices } from './model/usage.js';
+
+/** What an agent does next. */
+export type Move =
+  /** Run this action (a command, a query, `submit`, `submit <answer>`, `skip`). */
+  | { kind: 'action'; action: string; reply: string }
+  /** The reply held no action; `feedback` is what the model is told (the turn's observation). */
+  | { kind: 'invalid'; reply: string; feedback: string }
+  /** The strategy has nothing more to do (a plan carried out, a single turn taken). */
+  | { kind: 'stop' };
+
+/**
+ * How episodes are scored, as InterCode's evaluation scripts did it.
+ * - `every-step` (single turn, Try Again, Plan & Solve): after every action the episode is
+ *   scored as if submitted then, without ending it; that reward is fed back and the
+ *   episode's reward is the best of them.
+ * - `on-submit` (ReAct): only `submit` is scored; at the turn limit the runner submits.
+ */
+export interface EvalProtocol {
+  scoring: 'every-step' | 'on-submit';
+  /** End the episode as soon as a step scores 1 (Try Again). */
+  stopWhenSolved: boolean;
+}
+
+export interface StrategyAgent extends Agent {
+  move(history: readonly Turn[]): Promise<Move>;
+  /** Model requests, tokens and cost of this episode so far. */
+  readonly usage: EpisodeUsage;
+}
+
+export interface Strategy extends Policy {
+  readonly protocol: EvalProtocol;
+  /** Most turns an episode can take with a turn limit of `turns` (Plan & Solve adds refinement turns). */
+  maxTurns(turns: number): number;
+  begin(context: EpisodeContext): StrategyAgent;
+}
+
+/** What every strategy is built from. */
+export interface StrategyOptions {
+  model: ChatModel;
+  /** Prices of the model's tokens; omitted: costs are unknown (null). */
+  prices?: TokenPrices;
+  /** Keep only this many most recent messages after the opening ones (InterCode's dialogue_limit); omitted: all. */
+  dialogueLimit?: number;
+  /** Observations longer than this many characters are cut before they reach the model (default per strategy). */
+  observationLimit?: number;
+  /** Plan & Solve: refinement turns after the plan when it did not solve the task (default 0). */
+  refineTurns?: number;
+}

@@ -1,0 +1,143 @@
+import type { Command } from 'commander';
+import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
+import { ConfigError } from '../errors.js';
+import { EnvPerWorker, runEval, type EvalSummary } from '../eval/index.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
+import { Progress } from './progress.js';
+
+interface EvalFlags extends CommonEnvFlags {
+  env: string;
+  strategy: string;
+  turns: string;
+  refineTurns: string;
+  dialogueLimit?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  prices?: string;
+  requestTimeout: string;
+  retries: string;
+  parallel: string;
+  out: string;
+  limit?: string;
+  json?: boolean;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+function nonNegativeInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(flag, `must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function printSummary(s: EvalSummary): void {
+  console.log(`episodes              ${s.episodes}`);
+  console.log(`success rate          ${pct(s.successRate)}`);
+  console.log(`average max reward    ${s.avgMaxReward.toFixed(3)}`);
+  console.log(`average turns         ${s.avgTurns.toFixed(2)}`);
+  console.log(`invalid actions       ${pct(s.invalidActionRate)}`);
+  for (const [hardness, g] of Object.entries(s.byHardness)) {
+    console.log(`  ${hardness.padEnd(8)} ${String(g.episodes).padStart(5)} episodes  success ${pct(g.successRate)}  avg max reward ${g.avgMaxReward.toFixed(3)}`);
+  }
+  if (s.truncated > 0) console.log(`sandbox lost          ${s.truncated} episodes (scored up to the loss)`);
+  const u = s.usage;
+  const cost = u.cost_usd === null ? 'cost unknown (give --prices)' : `$${u.cost_usd.toFixed(4)}`;
+  console.log(`model                 ${u.requests} requests (${u.retries} retried), ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${cost}`);
+}
+
+/** `intercode eval`: runs a prompting strategy with an OpenAI-compatible model on an env's tasks. */
+export function registerEvalCommand(program: Command): void {
+  const command = program
+    .command('eval')
+    .description(
+      'evaluate an LLM with a prompting strategy (InterCode\'s protocol): resumable runs in --out, an InterCode result log, ' +
+        'and the paper\'s summary',
+    )
+    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--out <dir>', 'run directory: settings, episodes.jsonl (resume point) and the InterCode result log')
+    .option('--strategy <name>', `prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'try-again')
+    .option('--turns <n>', 'turn limit (plan-solve: most plan steps carried out)', '10')
+    .option('--refine-turns <n>', 'plan-solve: refinement turns after a plan that did not solve the task', '0')
+    .option('--dialogue-limit <n>', 'keep only the n most recent messages after the opening ones (default: all)')
+    .option('--model <name>', `model name (default: $OPENAI_MODEL, else ${CLIENT_DEFAULTS.model})`)
+    .option('--base-url <url>', `OpenAI-compatible API base URL (default: $OPENAI_BASE_URL, else ${CLIENT_DEFAULTS.baseUrl})`)
+    .option('--api-key <key>', 'API key (default: $OPENAI_API_KEY; prefer the variable, flags show in process lists)')
+    .option('--prices <in,out>', 'USD per million input and output tokens (default: list prices of known OpenAI models)')
+    .option('--request-timeout <seconds>', 'time limit of one model request', '60')
+    .option('--retries <n>', 'retries of a request after 429, 5xx, timeouts and connection failures (exponential backoff)', '6')
+    .option('--parallel <n>', 'episodes in flight', '2')
+    .option('--limit <n>', 'evaluate only the first n tasks')
+    .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","usage"}');
+  addEnvFlags(command, ENV_CLIS).action(async (flags: EvalFlags, self: Command) => {
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    const turns = positiveInteger('--turns', flags.turns);
+    const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
+    const parallel = positiveInteger('--parallel', flags.parallel);
+    const retries = nonNegativeInteger('--retries', flags.retries);
+    const timeoutSec = Number(flags.requestTimeout);
+    if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
+    const dialogueLimit = flags.dialogueLimit === undefined ? undefined : positiveInteger('--dialogue-limit', flags.dialogueLimit);
+    const modelName = flags.model ?? process.env.OPENAI_MODEL ?? CLIENT_DEFAULTS.model;
+    const baseUrl = flags.baseUrl ?? process.env.OPENAI_BASE_URL ?? CLIENT_DEFAULTS.baseUrl;
+    const apiKey = flags.apiKey ?? process.env.OPENAI_API_KEY;
+    const prices = flags.prices ? parsePrices(flags.prices) : knownPrices(modelName);
+    const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
+    const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
+
+    const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
+    const executor = new EnvPerWorker(envs);
+    const all = envs[0]!.tasks;
+    const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
+    const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+    const settings = {
+      env: cli.name,
+      data: flags.data ?? null,
+      ...Object.fromEntries(Object.entries(envFlags).map(([k, v]) => [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)])),
+      strategy: strategy.name,
+      turns,
+      refineTurns,
+      dialogueLimit: dialogueLimit ?? null,
+      model: modelName,
+    };
+    const progress = new Progress('episodes', tasks.length);
+    const stop = new AbortController();
+    const onSignal = () => {
+      log('\nstopping: episodes in flight finish, then the log is written; run the same command again to resume');
+      stop.abort();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let result;
+    try {
+      result = await runEval({
+        envName: cli.name,
+        dataset: flags.data ?? `(built-in ${cli.name} tasks)`,
+        turns,
+        strategy,
+        model: modelName,
+        tasks,
+        executor,
+        out: flags.out,
+        settings,
+        signal: stop.signal,
+        onProgress: ({ done, solved }) => progress.update(done, `success ${solved}/${done} (${pct(solved / Math.max(1, done))})`),
+      });
+    } finally {
+      progress.stop();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await executor.close();
+    }
+    log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: run again to resume` : ''})`);
+    if (flags.json) {
+      const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, usage } = result.summary;
+      process.stdout.write(`${JSON.stringify({ episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, usage })}\n`);
+    } else {
+      printSummary(result.summary);
+    }
+    if (result.remaining > 0) process.exitCode = 130;
+  });
+}

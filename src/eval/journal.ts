@@ -1,0 +1,84 @@
+/**
+ * A run directory: `run.json` (the settings the run was started with) and
+ * `episodes.jsonl` (one finished episode per line, appended as each finishes). A run that
+ * was interrupted resumes from it: finished tasks are never played again.
+ */
+
+import { appendFile, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError, TrajectoryError } from '../errors.js';
+import type { EvalEpisodeLog } from './result-log.js';
+
+/** The settings that make two runs the same experiment (a resumed run must match them). */
+export type RunSettings = Record<string, string | number | boolean | null>;
+
+const SETTINGS_FILE = 'run.json';
+const EPISODES_FILE = 'episodes.jsonl';
+
+export class RunJournal {
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(readonly dir: string, readonly finished: Map<number, EvalEpisodeLog>) {}
+
+  /**
+   * Opens `dir` for a run with `settings`: creates it, or reads the episodes a previous
+   * run with the same settings finished. A last line cut short (the process was killed
+   * while writing it) is dropped.
+   * @throws ConfigError naming `--out` when `dir` holds a run with other settings.
+   * @throws TrajectoryError naming the file and line when an earlier line is not an episode.
+   */
+  static async open(dir: string, settings: RunSettings): Promise<RunJournal> {
+    await mkdir(dir, { recursive: true });
+    const settingsPath = join(dir, SETTINGS_FILE);
+    const previous = await readFile(settingsPath, 'utf8').then((t) => JSON.parse(t) as RunSettings, () => null);
+    if (previous) {
+      const changed = Object.keys({ ...previous, ...settings }).filter((k) => previous[k] !== settings[k]);
+      if (changed.length > 0) {
+        const what = changed.map((k) => `${k}: ${JSON.stringify(previous[k])} there, ${JSON.stringify(settings[k])} now`).join('; ');
+        throw new ConfigError('--out', `${dir} holds a run with other settings (${what}); use another directory to start a new run`);
+      }
+    } else {
+      await writeFile(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
+    }
+    return new RunJournal(dir, await readEpisodes(join(dir, EPISODES_FILE)));
+  }
+
+  /** Records a finished episode (appends are serialised, one line each). */
+  add(episode: EvalEpisodeLog): Promise<void> {
+    this.finished.set(episode.task_id, episode);
+    const line = `${JSON.stringify(episode)}\n`;
+    this.writing = this.writing.then(() => appendFile(join(this.dir, EPISODES_FILE), line));
+    return this.writing;
+  }
+
+  /** Waits for every append. */
+  flush(): Promise<void> {
+    return this.writing;
+  }
+}
+
+async function readEpisodes(path: string): Promise<Map<number, EvalEpisodeLog>> {
+  const episodes = new Map<number, EvalEpisodeLog>();
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return episodes;
+  }
+  // Lines end with '\n'; whatever follows the last one is a line cut short by a kill.
+  const end = text.lastIndexOf('\n') + 1;
+  const lines = text.slice(0, end).split('\n').slice(0, -1);
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    let episode: EvalEpisodeLog;
+    try {
+      episode = JSON.parse(line) as EvalEpisodeLog;
+    } catch (error) {
+      throw new TrajectoryError({ file: path, line: i + 1 }, 'is not a JSON episode', error);
+    }
+    if (!Number.isInteger(episode.task_id)) throw new TrajectoryError({ file: path, line: i + 1, field: 'task_id' }, 'must be an integer');
+    episodes.set(episode.task_id, episode);
+  }
+  if (end < text.length) await truncate(path, Buffer.byteLength(text.slice(0, end)));
+  return episodes;
+}
