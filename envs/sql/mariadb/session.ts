@@ -5,6 +5,7 @@ import type { ExecuteLimits, QueryOutcome, SqlSession } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import type { PyRepr } from '../python-repr.js';
 import { converterFor } from './convert.js';
+import { withUnsortedGroups } from './group-order.js';
 import type { MariaDbServer } from './server.js';
 
 /** MySQL error numbers this session tells apart. */
@@ -25,7 +26,19 @@ export class MariaDbSession implements SqlSession {
     return new MariaDbSession(server, await server.connect());
   }
 
-  execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+  /**
+   * Runs `sql` with MySQL 8's unsorted GROUP BY (see group-order.ts). When the rewritten
+   * statement fails, the original runs instead, so the agent sees the server's own error
+   * for the text it sent.
+   */
+  async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    const unsorted = withUnsortedGroups(sql);
+    if (unsorted === null) return this.run(sql, limits);
+    const outcome = await this.run(unsorted, limits);
+    return outcome.kind === 'error' && !outcome.timedOut ? this.run(sql, limits) : outcome;
+  }
+
+  private run(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
     return new Promise((resolve, reject) => {
       let fields: FieldPacket[] | undefined;
       let header: ResultSetHeader | undefined;
