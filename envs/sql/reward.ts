@@ -13,8 +13,11 @@ export interface SqlRewardOptions {
    * `intercode` (default): the order term applies whenever rows are shared, as InterCode
    * scored (so a right answer in another order loses reward even without ORDER BY).
    * `gold-order-by`: the order term applies only when the gold query has ORDER BY.
+   * `none`: no order term, the multiset IoU alone. InterCode's handicap and ReAct SQL logs
+   * were scored so (their rewards are never negative and keep unrounded IoU values where
+   * the order term was defined), so replaying them needs it.
    */
-  order: 'intercode' | 'gold-order-by';
+  order: 'intercode' | 'gold-order-by' | 'none';
   /** Whether the gold query sorts its result (needed by `gold-order-by`). */
   goldOrdered: boolean;
 }
@@ -69,7 +72,7 @@ export function sqlReward(agent: ScoredRows, gold: ScoredRows, options: SqlRewar
   let totalUnion = 0;
   for (const n of union.values()) totalUnion += n;
   const iou = totalIntersect / totalUnion;
-  if (intersection.size === 0 || (options.order === 'gold-order-by' && !options.goldOrdered)) {
+  if (intersection.size === 0 || options.order === 'none' || (options.order === 'gold-order-by' && !options.goldOrdered)) {
     return { reward: iou, iou, kendallTau: null };
   }
   const tau = kendallTauB(sharedInOrder(agent, intersection), sharedInOrder(gold, intersection));

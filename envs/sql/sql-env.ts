@@ -16,7 +16,7 @@ export interface SqlEnvConfig {
   limits: ExecuteLimits;
   /** InterCode's "handicap" runs: the first observation also lists the tables and their columns. */
   handicap: boolean;
-  /** The reward's order term: `intercode` (default, as published) or `gold-order-by`. */
+  /** The reward's order term: `intercode` (default, as published), `gold-order-by` or `none`. */
   order: SqlRewardOptions['order'];
   /** Shared gold results, used while the session is untouched (see {@link SqlBackend}). */
   goldCache?: SqlGoldCache;

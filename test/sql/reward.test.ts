@@ -40,6 +40,10 @@ describe('sqlReward (InterCode)', () => {
     expect(sqlReward(rows('b', 'a', 'c'), rows('a', 'b', 'c')).reward).toBe(0.33);
     expect(sqlReward(rows('b', 'a'), rows('a', 'b'), { order: 'gold-order-by', goldOrdered: false }).reward).toBe(1);
     expect(sqlReward(rows('b', 'a'), rows('a', 'b'), { order: 'gold-order-by', goldOrdered: true }).reward).toBe(-1);
+    // none: the IoU alone, unrounded, whatever the order (InterCode's handicap and ReAct logs).
+    expect(sqlReward(rows('b', 'a', 'c'), rows('a', 'b', 'd'), { order: 'none', goldOrdered: true })).toEqual({ reward: 0.5, iou: 0.5, kendallTau: null });
+    expect(sqlReward(rows('c', 'b', 'a'), rows('a', 'b', 'c', 'd', 'e', 'f'), { order: 'none', goldOrdered: true }).reward).toBe(0.5);
+    expect(sqlReward(rows('a', 'b'), rows('a', 'b', 'c'), { order: 'none', goldOrdered: true }).reward).toBeCloseTo(2 / 3, 15);
   });
   it('is the multiset IoU, rounded only when the order term is defined', () => {
     expect(sqlReward(rows('a', 'b', 'c'), rows('a', 'b', 'd')).reward).toBe(0.5);
