@@ -48,6 +48,21 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
     }
   });
 
+  it("ONLY_FULL_GROUP_BY as MySQL 8: a plain column beside an aggregate without GROUP BY fails, a functionally dependent one does not", async () => {
+    const [env] = await createSqlEnvs({}, 1);
+    try {
+      await env!.reset({ task: 0 });
+      const mixed = await env!.step('SELECT min(pages), title FROM book');
+      expect(mixed.info.actionExecuted).toBe(false);
+      expect(mixed.observation).toMatch(/^Error executing query: Mixing of GROUP columns/);
+      // title depends on book_id (the key): MySQL 8 accepts it, MariaDB's own check would not.
+      const dependent = await env!.step('SELECT book_id, title, count(*) FROM book JOIN copy USING (book_id) GROUP BY book_id ORDER BY book_id LIMIT 2');
+      expect(dependent.observation).toBe("[(1, 'The Salt Road', 2), (2, 'Harbour Lights', 2)]");
+    } finally {
+      await env!.close();
+    }
+  });
+
   it('ties under ORDER BY … LIMIT give the same row every run, in every session, under concurrent load', async () => {
     const envs = await createSqlEnvs({}, 4);
     try {
