@@ -63,6 +63,21 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
     }
   });
 
+  it('a statement parses the same in a fresh session and after a reset (no IGNORE_SPACE: `count (*)` fails as on MySQL 8)', async () => {
+    const [env] = await createSqlEnvs({}, 1);
+    try {
+      await env!.reset({ task: 0 });
+      const fresh = await env!.step('SELECT count (*) FROM book');
+      await env!.step('SET @touched = 1');
+      await env!.reset({ task: 0 });
+      const afterReset = await env!.step('SELECT count (*) FROM book');
+      expect(fresh.observation).toMatch(/^Error executing query: You have an error in your SQL syntax/);
+      expect(afterReset.observation).toBe(fresh.observation);
+    } finally {
+      await env!.close();
+    }
+  });
+
   it('ties under ORDER BY … LIMIT give the same row every run, in every session, under concurrent load', async () => {
     const envs = await createSqlEnvs({}, 4);
     try {
