@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withUnsortedGroups } from '../../envs/sql/mariadb/group-order.js';
+import { sortsRows, withUnsortedGroups } from '../../envs/sql/mariadb/group-order.js';
 
 describe('withUnsortedGroups (MySQL 8 group order on MariaDB)', () => {
   it('adds ORDER BY NULL after the grouping clauses of a block that groups without sorting', () => {
@@ -41,5 +41,17 @@ describe('withUnsortedGroups (MySQL 8 group order on MariaDB)', () => {
     expect(withUnsortedGroups("SELECT a FROM t WHERE b = 'it''s (' GROUP BY a")).toBe("SELECT a FROM t WHERE b = 'it''s (' GROUP BY a ORDER BY NULL");
     expect(withUnsortedGroups('SELECT a FROM t WHERE b = "a \\" )" GROUP BY a')).toBe('SELECT a FROM t WHERE b = "a \\" )" GROUP BY a ORDER BY NULL');
     expect(withUnsortedGroups('SELECT a--1 FROM t GROUP BY a')).toBe('SELECT a--1 FROM t GROUP BY a ORDER BY NULL');
+  });
+});
+
+describe('sortsRows (statements that may break ties)', () => {
+  it('is true for a read with ORDER BY anywhere or a window, false otherwise', () => {
+    expect(sortsRows('SELECT a FROM t GROUP BY a ORDER BY count(*) DESC LIMIT 1')).toBe(true);
+    expect(sortsRows('SELECT a FROM t WHERE b = (SELECT c FROM u ORDER BY d LIMIT 1)')).toBe(true);
+    expect(sortsRows('SELECT a, row_number() OVER (PARTITION BY b) FROM t')).toBe(true);
+    expect(sortsRows('SELECT a, rank() OVER w FROM t WINDOW w AS (PARTITION BY b)')).toBe(true);
+    expect(sortsRows('SELECT a, count(*) FROM t GROUP BY a')).toBe(false);
+    expect(sortsRows("SELECT 'order by', overtime FROM t")).toBe(false);
+    expect(sortsRows('UPDATE t SET a = 1 ORDER BY b LIMIT 1')).toBe(false);
   });
 });

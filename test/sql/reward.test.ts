@@ -16,6 +16,40 @@ describe('kendallTauB (scipy.stats.kendalltau, variant b)', () => {
     expect(kendallTauB(['a', 'a', 'b', 'c'], ['a', 'b', 'b', 'c'])).toBeCloseTo(0.8, 15);
   });
 
+  it('counts pairs exactly as the pairwise definition does, ties included (random lists)', () => {
+    // The O(n²) definition SciPy's result equals: concordant − discordant over all pairs, tie-corrected.
+    const pairwise = (x: string[], y: string[]) => {
+      let s = 0;
+      let xt = 0;
+      let yt = 0;
+      let nt = 0;
+      for (let i = 0; i < x.length; i++) {
+        for (let j = i + 1; j < x.length; j++) {
+          const dx = compareCodePoints(x[i]!, x[j]!);
+          const dy = compareCodePoints(y[i]!, y[j]!);
+          if (dx === 0) xt += 1;
+          if (dy === 0) yt += 1;
+          if (dx === 0 && dy === 0) nt += 1;
+          s += Math.sign(dx) * Math.sign(dy);
+        }
+      }
+      const tot = (x.length * (x.length - 1)) / 2;
+      const dis = (tot - xt - yt + nt - s) / 2;
+      return Math.min(1, Math.max(-1, (tot - xt - yt + nt - 2 * dis) / Math.sqrt(tot - xt) / Math.sqrt(tot - yt)));
+    };
+    let seed = 12345;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 2 + Math.floor(random() * 60);
+      const alphabet = 2 + Math.floor(random() * 12);
+      const pick = () => String.fromCharCode(97 + Math.floor(random() * alphabet));
+      const x = Array.from({ length: n }, pick);
+      const y = Array.from({ length: n }, pick);
+      const expected = new Set(x).size === 1 || new Set(y).size === 1 ? Number.NaN : pairwise(x, y);
+      expect(kendallTauB(x, y), `${x.join('')} / ${y.join('')}`).toBe(expected);
+    }
+  });
+
   it('is NaN where SciPy is: one item, or a list of one repeated value', () => {
     expect(kendallTauB(['a'], ['a'])).toBeNaN();
     expect(kendallTauB(['a', 'a'], ['a', 'b'])).toBeNaN();

@@ -54,6 +54,18 @@ const SET_OPERATORS = new Set(['UNION', 'INTERSECT', 'EXCEPT', 'MINUS']);
 const READ_STATEMENT = new Set(['SELECT', 'WITH', '(']);
 
 /**
+ * Whether `sql` is a read that sorts rows: an ORDER BY anywhere, or a window (`OVER`). Such a
+ * statement may have to break ties, which MariaDB does by memory address over an in-memory
+ * temporary table (see session.ts).
+ */
+export function sortsRows(sql: string): boolean {
+  if (!/order\s+by|over/i.test(sql)) return false;
+  const list = tokens(sql);
+  if (list.length === 0 || !READ_STATEMENT.has(list[0]!.text)) return false;
+  return list.some((t, i) => (t.text === 'ORDER' && list[i + 1]?.text === 'BY') || (t.text === 'OVER' && (list[i + 1]?.text === '(' || /^[A-Z_]/.test(list[i + 1]?.text ?? ''))));
+}
+
+/**
  * `sql` with ` ORDER BY NULL` after the grouping clauses of every query block that has GROUP
  * BY and no ORDER BY, or null when nothing needs to change (or the statement is not a read).
  */

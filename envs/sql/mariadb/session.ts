@@ -5,13 +5,26 @@ import type { ExecuteLimits, QueryOutcome, SqlSession } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import type { PyRepr } from '../python-repr.js';
 import { converterFor } from './convert.js';
-import { withUnsortedGroups } from './group-order.js';
+import { sortsRows, withUnsortedGroups } from './group-order.js';
 import type { MariaDbServer } from './server.js';
 
 /** MySQL error numbers this session tells apart. */
 const ER_QUERY_INTERRUPTED = 1317;
 /** ONLY_FULL_GROUP_BY refusals of a grouped query: a column not in GROUP BY (1055), or used in HAVING (1463). */
 const NOT_IN_GROUP_BY = new Set([1055, 1463]);
+/**
+ * Internal temporary tables on disk (Aria) for one statement. A sort over an in-memory
+ * temporary table (GROUP BY … ORDER BY count(*) LIMIT 1) breaks ties by the rows' memory
+ * addresses, so the same query on the same data returned different tied rows from one run
+ * to the next; over an on-disk one it breaks them by insertion order, every run the same.
+ * On disk costs more server time, so only statements that sort get it.
+ */
+const STABLE_TIES = 'tmp_memory_table_size = 0';
+/** The server's SQL mode without ONLY_FULL_GROUP_BY (see {@link MariaDbSession.runAsMysql8}). */
+const GROUP_BY_UNCHECKED = "sql_mode = REPLACE(@@sql_mode, 'ONLY_FULL_GROUP_BY', '')";
+
+/** `sql` with session variables set for this one statement (MariaDB's SET STATEMENT … FOR). */
+const withSettings = (settings: readonly string[], sql: string) => (settings.length === 0 ? sql : `SET STATEMENT ${settings.join(', ')} FOR ${sql}`);
 
 const quoteIdentifier = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
@@ -30,7 +43,8 @@ export class MariaDbSession implements SqlSession {
 
   /**
    * Runs `sql` as MySQL 8 would: groups unsorted (see group-order.ts), and MySQL 8's
-   * ONLY_FULL_GROUP_BY where MariaDB can tell it (see {@link MariaDbSession.runAsMysql8}).
+   * ONLY_FULL_GROUP_BY where MariaDB can tell it (see {@link MariaDbSession.runAsMysql8});
+   * and ties in a sort broken the same way every run ({@link STABLE_TIES}).
    * When the rewritten statement fails, the original runs instead, so the agent sees the
    * server's own error for the text it sent.
    */
@@ -51,9 +65,10 @@ export class MariaDbSession implements SqlSession {
    * the check off, as MySQL 8 would have run them.
    */
   private async runAsMysql8(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
-    const first = await this.run(sql, limits);
+    const settings = sortsRows(sql) ? [STABLE_TIES] : [];
+    const first = await this.run(withSettings(settings, sql), limits);
     if (first.errno === undefined || !NOT_IN_GROUP_BY.has(first.errno)) return first.outcome;
-    return (await this.run(`SET STATEMENT sql_mode = REPLACE(@@sql_mode, 'ONLY_FULL_GROUP_BY', '') FOR ${sql}`, limits)).outcome;
+    return (await this.run(withSettings([...settings, GROUP_BY_UNCHECKED], sql), limits)).outcome;
   }
 
   /** One statement; `errno` is the server's error number when it failed. */
