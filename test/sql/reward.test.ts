@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compareCodePoints, kendallTauB } from '../../envs/sql/kendall.js';
 import { pyDate, pyDateTime, pyFloat, pyRowList, pyStr, pyTimeDelta, pyTuple } from '../../envs/sql/python-repr.js';
 import { hasTopLevelOrderBy, sqlReward } from '../../envs/sql/reward.js';
+import { pyRound } from '../../src/scoring/pyround.js';
 import { isRepeatableRead, isSessionNeutral } from '../../envs/sql/statement-kind.js';
 
 describe('kendallTauB (scipy.stats.kendalltau, variant b)', () => {
@@ -78,6 +79,20 @@ describe('sqlReward (InterCode)', () => {
     expect(sqlReward(rows('b', 'a', 'c'), rows('a', 'b', 'd'), { order: 'none', goldOrdered: true })).toEqual({ reward: 0.5, iou: 0.5, kendallTau: null });
     expect(sqlReward(rows('c', 'b', 'a'), rows('a', 'b', 'c', 'd', 'e', 'f'), { order: 'none', goldOrdered: true }).reward).toBe(0.5);
     expect(sqlReward(rows('a', 'b'), rows('a', 'b', 'c'), { order: 'none', goldOrdered: true }).reward).toBeCloseTo(2 / 3, 15);
+  });
+  it('scores a result against an identical one exactly as the general path would (ties, one row, empty, every order mode)', () => {
+    const general = (result: string[], options: Parameters<typeof sqlReward>[2]) => sqlReward([...result, 'only-in-agent'], [...result, 'only-in-gold'], options);
+    for (const result of [rows('a', 'b', 'c'), rows('a', 'a', 'b'), rows('a', 'a'), rows('a'), rows('b', 'a', 'b', 'c', 'a')]) {
+      for (const options of [undefined, { order: 'none', goldOrdered: true }, { order: 'gold-order-by', goldOrdered: false }] as const) {
+        const same = sqlReward(result, [...result], options);
+        const other = general(result, options);
+        expect(same.iou).toBe(1);
+        // The general path over the same rows plus one unshared row each: same order term.
+        expect(same.kendallTau).toBe(other.kendallTau);
+        expect(same.reward).toBe(same.kendallTau === null ? 1 : pyRound(same.kendallTau, 2));
+      }
+    }
+    expect(sqlReward([], [])).toEqual({ reward: 1, iou: 1, kendallTau: null });
   });
   it('is the multiset IoU, rounded only when the order term is defined', () => {
     expect(sqlReward(rows('a', 'b', 'c'), rows('a', 'b', 'd')).reward).toBe(0.5);
