@@ -102,6 +102,11 @@ export class SqlEnv implements TaskEnv {
     return this.config.dataset;
   }
 
+  /** The backend this env's sessions come from (shared with the other envs made with it). */
+  get backend(): SqlBackend {
+    return this.config.backend;
+  }
+
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
     if (this.closed) throw new EnvStateError('reset() called after close()');
     this.task = chooseTask(options, this.config.dataset, this.random);
