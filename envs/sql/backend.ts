@@ -50,6 +50,8 @@ export interface SqlSession {
 export interface SqlBackend {
   /** For messages and cache keys: what data this backend serves (image tag, file hashes). */
   readonly identity: string;
+  /** The sandboxes serving this backend now (for CPU accounting); none when it runs in-process. */
+  sandboxIds(): readonly string[];
   openSession(): Promise<SqlSession>;
   close(): Promise<void>;
 }

@@ -29,13 +29,13 @@ export const sqlCli: EnvCli = {
       .option('--embedded', 'sql: the built-in database on the embedded SQLite backend (no Docker)')
       .option('--writable', 'sql: the agent may change data; each episode gets private state, thrown away at reset (default: read-only)')
       .option('--handicap', "sql: the first observation also lists the database's tables and columns (InterCode's handicap runs)")
-      .option('--order <mode>', 'sql: the reward\'s order term: intercode (always, as published; default) or gold-order-by (only when the gold sorts)')
+      .option('--order <mode>', 'sql: the reward\'s order term: intercode (always, as published; default), gold-order-by (only when the gold sorts) or none (IoU alone, as InterCode\'s handicap and ReAct logs were scored)')
       .option('--max-rows <n>', 'sql: rows kept from one result (default 10000)')
       .option('--database <name>', 'sql: database for tasks without a "db" field, and for --tool');
   },
   async createEnvs(flags: SqlFlags, count: number, { log }: CreateEnvsOptions) {
     const order = flags.order ?? 'intercode';
-    if (order !== 'intercode' && order !== 'gold-order-by') throw new ConfigError('--order', `must be intercode or gold-order-by, got "${order}"`);
+    if (order !== 'intercode' && order !== 'gold-order-by' && order !== 'none') throw new ConfigError('--order', `must be intercode, gold-order-by or none, got "${order}"`);
     if (flags.sqlite?.length && flags.dump?.length) throw new ConfigError('--sqlite', 'and --dump choose different backends; give one of them');
     const timeout = timeoutMs(flags.timeout);
     return createSqlEnvs(

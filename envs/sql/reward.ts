@@ -13,8 +13,11 @@ export interface SqlRewardOptions {
    * `intercode` (default): the order term applies whenever rows are shared, as InterCode
    * scored (so a right answer in another order loses reward even without ORDER BY).
    * `gold-order-by`: the order term applies only when the gold query has ORDER BY.
+   * `none`: no order term, the multiset IoU alone. InterCode's handicap and ReAct SQL logs
+   * were scored so (their rewards are never negative and keep unrounded IoU values where
+   * the order term was defined), so replaying them needs it.
    */
-  order: 'intercode' | 'gold-order-by';
+  order: 'intercode' | 'gold-order-by' | 'none';
   /** Whether the gold query sorts its result (needed by `gold-order-by`). */
   goldOrdered: boolean;
 }
@@ -54,6 +57,8 @@ function sharedInOrder(rows: readonly string[], shared: ReadonlyMap<string, numb
  */
 export function sqlReward(agent: ScoredRows, gold: ScoredRows, options: SqlRewardOptions = { order: 'intercode', goldOrdered: true }): SqlRewardResult {
   if (agent === null || gold === null) return { reward: 0, iou: 0, kendallTau: null };
+  const ordered = options.order === 'intercode' || (options.order === 'gold-order-by' && options.goldOrdered);
+  if (sameRows(agent, gold)) return ordered ? sameRowsReward(counts(agent)) : { reward: 1, iou: 1, kendallTau: null };
   const a = counts(agent);
   const g = counts(gold);
   const union = new Map(a);
@@ -69,12 +74,35 @@ export function sqlReward(agent: ScoredRows, gold: ScoredRows, options: SqlRewar
   let totalUnion = 0;
   for (const n of union.values()) totalUnion += n;
   const iou = totalIntersect / totalUnion;
-  if (intersection.size === 0 || (options.order === 'gold-order-by' && !options.goldOrdered)) {
+  if (intersection.size === 0 || !ordered) {
     return { reward: iou, iou, kendallTau: null };
   }
   const tau = kendallTauB(sharedInOrder(agent, intersection), sharedInOrder(gold, intersection));
   if (Number.isNaN(tau)) return { reward: iou, iou, kendallTau: null };
   return { reward: pyRound(tau * iou, 2), iou, kendallTau: tau };
+}
+
+function sameRows(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The reward of a result against itself, without ranking: IoU 1, and tau-b from its ties
+ * alone (no discordant pairs, every tie shared), computed as {@link kendallTauB} would.
+ */
+function sameRowsReward(rowCounts: ReadonlyMap<string, number>): SqlRewardResult {
+  let n = 0;
+  let tied = 0;
+  for (const c of rowCounts.values()) {
+    n += c;
+    tied += (c * (c - 1)) / 2;
+  }
+  const total = (n * (n - 1)) / 2;
+  if (tied === total) return { reward: 1, iou: 1, kendallTau: null };
+  const tau = Math.min(1, Math.max(-1, (total - tied) / Math.sqrt(total - tied) / Math.sqrt(total - tied)));
+  return { reward: pyRound(tau, 2), iou: 1, kendallTau: tau };
 }
 
 /** Whether a query's outermost statement sorts its result (an ORDER BY outside any parentheses). */

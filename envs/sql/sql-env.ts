@@ -4,7 +4,7 @@ import { EnvStateError, SandboxError } from '../../src/errors.js';
 import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
 import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from './backend.js';
 import type { SqlGoldCache } from './gold-cache.js';
-import { pyRowList, pyStr, pyTuple } from './python-repr.js';
+import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
 import { hasTopLevelOrderBy, sqlReward, type SqlRewardOptions } from './reward.js';
 import { isRepeatableRead, isSessionNeutral } from './statement-kind.js';
 import { chooseTask, seededRandom } from './task-choice.js';
@@ -16,7 +16,7 @@ export interface SqlEnvConfig {
   limits: ExecuteLimits;
   /** InterCode's "handicap" runs: the first observation also lists the tables and their columns. */
   handicap: boolean;
-  /** The reward's order term: `intercode` (default, as published) or `gold-order-by`. */
+  /** The reward's order term: `intercode` (default, as published), `gold-order-by` or `none`. */
   order: SqlRewardOptions['order'];
   /** Shared gold results, used while the session is untouched (see {@link SqlBackend}). */
   goldCache?: SqlGoldCache;
@@ -37,11 +37,19 @@ export interface SqlStepResult extends StepResult {
   info: SqlStepInfo;
 }
 
+/** Each result's rows as `str(row)`, made once per result: a cached gold result is scored many times. */
+const rowStringsOf = new WeakMap<readonly PyRepr[][], string[]>();
+function rowStrings(rows: readonly PyRepr[][]): string[] {
+  let strings = rowStringsOf.get(rows);
+  if (!strings) rowStringsOf.set(rows, (strings = rows.map(pyTuple)));
+  return strings;
+}
+
 /** InterCode's observation for an outcome: `str(rows)`, or `Error executing query: …`. */
 export function renderOutcome(outcome: QueryOutcome): string {
   switch (outcome.kind) {
     case 'rows': {
-      const text = pyRowList(outcome.rows);
+      const text = `[${rowStrings(outcome.rows).join(', ')}]`;
       return outcome.truncated ? `${text}\n[intercode: only the first ${outcome.rows.length} rows are shown; the query was stopped there]` : text;
     }
     case 'ok':
@@ -92,6 +100,11 @@ export class SqlEnv implements TaskEnv {
 
   get tasks(): readonly Task[] {
     return this.config.dataset;
+  }
+
+  /** The backend this env's sessions come from (shared with the other envs made with it). */
+  get backend(): SqlBackend {
+    return this.config.backend;
   }
 
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
@@ -185,15 +198,15 @@ export class SqlEnv implements TaskEnv {
     const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
     // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
-    const goldRows = goldOutcome.kind === 'rows' ? goldOutcome.rows.map(pyTuple) : [];
-    const agentRows = this.last?.kind === 'rows' ? this.last.rows.map(pyTuple) : null;
+    const goldRows = goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
+    const agentRows = this.last?.kind === 'rows' ? rowStrings(this.last.rows) : null;
     const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });
     return {
       reward: result.reward,
       parts: { iou: result.iou, ...(result.kendallTau === null ? {} : { kendall_tau: result.kendallTau }) },
       details: {
-        agent_obs: this.last ? renderOutcome(this.last) : null,
-        eval_obs: goldOutcome.kind === 'rows' ? pyRowList(goldOutcome.rows) : renderOutcome(goldOutcome),
+        agent_obs: this.last ? this.lastObservation : null,
+        eval_obs: goldOutcome.kind === 'rows' ? `[${goldRows.join(', ')}]` : renderOutcome(goldOutcome),
         corrupt_gold: goldOutcome.kind === 'error',
         gold_cached: cached,
       },

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { createSqlEnvs, type SqlEnv } from '../../envs/sql/index.js';
 import { ConfigError, IntercodeError } from '../errors.js';
 import { packagePath } from '../package-path.js';
+import { cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
@@ -21,11 +22,21 @@ Options:
   --episodes N   episodes per level (default: the number of tasks, at least 2000)
   --embedded     the embedded SQLite backend over the built-in dataset instead of the server
   --json         print only one JSON object on stdout:
-                 {"episodes","episodesPerSec":{"1","16"},"p95Ms":{"1","16"},"dataset","notFullReward"}
+                 {"episodes","episodesPerSec":{"1","16"},"p95Ms":{"1","16"},"dataset",
+                  "notFullReward","notFullTasks","cpuMsPerEpisode":{"1","16"}}
                  (episodes: per level; dataset: which tasks ran; notFullReward: measured
-                 episodes whose reward was not 1)
+                 episodes whose reward was not 1, notFullTasks: their task indexes;
+                 cpuMsPerEpisode: CPU time per episode from /proc, {"bench": this Node
+                 process, "server": the processes in the SQL server's sandbox}, null
+                 where /proc cannot tell)
   -h, --help     show this help
 `;
+
+/** CPU milliseconds per episode: the bench's own process, and the SQL server's sandbox. */
+export interface EpisodeCpu {
+  bench: number;
+  server: number;
+}
 
 export interface SqlBenchResult {
   episodes: number;
@@ -33,13 +44,27 @@ export interface SqlBenchResult {
   p95Ms: Record<'1' | '16', number>;
   dataset: string;
   notFullReward: number;
+  /** Tasks (by index) with an episode whose reward was not 1, in order. */
+  notFullTasks: number[];
+  cpuMsPerEpisode: Record<'1' | '16', EpisodeCpu | null>;
 }
 
-async function level(envs: readonly SqlEnv[], inFlight: number, episodes: number): Promise<{ perSec: number; p95: number; notFull: number }> {
+interface LevelResult {
+  perSec: number;
+  p95: number;
+  notFull: number;
+  notFullTasks: Set<number>;
+  cpu: EpisodeCpu | null;
+}
+
+async function level(envs: readonly SqlEnv[], inFlight: number, episodes: number): Promise<LevelResult> {
   const tasks = envs[0]!.tasks;
   const latencies = new Float64Array(episodes);
   let next = 0;
   let notFull = 0;
+  const notFullTasks = new Set<number>();
+  const sandboxes = envs[0]!.backend.sandboxIds();
+  const cpuBefore = takeCpuSnapshot(sandboxes);
   const started = performance.now();
   await Promise.all(
     envs.slice(0, inFlight).map(async (env) => {
@@ -50,12 +75,22 @@ async function level(envs: readonly SqlEnv[], inFlight: number, episodes: number
         await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
         const { reward } = await env.step('submit');
         latencies[i] = performance.now() - t0;
-        if (reward !== 1) notFull += 1;
+        if (reward !== 1) {
+          notFull += 1;
+          notFullTasks.add(task.index);
+        }
       }
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  return { perSec: episodes / elapsed, p95: percentile(latencies, 95), notFull };
+  const cpuAfter = takeCpuSnapshot(sandboxes);
+  let cpu: EpisodeCpu | null = null;
+  if (cpuBefore && cpuAfter) {
+    const usage = cpuUsageBetween(cpuBefore, cpuAfter);
+    const msPerEpisode = (cores: number) => Number(((cores * usage.wallSeconds * 1000) / episodes).toFixed(3));
+    cpu = { bench: msPerEpisode(usage.groups['bench node']), server: msPerEpisode(usage.groups['bench sandboxes']) };
+  }
+  return { perSec: episodes / elapsed, p95: percentile(latencies, 95), notFull, notFullTasks, cpu };
 }
 
 async function run(args: readonly string[], io: BenchIO): Promise<number> {
@@ -94,12 +129,18 @@ async function run(args: readonly string[], io: BenchIO): Promise<number> {
       p95Ms: { 1: Number(results[1].p95.toFixed(3)), 16: Number(results[16].p95.toFixed(3)) },
       dataset,
       notFullReward: results[1].notFull + results[16].notFull,
+      notFullTasks: [...new Set([...results[1].notFullTasks, ...results[16].notFullTasks])].sort((a, b) => a - b),
+      cpuMsPerEpisode: { 1: results[1].cpu, 16: results[16].cpu },
     };
     if (values.json) io.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       io.stdout.write(`dataset ${dataset}, ${episodes} gold episodes per level\n`);
-      for (const n of LEVELS) io.stdout.write(`${String(n).padStart(2)} in flight: ${result.episodesPerSec[n]} episodes/s, p95 ${result.p95Ms[n]} ms\n`);
-      io.stdout.write(`episodes without full reward: ${result.notFullReward}\n`);
+      for (const n of LEVELS) {
+        const cpu = result.cpuMsPerEpisode[n];
+        const cpuText = cpu ? `, CPU per episode ${cpu.bench} ms bench + ${cpu.server} ms server` : '';
+        io.stdout.write(`${String(n).padStart(2)} in flight: ${result.episodesPerSec[n]} episodes/s, p95 ${result.p95Ms[n]} ms${cpuText}\n`);
+      }
+      io.stdout.write(`episodes without full reward: ${result.notFullReward} (tasks ${result.notFullTasks.join(', ') || 'none'})\n`);
     }
     return 0;
   } catch (error) {

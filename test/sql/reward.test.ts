@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compareCodePoints, kendallTauB } from '../../envs/sql/kendall.js';
 import { pyDate, pyDateTime, pyFloat, pyRowList, pyStr, pyTimeDelta, pyTuple } from '../../envs/sql/python-repr.js';
 import { hasTopLevelOrderBy, sqlReward } from '../../envs/sql/reward.js';
+import { pyRound } from '../../src/scoring/pyround.js';
 import { isRepeatableRead, isSessionNeutral } from '../../envs/sql/statement-kind.js';
 
 describe('kendallTauB (scipy.stats.kendalltau, variant b)', () => {
@@ -14,6 +15,40 @@ describe('kendallTauB (scipy.stats.kendalltau, variant b)', () => {
     expect(kendallTauB(['a', 'b', 'a'], ['a', 'a', 'b'])).toBeCloseTo(-0.5, 15);
     // ranks [1,1,2,3] vs [1,2,2,3]: tot 6, xtie 1, ytie 1, ntie 0, dis 0 -> 4/sqrt(5)/sqrt(5) = 0.8
     expect(kendallTauB(['a', 'a', 'b', 'c'], ['a', 'b', 'b', 'c'])).toBeCloseTo(0.8, 15);
+  });
+
+  it('counts pairs exactly as the pairwise definition does, ties included (random lists)', () => {
+    // The O(n²) definition SciPy's result equals: concordant − discordant over all pairs, tie-corrected.
+    const pairwise = (x: string[], y: string[]) => {
+      let s = 0;
+      let xt = 0;
+      let yt = 0;
+      let nt = 0;
+      for (let i = 0; i < x.length; i++) {
+        for (let j = i + 1; j < x.length; j++) {
+          const dx = compareCodePoints(x[i]!, x[j]!);
+          const dy = compareCodePoints(y[i]!, y[j]!);
+          if (dx === 0) xt += 1;
+          if (dy === 0) yt += 1;
+          if (dx === 0 && dy === 0) nt += 1;
+          s += Math.sign(dx) * Math.sign(dy);
+        }
+      }
+      const tot = (x.length * (x.length - 1)) / 2;
+      const dis = (tot - xt - yt + nt - s) / 2;
+      return Math.min(1, Math.max(-1, (tot - xt - yt + nt - 2 * dis) / Math.sqrt(tot - xt) / Math.sqrt(tot - yt)));
+    };
+    let seed = 12345;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let trial = 0; trial < 300; trial++) {
+      const n = 2 + Math.floor(random() * 60);
+      const alphabet = 2 + Math.floor(random() * 12);
+      const pick = () => String.fromCharCode(97 + Math.floor(random() * alphabet));
+      const x = Array.from({ length: n }, pick);
+      const y = Array.from({ length: n }, pick);
+      const expected = new Set(x).size === 1 || new Set(y).size === 1 ? Number.NaN : pairwise(x, y);
+      expect(kendallTauB(x, y), `${x.join('')} / ${y.join('')}`).toBe(expected);
+    }
   });
 
   it('is NaN where SciPy is: one item, or a list of one repeated value', () => {
@@ -40,6 +75,24 @@ describe('sqlReward (InterCode)', () => {
     expect(sqlReward(rows('b', 'a', 'c'), rows('a', 'b', 'c')).reward).toBe(0.33);
     expect(sqlReward(rows('b', 'a'), rows('a', 'b'), { order: 'gold-order-by', goldOrdered: false }).reward).toBe(1);
     expect(sqlReward(rows('b', 'a'), rows('a', 'b'), { order: 'gold-order-by', goldOrdered: true }).reward).toBe(-1);
+    // none: the IoU alone, unrounded, whatever the order (InterCode's handicap and ReAct logs).
+    expect(sqlReward(rows('b', 'a', 'c'), rows('a', 'b', 'd'), { order: 'none', goldOrdered: true })).toEqual({ reward: 0.5, iou: 0.5, kendallTau: null });
+    expect(sqlReward(rows('c', 'b', 'a'), rows('a', 'b', 'c', 'd', 'e', 'f'), { order: 'none', goldOrdered: true }).reward).toBe(0.5);
+    expect(sqlReward(rows('a', 'b'), rows('a', 'b', 'c'), { order: 'none', goldOrdered: true }).reward).toBeCloseTo(2 / 3, 15);
+  });
+  it('scores a result against an identical one exactly as the general path would (ties, one row, empty, every order mode)', () => {
+    const general = (result: string[], options: Parameters<typeof sqlReward>[2]) => sqlReward([...result, 'only-in-agent'], [...result, 'only-in-gold'], options);
+    for (const result of [rows('a', 'b', 'c'), rows('a', 'a', 'b'), rows('a', 'a'), rows('a'), rows('b', 'a', 'b', 'c', 'a')]) {
+      for (const options of [undefined, { order: 'none', goldOrdered: true }, { order: 'gold-order-by', goldOrdered: false }] as const) {
+        const same = sqlReward(result, [...result], options);
+        const other = general(result, options);
+        expect(same.iou).toBe(1);
+        // The general path over the same rows plus one unshared row each: same order term.
+        expect(same.kendallTau).toBe(other.kendallTau);
+        expect(same.reward).toBe(same.kendallTau === null ? 1 : pyRound(same.kendallTau, 2));
+      }
+    }
+    expect(sqlReward([], [])).toEqual({ reward: 1, iou: 1, kendallTau: null });
   });
   it('is the multiset IoU, rounded only when the order term is defined', () => {
     expect(sqlReward(rows('a', 'b', 'c'), rows('a', 'b', 'd')).reward).toBe(0.5);

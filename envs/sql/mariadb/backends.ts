@@ -22,6 +22,10 @@ export class SharedServerBackend implements SqlBackend {
     return new SharedServerBackend(await MariaDbServer.start({ ...options, account: 'ro' }), options.image);
   }
 
+  sandboxIds(): readonly string[] {
+    return [this.server.id];
+  }
+
   openSession(): Promise<SqlSession> {
     return MariaDbSession.open(this.server);
   }
@@ -45,6 +49,10 @@ export class PrivateServerBackend implements SqlBackend {
     return `${this.options.image} (writable)`;
   }
 
+  sandboxIds(): readonly string[] {
+    return [...this.sessions].flatMap((s) => s.serverId ?? []);
+  }
+
   async openSession(): Promise<SqlSession> {
     const session = new PrivateServerSession(() => MariaDbServer.start({ ...this.options, account: 'rw' }));
     this.sessions.add(session);
@@ -62,6 +70,10 @@ class PrivateServerSession implements SqlSession {
   private spare: Promise<MariaDbServer> | undefined;
 
   constructor(private readonly startServer: () => Promise<MariaDbServer>) {}
+
+  get serverId(): string | undefined {
+    return this.current?.server.id;
+  }
 
   private takeSpare(): Promise<MariaDbServer> {
     const server = this.spare ?? this.startServer();

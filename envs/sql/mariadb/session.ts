@@ -5,10 +5,26 @@ import type { ExecuteLimits, QueryOutcome, SqlSession } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import type { PyRepr } from '../python-repr.js';
 import { converterFor } from './convert.js';
+import { sortsRows, withUnsortedGroups } from './group-order.js';
 import type { MariaDbServer } from './server.js';
 
 /** MySQL error numbers this session tells apart. */
 const ER_QUERY_INTERRUPTED = 1317;
+/** ONLY_FULL_GROUP_BY refusals of a grouped query: a column not in GROUP BY (1055), or used in HAVING (1463). */
+const NOT_IN_GROUP_BY = new Set([1055, 1463]);
+/**
+ * Internal temporary tables on disk (Aria) for one statement. A sort over an in-memory
+ * temporary table (GROUP BY … ORDER BY count(*) LIMIT 1) breaks ties by the rows' memory
+ * addresses, so the same query on the same data returned different tied rows from one run
+ * to the next; over an on-disk one it breaks them by insertion order, every run the same.
+ * On disk costs more server time, so only statements that sort get it.
+ */
+const STABLE_TIES = 'tmp_memory_table_size = 0';
+/** The server's SQL mode without ONLY_FULL_GROUP_BY (see {@link MariaDbSession.runAsMysql8}). */
+const GROUP_BY_UNCHECKED = "sql_mode = REPLACE(@@sql_mode, 'ONLY_FULL_GROUP_BY', '')";
+
+/** `sql` with session variables set for this one statement (MariaDB's SET STATEMENT … FOR). */
+const withSettings = (settings: readonly string[], sql: string) => (settings.length === 0 ? sql : `SET STATEMENT ${settings.join(', ')} FOR ${sql}`);
 
 const quoteIdentifier = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
@@ -25,7 +41,38 @@ export class MariaDbSession implements SqlSession {
     return new MariaDbSession(server, await server.connect());
   }
 
-  execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+  /**
+   * Runs `sql` as MySQL 8 would: groups unsorted (see group-order.ts), and MySQL 8's
+   * ONLY_FULL_GROUP_BY where MariaDB can tell it (see {@link MariaDbSession.runAsMysql8});
+   * and ties in a sort broken the same way every run ({@link STABLE_TIES}).
+   * When the rewritten statement fails, the original runs instead, so the agent sees the
+   * server's own error for the text it sent.
+   */
+  async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    const unsorted = withUnsortedGroups(sql);
+    if (unsorted !== null) {
+      const outcome = await this.runAsMysql8(unsorted, limits);
+      if (!(outcome.kind === 'error' && !outcome.timedOut)) return outcome;
+    }
+    return this.runAsMysql8(sql, limits);
+  }
+
+  /**
+   * The server runs with ONLY_FULL_GROUP_BY, as MySQL 8 did. MariaDB's check agrees with
+   * MySQL 8's where a query aggregates without GROUP BY beside a plain column (both refuse
+   * it), but it refuses grouped queries whose columns MySQL 8 accepts as functionally
+   * dependent on the GROUP BY key (about 40 Spider gold queries): those run again with
+   * the check off, as MySQL 8 would have run them.
+   */
+  private async runAsMysql8(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    const settings = sortsRows(sql) ? [STABLE_TIES] : [];
+    const first = await this.run(withSettings(settings, sql), limits);
+    if (first.errno === undefined || !NOT_IN_GROUP_BY.has(first.errno)) return first.outcome;
+    return (await this.run(withSettings([...settings, GROUP_BY_UNCHECKED], sql), limits)).outcome;
+  }
+
+  /** One statement; `errno` is the server's error number when it failed. */
+  private run(sql: string, limits: ExecuteLimits): Promise<{ outcome: QueryOutcome; errno?: number }> {
     return new Promise((resolve, reject) => {
       let fields: FieldPacket[] | undefined;
       let header: ResultSetHeader | undefined;
@@ -64,20 +111,20 @@ export class MariaDbSession implements SqlSession {
         }
         if (timedOut) {
           // Stopped by KILL QUERY: an error, or (BENCHMARK, SLEEP) a meaningless value.
-          resolve({ kind: 'error', message: `Query execution was interrupted (time limit of ${limits.timeoutMs / 1000} s exceeded)`, timedOut: true });
+          resolve({ outcome: { kind: 'error', message: `Query execution was interrupted (time limit of ${limits.timeoutMs / 1000} s exceeded)`, timedOut: true } });
           return;
         }
         if (failure && !(truncated && failure.errno === ER_QUERY_INTERRUPTED)) {
-          resolve({ kind: 'error', message: failure.message, timedOut: false });
+          resolve({ outcome: { kind: 'error', message: failure.message, timedOut: false }, ...(failure.errno === undefined ? {} : { errno: failure.errno }) });
           return;
         }
         if (!fields) {
-          resolve({ kind: 'ok', affectedRows: header?.affectedRows ?? 0 });
+          resolve({ outcome: { kind: 'ok', affectedRows: header?.affectedRows ?? 0 } });
           return;
         }
         const converters = fields.map(converterFor);
         const rows: PyRepr[][] = raw.map((row) => row.map((cell, i) => converters[i]!(cell)));
-        resolve({ kind: 'rows', columns: fields.map((f) => f.name), rows, truncated });
+        resolve({ outcome: { kind: 'rows', columns: fields.map((f) => f.name), rows, truncated } });
       });
     });
   }

@@ -44,6 +44,11 @@ export class SqliteBackend implements SqlBackend {
     readonly identity: string,
   ) {}
 
+  /** None: sessions run in worker threads of this process. */
+  sandboxIds(): readonly string[] {
+    return [];
+  }
+
   /**
    * `.sqlite`/`.db` files, each a database named after the file (Spider's `<db>/<db>.sqlite`).
    * @throws DatasetError naming a file that cannot be read or is not a SQLite database.
