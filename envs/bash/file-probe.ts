@@ -28,7 +28,7 @@ export class FileProbe {
   }
 
   async changes(): Promise<FileChange[]> {
-    return parseGitStatus((await this.shell.run('cd / && git status --short')).output);
+    return parseGitStatus((await this.shell.run('cd / && git --no-optional-locks status --short')).output);
   }
 
   async hashes(paths: Iterable<string>, mode: HashMode): Promise<Map<string, string>> {

@@ -76,8 +76,10 @@ export abstract class SandboxEnv implements TaskEnv {
       create: async () => {
         const sandbox = await this.config.runtime.create(this.config.spec);
         try {
-          const [runner, control] = await Promise.all([this.openRunner(sandbox), ShellSession.open(sandbox, CONTROL_SHELL)]);
-          return { sandbox, runner, control };
+          const control = await ShellSession.open(sandbox, CONTROL_SHELL);
+          // Later shells start through the control shell: no engine exec per reset.
+          if ('launchThrough' in sandbox && typeof sandbox.launchThrough === 'function') sandbox.launchThrough(control);
+          return { sandbox, runner: await this.openRunner(sandbox), control };
         } catch (error) {
           await sandbox.destroy().catch(() => undefined);
           throw error;

@@ -12,11 +12,18 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * fork bomb keeps forking while it is killed). Builtins only: nothing here forks.
  */
 const KILL_ALL = `__ic_kill() {
-  local keep=" 1 $$ " d p a r n
-  for d in /proc/[0-9]*; do builtin read -r -d '' a < "$d/cmdline" 2>/dev/null; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
-  for ((r = 0; r < 200; r++)); do
+  local keep=" 1 $$ " d p a r n s
+  for d in /proc/[0-9]*; do builtin read -r -d '' a 2>/dev/null < "$d/cmdline"; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
+  for ((r = 0; r < 500; r++)); do
     n=()
-    for d in /proc/[0-9]*; do p=\${d#/proc/}; [[ $keep == *" $p "* ]] || n+=("$p"); done
+    for d in /proc/[0-9]*; do
+      p=\${d#/proc/}
+      [[ $keep == *" $p "* ]] && continue
+      # A zombie is dead already; init reaps it.
+      builtin read -r s 2>/dev/null < "$d/stat" || continue
+      s=\${s##*) }
+      [[ \${s:0:1} == Z ]] || n+=("$p")
+    done
     (( \${#n[@]} )) || { builtin echo clean; return; }
     builtin kill -9 "\${n[@]}" 2>/dev/null
   done
@@ -115,9 +122,10 @@ export class InPlaceRestorer {
     const { sandbox, control } = workspace;
     workspace.runner.close();
     const baseline = await this.readBaseline();
-    if ((await control.run(KILL_ALL)).output.trim() !== 'clean') return false;
+    if ((await control.run(KILL_ALL)).output !== 'clean\n') return false;
 
-    const changes = (await sandbox.changes()).filter((c) => !isMounted(c.path));
+    const template = await this.templateWorkspace();
+    const changes = (await sandbox.changes(template.sandbox)).filter((c) => !isMounted(c.path));
     const added = changes.filter((c) => c.kind === 'added').map((c) => c.path);
     const outermostAdded = added.filter((p) => !added.some((q) => q !== p && p.startsWith(`${q}/`)));
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);
@@ -138,6 +146,9 @@ export class InPlaceRestorer {
 
     const entries = [...(await this.entries(modified, false)), ...(await this.entries(deleted, true))];
     if (entries.length > 0) await sandbox.putArchive(await writeTar(entries), '/');
+    // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
+    const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
+    if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(quote).join(' ')}`)).exitCode !== 0) return false;
     workspace.runner = await this.factory.openRunner(sandbox);
     return true;
   }

@@ -17,7 +17,9 @@ import {
 } from '../types.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
-import { CHANNEL_MOUNT, FifoProcess, makeChannelDir, removeChannelDir } from './fifo-channel.js';
+import type { CommandRunner } from '../shell/types.js';
+import { CHANNEL_MOUNT, execLauncher, FifoProcess, makeChannelDir, removeChannelDir, shellLauncher, type Launcher } from './fifo-channel.js';
+import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 
 function statusCode(error: unknown): number | undefined {
@@ -41,6 +43,10 @@ export interface DockerRuntimeOptions {
   /** Default: `fifo` for an engine on a local Unix socket, `attach` otherwise. */
   transport?: Transport;
 }
+
+/** Paths Docker mounts into every container (and the channel directory): never the image's files. */
+const MOUNT_POINTS = ['/proc', '/sys', '/dev', CHANNEL_MOUNT, '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
+export const isMountPoint = (path: string) => MOUNT_POINTS.some((m) => path === m || path.startsWith(`${m}/`));
 
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
 export class DockerRuntime implements SandboxRuntime {
@@ -148,6 +154,8 @@ export class DockerRuntime implements SandboxRuntime {
 export class DockerSandbox implements Sandbox {
   readonly id: string;
   private destroyed = false;
+  private layerPaths: Promise<LayerPaths | undefined> | undefined;
+  private launcher: Launcher | undefined;
 
   constructor(
     private readonly container: Docker.Container,
@@ -155,6 +163,14 @@ export class DockerSandbox implements Sandbox {
     private channelDir: string | undefined,
   ) {
     this.id = container.id;
+  }
+
+  /**
+   * Starts later attached processes through `shell` (one of ours in this sandbox) instead
+   * of an engine exec, when the FIFO transport is in use. See shellLauncher.
+   */
+  launchThrough(shell: CommandRunner): void {
+    this.launcher = shellLauncher(shell);
   }
 
   /** Attach through the engine from now on (the channel directory is not shared with it). */
@@ -225,7 +241,7 @@ export class DockerSandbox implements Sandbox {
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
     if (this.channelDir) {
       try {
-        return await FifoProcess.start(this.container, this.channelDir, argv, options);
+        return await FifoProcess.start(this.launcher ?? execLauncher(this.container), this.channelDir, argv, options);
       } catch (error) {
         throw this.lost(`starting ${argv[0]}`, error);
       }
@@ -261,7 +277,26 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  async changes(): Promise<FileSystemChange[]> {
+  /** The container's overlay layers when this process can read them (resolved once). */
+  private layers(): Promise<LayerPaths | undefined> {
+    this.layerPaths ??= this.container.inspect().then(
+      (info) => readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
+      () => undefined,
+    );
+    return this.layerPaths;
+  }
+
+  async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
+    if (reference instanceof DockerSandbox) {
+      const [mine, theirs] = await Promise.all([this.layers(), reference.layers()]);
+      if (mine && theirs) {
+        try {
+          return await diffAgainstReference(mine, theirs, (path) => isMountPoint(path));
+        } catch (error) {
+          throw this.lost('comparing its files', error);
+        }
+      }
+    }
     try {
       const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
       const kinds = ['modified', 'added', 'deleted'] as const;

@@ -100,8 +100,9 @@ export class EngineSandbox implements Sandbox {
     return this.call(() => this.inner.getArchive(path));
   }
 
-  changes(): Promise<FileSystemChange[]> {
-    return this.call(() => this.inner.changes());
+  changes(reference?: Sandbox): Promise<FileSystemChange[]> {
+    const inner = reference instanceof EngineSandbox ? reference.inner : reference;
+    return this.call(() => this.inner.changes(inner));
   }
 
   async destroy(): Promise<void> {
