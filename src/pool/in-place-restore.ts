@@ -83,7 +83,7 @@ export class InPlaceRestorer {
       const dev = (await control.run('builtin printf "%s\\n" /dev/* /dev/.[!.]*')).output.split('\n').filter((p) => p && !p.includes('*'));
       const etc = new Map<string, string>();
       for (const file of ['/etc/hosts', '/etc/hostname', '/etc/resolv.conf']) {
-        const read = await control.run(`builtin printf '%s' "$(< ${file})"`);
+        const read = await control.run(`cat ${file}`);
         if (read.exitCode === 0) etc.set(file, read.output);
       }
       return { dev, etc };

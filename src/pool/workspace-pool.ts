@@ -68,6 +68,7 @@ export class WorkspacePool implements WorkspaceSource {
   /** Workspaces handed out and not yet cleaned: never valid on borrow. */
   private readonly dirty = new WeakSet<Workspace>();
   private readonly background = new Set<Promise<unknown>>();
+  private readonly lent = new Set<Workspace>();
   private consecutiveFailures = 0;
   private failure: SandboxError | undefined;
   private rejectFailed: ((error: SandboxError) => void) | undefined;
@@ -84,6 +85,7 @@ export class WorkspacePool implements WorkspaceSource {
     this.pool = genericPool.createPool<Workspace>(
       {
         create: async () => {
+          if (this.failure) throw this.failure;
           try {
             const workspace = await factory.create();
             this.consecutiveFailures = 0;
@@ -124,8 +126,10 @@ export class WorkspacePool implements WorkspaceSource {
       cause: error,
     });
     this.rejectFailed?.(this.failure);
-    // Stop generic-pool's own retries: it keeps the minimum filled forever otherwise.
-    void this.pool.drain().then(() => this.pool.clear());
+    // generic-pool retries a failed creation for as long as a client waits: fail the waiting
+    // clients (its queue is not public API; checked against generic-pool 3.9) so it stops.
+    const queue = (this.pool as unknown as { _waitingClientsQueue?: { length: number; dequeue(): { reject(e: Error): void } | undefined } })._waitingClientsQueue;
+    while (queue && queue.length > 0) queue.dequeue()?.reject(this.failure);
   }
 
   /** A dead sandbox or shell fails a no-op command (a dead shell cannot be respawned in a dead sandbox). */
@@ -140,12 +144,16 @@ export class WorkspacePool implements WorkspaceSource {
 
   async acquire(): Promise<Workspace> {
     if (this.failure) throw this.failure;
-    const workspace = await Promise.race([this.pool.acquire(), this.failed]);
+    const acquiring = this.pool.acquire();
+    acquiring.catch(() => undefined);
+    const workspace = await Promise.race([acquiring, this.failed]);
     this.dirty.add(workspace);
+    this.lent.add(workspace);
     return workspace;
   }
 
   release(workspace: Workspace): void {
+    if (!this.lent.delete(workspace)) return;
     const { restore } = this.options;
     const task = (async () => {
       if (restore && !this.failure) {
@@ -176,8 +184,11 @@ export class WorkspacePool implements WorkspaceSource {
     }
   }
 
+  /** Removes every workspace, those still lent out included (their episodes are over). */
   async close(): Promise<void> {
     await Promise.all(this.background);
+    await Promise.all([...this.lent].map((workspace) => this.pool.destroy(workspace).catch(() => undefined)));
+    this.lent.clear();
     await this.pool.drain();
     await this.pool.clear();
   }

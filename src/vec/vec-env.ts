@@ -88,6 +88,7 @@ export class VecEnv {
   async step(actions: readonly string[]): Promise<EnvStep[]> {
     if (actions.length !== this.numEnvs) throw new EnvStateError(`step() needs ${this.numEnvs} actions, got ${actions.length}`);
     const ids = this.ids(undefined);
+    this.refuseEnded(ids);
     return Promise.all(ids.map((envId) => this.stepOne(envId, actions[envId]!)));
   }
 
@@ -95,6 +96,7 @@ export class VecEnv {
   send(actions: readonly string[], envIds?: readonly number[]): void {
     const ids = this.ids(envIds);
     if (actions.length !== ids.length) throw new EnvStateError(`send() got ${actions.length} actions for ${ids.length} envs`);
+    this.refuseEnded(ids);
     ids.forEach((envId, k) => {
       const running = this.stepOne(envId, actions[k]!).then(
         (result) => void this.done.push(result),
@@ -124,10 +126,16 @@ export class VecEnv {
     }
   }
 
+  /** Without autoreset, stepping an ended env is refused before any env is stepped. */
+  private refuseEnded(ids: readonly number[]): void {
+    if (this.autoresetMode !== 'disabled') return;
+    const ended = ids.filter((id) => this.ended[id]);
+    if (ended.length > 0) throw new EnvStateError(`env ${ended.join(', ')}: the episode has ended; reset([${ended.join(', ')}]) first`);
+  }
+
   private async stepOne(envId: number, action: string): Promise<EnvStep> {
     const env = this.envs[envId]!;
     if (this.ended[envId]) {
-      if (this.autoresetMode === 'disabled') throw new EnvStateError(`env ${envId}'s episode has ended; reset([${envId}]) it first`);
       const { observation } = await env.reset(this.options.nextTask?.(envId) ?? {});
       this.ended[envId] = false;
       return { envId, observation, reward: 0, terminated: false, truncated: false, info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], autoreset: true } };

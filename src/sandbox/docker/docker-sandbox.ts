@@ -17,7 +17,7 @@ import {
 } from '../types.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
-import type { CommandRunner } from '../shell/types.js';
+import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, execLauncher, FifoProcess, makeChannelDir, removeChannelDir, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
@@ -156,6 +156,7 @@ export class DockerSandbox implements Sandbox {
   private destroyed = false;
   private layerPaths: Promise<LayerPaths | undefined> | undefined;
   private launcher: Launcher | undefined;
+  private launcherShell: ShellSession | undefined;
 
   constructor(
     private readonly container: Docker.Container,
@@ -169,7 +170,8 @@ export class DockerSandbox implements Sandbox {
    * Starts later attached processes through `shell` (one of ours in this sandbox) instead
    * of an engine exec, when the FIFO transport is in use. See shellLauncher.
    */
-  launchThrough(shell: CommandRunner): void {
+  launchThrough(shell: ShellSession): void {
+    this.launcherShell = shell;
     this.launcher = shellLauncher(shell);
   }
 
@@ -241,7 +243,9 @@ export class DockerSandbox implements Sandbox {
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
     if (this.channelDir) {
       try {
-        return await FifoProcess.start(this.launcher ?? execLauncher(this.container), this.channelDir, argv, options);
+        // A dead launcher shell (killed, or respawning itself) cannot launch: the engine does.
+        const launcher = this.launcher && this.launcherShell?.isAlive ? this.launcher : execLauncher(this.container);
+        return await FifoProcess.start(launcher, this.channelDir, argv, options);
       } catch (error) {
         throw this.lost(`starting ${argv[0]}`, error);
       }

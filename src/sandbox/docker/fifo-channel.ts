@@ -5,7 +5,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { CommandRunner } from '../shell/types.js';
+import type { ShellSession } from '../shell/shell-session.js';
 import type { AttachedProcess, AttachOptions } from '../types.js';
 
 const execFileAsync = promisify(execFile);
@@ -36,7 +36,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * its own and with none of the shell's descriptors: no engine round trip and no runtime
  * exec (tens of milliseconds of CPU each), and the same limits, since it is in the container.
  */
-export function shellLauncher(shell: CommandRunner): Launcher {
+export function shellLauncher(shell: ShellSession): Launcher {
   return async (argv, options) => {
     const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${quote(v)}`);
     const command = `cd ${quote(options.workdir ?? '/')} && ${env.length ? `env ${env.join(' ')} ` : ''}setsid ${argv.map(quote).join(' ')} 3>&- 4>&- & builtin disown`;

@@ -85,6 +85,11 @@ const sleep = (ms: number) => new Promise<'slept'>((resolve) => setTimeout(() =>
 export class ShellSession implements CommandRunner {
   private process: AttachedProcess | undefined;
   private alive = false;
+
+  /** Whether the shell is up (false while it is being respawned, and after close). */
+  get isAlive(): boolean {
+    return this.alive;
+  }
   private nonce = '';
   private markerStart = Buffer.alloc(0);
   private markerEnd = Buffer.alloc(0);
