@@ -4,6 +4,7 @@
  * the run's seed and a label such as `pg/3/17`, never from a shared stream, so a run resumed
  * from a checkpoint draws exactly what the uninterrupted run would have drawn.
  */
+import { seededRandom } from '../src/env/episode.js';
 
 /** A source of uniform numbers in [0, 1). */
 export type Random = () => number;
@@ -33,17 +34,8 @@ export function hash32(text: string): number {
   return h >>> 0;
 }
 
-/** Mulberry32 seeded with `seed`. */
-export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Mulberry32 seeded with `seed` (the envs' task-choice generator). */
+export const mulberry32: (seed: number) => Random = seededRandom;
 
 /** The generator for one labelled use of a run's seed (`derive(7, 'pg', 3, 12)`). */
 export function derive(seed: number, ...label: (string | number)[]): Random {

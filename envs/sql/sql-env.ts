@@ -7,7 +7,7 @@ import type { SqlGoldCache } from './gold-cache.js';
 import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
 import { hasTopLevelOrderBy, sqlReward, type SqlRewardOptions } from './reward.js';
 import { isRepeatableRead, isSessionNeutral } from './statement-kind.js';
-import { chooseTask, seededRandom } from './task-choice.js';
+import { chooseTask, endStep, seededRandom, skippedScore } from '../../src/env/episode.js';
 
 export interface SqlEnvConfig {
   backend: SqlBackend;
@@ -181,17 +181,10 @@ export class SqlEnv implements TaskEnv {
   }
 
   private async finish(verb: 'submit' | 'skip'): Promise<SqlStepResult> {
-    let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
-    if (verb === 'submit' && this.task) score = await this.score(this.task);
+    const score = verb === 'submit' && this.task ? await this.score(this.task) : skippedScore(verb);
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.reward });
-    return {
-      observation: this.lastObservation,
-      reward: score.reward,
-      terminated: true,
-      truncated: false,
-      info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
-    };
+    return endStep(this.lastObservation, score);
   }
 
   private async score(task: Task): Promise<Score> {

@@ -7,6 +7,7 @@ import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
+import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from './types.js';
 
 export interface SandboxEnvConfig {
@@ -32,18 +33,6 @@ export interface EpisodeState {
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;
   steps: readonly { action: string; observation: string }[];
-}
-
-/** Mulberry32: a small seeded generator, so `reset()` picks the same tasks for the same seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -106,11 +95,6 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ownsSource = false;
   }
 
-  /** The sandbox of the current episode (undefined before the first reset and after close). */
-  protected get sandbox(): Sandbox | undefined {
-    return this.workspace?.sandbox;
-  }
-
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
   protected abstract score(episode: EpisodeState): Promise<Score>;
 
@@ -128,7 +112,7 @@ export abstract class SandboxEnv implements TaskEnv {
 
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
     const dataset = this.config.dataset ?? [];
-    this.task = this.chooseTask(options, dataset);
+    this.task = chooseTask(options, dataset, this.random);
     this.retire();
     this.workspace = await this.source.acquire();
     this.steps = [];
@@ -159,19 +143,10 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
-    let score: Score = { reward: 0, parts: {}, details: { skipped: verb === 'skip' } };
-    if (verb === 'submit' && this.task) {
-      score = await this.score(this.episodeState(this.task));
-    }
+    const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
-    return {
-      observation: this.lastObservation,
-      reward: score.reward,
-      terminated: true,
-      truncated: false,
-      info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score },
-    };
+    return endStep(this.lastObservation, score);
   }
 
   private async execute(action: string): Promise<StepResult> {
@@ -209,20 +184,6 @@ export abstract class SandboxEnv implements TaskEnv {
     const workspace = this.workspace;
     this.workspace = undefined;
     if (workspace) this.source.release(workspace);
-  }
-
-  private chooseTask(options: ResetOptions, dataset: readonly Task[]): Task | null {
-    if (typeof options.task === 'object') return options.task;
-    if (dataset.length === 0) {
-      if (options.task !== undefined) throw new EnvStateError(`reset({ task: ${options.task} }) in tool mode: this env has no dataset`);
-      return null;
-    }
-    const index = options.task ?? Math.floor(this.random() * dataset.length);
-    const task = dataset[index];
-    if (!Number.isInteger(index) || !task) {
-      throw new EnvStateError(`Task index ${index} is out of range: the dataset has ${dataset.length} tasks (0–${dataset.length - 1})`);
-    }
-    return task;
   }
 
   private async writeLog(reward: number | null, info: Record<string, unknown>): Promise<void> {

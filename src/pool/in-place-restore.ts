@@ -2,9 +2,6 @@ import { Readable } from 'node:stream';
 import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
 import type { Workspace, WorkspaceFactory } from './types.js';
 
-/** Paths that are mounts or the harness's own, never the image's files: not restored from the image. */
-const MOUNTED = ['/proc', '/sys', '/dev', '/run/intercode', '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
-const isMounted = (path: string) => MOUNTED.some((m) => path === m || path.startsWith(`${m}/`));
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
@@ -125,7 +122,7 @@ export class InPlaceRestorer {
     if ((await control.run(KILL_ALL)).output !== 'clean\n') return false;
 
     const template = await this.templateWorkspace();
-    const changes = (await sandbox.changes(template.sandbox)).filter((c) => !isMounted(c.path));
+    const changes = await sandbox.changes(template.sandbox);
     const added = changes.filter((c) => c.kind === 'added').map((c) => c.path);
     const outermostAdded = added.filter((p) => !added.some((q) => q !== p && p.startsWith(`${q}/`)));
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);

@@ -46,7 +46,7 @@ export interface DockerRuntimeOptions {
 
 /** Paths Docker mounts into every container (and the channel directory): never the image's files. */
 const MOUNT_POINTS = ['/proc', '/sys', '/dev', CHANNEL_MOUNT, '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
-export const isMountPoint = (path: string) => MOUNT_POINTS.some((m) => path === m || path.startsWith(`${m}/`));
+const isMountPoint = (path: string) => MOUNT_POINTS.some((m) => path === m || path.startsWith(`${m}/`));
 
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
 export class DockerRuntime implements SandboxRuntime {
@@ -77,7 +77,10 @@ export class DockerRuntime implements SandboxRuntime {
     const channelDir = this.transport === 'fifo' ? await makeChannelDir() : undefined;
     try {
       const sandbox = await this.createContainer(spec, channelDir);
-      if (channelDir && !this.fifoChecked) await this.checkChannel(sandbox, channelDir);
+      if (channelDir && !this.fifoChecked) await this.checkChannel(sandbox, channelDir).catch(async (error: unknown) => {
+        await sandbox.destroy().catch(() => undefined);
+        throw error;
+      });
       return sandbox;
     } catch (error) {
       if (channelDir) await removeChannelDir(channelDir);
@@ -295,7 +298,7 @@ export class DockerSandbox implements Sandbox {
       const [mine, theirs] = await Promise.all([this.layers(), reference.layers()]);
       if (mine && theirs) {
         try {
-          return await diffAgainstReference(mine, theirs, (path) => isMountPoint(path));
+          return await diffAgainstReference(mine, theirs, isMountPoint);
         } catch (error) {
           throw this.lost('comparing its files', error);
         }
@@ -304,7 +307,7 @@ export class DockerSandbox implements Sandbox {
     try {
       const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
       const kinds = ['modified', 'added', 'deleted'] as const;
-      return list.map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
+      return list.filter((c) => !isMountPoint(c.Path)).map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
     } catch (error) {
       throw this.lost('listing file changes', error);
     }
