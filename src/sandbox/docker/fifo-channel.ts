@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,9 +84,12 @@ export class FifoProcess implements AttachedProcess {
     private readonly names: readonly string[],
   ) {}
 
-  /** Once both ends are open the names are no longer needed. */
+  /**
+   * Once both ends are open the names are no longer needed. Synchronous (two unlinks), so
+   * they are gone before anyone sees the process's first output.
+   */
   private unlinkNames(): void {
-    for (const name of this.names) void rm(name, { force: true });
+    for (const name of this.names) rmSync(name, { force: true });
   }
 
   /**
