@@ -3,6 +3,7 @@ import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseGitStatus, type FileChange } from './reward.js';
+import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
 
 /** How the contents of a changed path are compared. */
 export type HashMode =
@@ -11,7 +12,6 @@ export type HashMode =
   /** Stricter: md5 of every file below a directory, so directories are really compared. */
   | 'strict';
 
-const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Reads what an episode changed in a sandbox whose root is a git repository (as the bash
@@ -38,7 +38,7 @@ export class FileProbe {
         hashes.set(path, 'md5deep: command not found');
         continue;
       }
-      const p = quote(path);
+      const p = shellQuote(path);
       const command =
         mode === 'strict'
           ? `cd / && if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`

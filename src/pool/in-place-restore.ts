@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
 import type { Workspace, WorkspaceFactory } from './types.js';
+import { shellQuote } from '../sandbox/shell/shell-script.js';
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Kills every process but init, the idle process and this shell, until none is left (a
@@ -94,7 +94,7 @@ export class InPlaceRestorer {
     const missing = paths.filter((p) => !this.pristine.has(key(p)));
     if (missing.length > 0) {
       const { sandbox } = await this.templateWorkspace();
-      const listed = missing.map((p) => quote(p.slice(1))).join(' ');
+      const listed = missing.map((p) => shellQuote(p.slice(1))).join(' ');
       const archive = await sandbox.exec(['bash', '-c', `cd / && tar ${recursive ? '' : '--no-recursion'} -cf - -- ${listed} 2>/dev/null`]);
       const found = await readTar(archive.output);
       for (const path of missing) {
@@ -128,10 +128,10 @@ export class InPlaceRestorer {
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);
     const modified = changes.filter((c) => c.kind === 'modified').map((c) => c.path);
 
-    const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${quote(content)} > ${file}`).join('\n');
+    const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${shellQuote(content)} > ${file}`).join('\n');
     const sweep = [
-      outermostAdded.length ? `rm -rf -- ${outermostAdded.map(quote).join(' ')}` : '',
-      `for f in /dev/* /dev/.[!.]*; do case ${quote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) [[ -e $f || -L $f ]] && rm -rf -- "$f";; esac; done`,
+      outermostAdded.length ? `rm -rf -- ${outermostAdded.map(shellQuote).join(' ')}` : '',
+      `for f in /dev/* /dev/.[!.]*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) [[ -e $f || -L $f ]] && rm -rf -- "$f";; esac; done`,
       'rm -rf /dev/shm/* /dev/shm/.[!.]* /dev/mqueue/* /run/intercode/* /run/intercode/.[!.]* 2>/dev/null',
       'ipcrm --all 2>/dev/null',
       etc,
@@ -145,7 +145,7 @@ export class InPlaceRestorer {
     if (entries.length > 0) await sandbox.putArchive(await writeTar(entries), '/');
     // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
     const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
-    if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(quote).join(' ')}`)).exitCode !== 0) return false;
+    if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
     workspace.runner = await this.factory.openRunner(sandbox);
     return true;
   }
@@ -176,7 +176,16 @@ async function readTar(archive: Buffer): Promise<Entry[]> {
   return entries;
 }
 
+/**
+ * An archive of `entries`, each path once, in path order: every directory is directly
+ * followed by what is restored inside it, so an extractor that sets a directory's mtime
+ * when it leaves the directory (GNU tar) leaves it as the archive says.
+ */
 async function writeTar(entries: readonly Entry[]): Promise<Buffer> {
+  const byName = new Map(entries.map((entry) => [entry.header.name.replace(/\/$/, ''), entry]));
+  // Component-wise order ("a/b" before "a-b"): a directory's subtree is not split.
+  const key = (name: string) => name.replaceAll('/', '\u0000');
+  const ordered = [...byName].sort(([a], [b]) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).map(([, entry]) => entry);
   const pack = tarPack();
   const chunks: Buffer[] = [];
   pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
@@ -184,7 +193,7 @@ async function writeTar(entries: readonly Entry[]): Promise<Buffer> {
     pack.on('end', resolve);
     pack.on('error', reject);
   });
-  for (const { header, content } of entries) {
+  for (const { header, content } of ordered) {
     await new Promise<void>((resolve, reject) => pack.entry(header, header.type === 'file' ? content : Buffer.alloc(0), (error) => (error ? reject(error) : resolve())));
   }
   pack.finalize();

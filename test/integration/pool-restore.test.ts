@@ -40,6 +40,7 @@ const DESTRUCTIVE = [
   'mkdir -p /root/.cache/deep/er && echo x > /root/.cache/deep/er/f; ln -s / /testbed/rootlink',
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
   'rm -rf /testbed/docs && mkdir /testbed/docs && echo new > /testbed/docs/only.md',
+  'rm -f /etc/issue && mkdir -p /etc/issue/sub && echo x > /etc/issue/sub/f',
   '(sleep 1000 &) ; nohup sleep 999 >/dev/null 2>&1 &',
 ].join('\n');
 

@@ -1,48 +1,65 @@
 import type Docker from 'dockerode';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { constants, openSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ShellSession } from '../shell/shell-session.js';
 import type { AttachedProcess, AttachOptions } from '../types.js';
+import { shellQuote } from '../shell/shell-script.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Starts `argv` in the sandbox, detached (its stdio is the FIFOs named in argv). */
-export type Launcher = (argv: readonly string[], options: AttachOptions) => Promise<void>;
+/** Starts a process in the sandbox, detached, its stdio on FIFOs in the channel directory. */
+export interface Launcher {
+  /**
+   * Starts `argv` with stdin from `pipes.in` and stdout/stderr to `pipes.out` (container
+   * paths). Resolves once both FIFOs exist (the process may still be starting).
+   */
+  launch(argv: readonly string[], options: AttachOptions, pipes: { in: string; out: string }, hostPipes: { in: string; out: string }): Promise<void>;
+}
 
-/** The engine starts the process: a detached exec. */
+/** The shell line that starts `argv` on the pipes (it blocks in open() until we open our ends). */
+const onPipes = (argv: readonly string[], pipes: { in: string; out: string }) => ['/bin/sh', '-c', `exec "$@" < ${pipes.in} > ${pipes.out} 2>&1`, 'sh', ...argv];
+
+/** The engine starts the process (a detached exec); the FIFOs are made on the host first. */
 export function execLauncher(container: Docker.Container): Launcher {
-  return async (argv, options) => {
-    const exec = await container.exec({
-      Cmd: [...argv],
-      AttachStdin: false,
-      AttachStdout: false,
-      AttachStderr: false,
-      Tty: false,
-      ...(options.workdir ? { WorkingDir: options.workdir } : {}),
-      ...(options.env ? { Env: Object.entries(options.env).map(([k, v]) => `${k}=${v}`) } : {}),
-    });
-    await exec.start({ Detach: true });
+  return {
+    async launch(argv, options, pipes, hostPipes) {
+      await execFileAsync('mkfifo', ['-m', '600', hostPipes.in, hostPipes.out]);
+      const exec = await container.exec({
+        Cmd: onPipes(argv, pipes),
+        AttachStdin: false,
+        AttachStdout: false,
+        AttachStderr: false,
+        Tty: false,
+        ...(options.workdir ? { WorkingDir: options.workdir } : {}),
+        ...(options.env ? { Env: Object.entries(options.env).map(([k, v]) => `${k}=${v}`) } : {}),
+      });
+      await exec.start({ Detach: true });
+    },
   };
 }
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /**
- * A shell of the harness's own already in the sandbox starts the process, in a session of
- * its own and with none of the shell's descriptors: no engine round trip and no runtime
- * exec (tens of milliseconds of CPU each), and the same limits, since it is in the container.
+ * A shell of the harness's own already in the sandbox makes the FIFOs and starts the
+ * process, in a session of its own and with none of the shell's descriptors: no engine
+ * round trip, no runtime exec and no host process (each costs milliseconds of CPU), and the
+ * same limits, since it is in the container.
  */
 export function shellLauncher(shell: ShellSession): Launcher {
-  return async (argv, options) => {
-    const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${quote(v)}`);
-    const command = `cd ${quote(options.workdir ?? '/')} && ${env.length ? `env ${env.join(' ')} ` : ''}setsid ${argv.map(quote).join(' ')} 3>&- 4>&- & builtin disown`;
-    const result = await shell.run(command, { timeoutMs: 10_000 });
-    if (result.exitCode !== 0) throw new Error(`launching ${argv.at(-1)} failed: ${result.output.slice(0, 500)}`);
+  return {
+    async launch(argv, options, pipes) {
+      const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
+      const start = `${env.length ? `env ${env.join(' ')} ` : ''}setsid ${onPipes(argv, pipes).map(shellQuote).join(' ')} 3>&- 4>&- & builtin disown`;
+      // The FIFOs exist when this returns; only the cd and the start run in the background.
+      const command = `mkfifo -m 600 ${shellQuote(pipes.in)} ${shellQuote(pipes.out)} && { cd ${shellQuote(options.workdir ?? '/')} && ${start}; }`;
+      const result = await shell.run(command, { timeoutMs: 10_000 });
+      if (result.exitCode !== 0) throw new Error(`launching ${argv.at(-1)} failed: ${result.output.slice(0, 500)}`);
+    },
   };
 }
 
@@ -67,26 +84,27 @@ export async function removeChannelDir(dir: string): Promise<void> {
 
 /**
  * A process in a sandbox whose stdin and stdout are a pair of named pipes in a directory
- * shared with the host, instead of a stream relayed by the Docker daemon. The daemon only
- * starts the process (a detached exec, so it runs with the container's limits,
- * capabilities and namespaces); every byte after that moves through the kernel, which
- * takes the daemon and the container shim off each step's path (about 250 µs of CPU per
- * round trip on the machines we measured).
+ * shared with the host, instead of a stream relayed by the Docker daemon. The daemon (or a
+ * shell of ours) only starts the process, which runs with the container's limits,
+ * capabilities and namespaces; every byte after that moves through the kernel, straight
+ * between this process and the sandbox: no daemon, no container shim, no relay process.
  *
- * Two `cat` relays on the host turn the pipes into ordinary child-process streams: they
- * open the FIFOs with blocking semantics, so the output side ends exactly when the last
- * writer in the sandbox closes it (the shell and any children it left holding stdout).
+ * Both FIFOs are opened without blocking: the input one read-write (Linux lets a FIFO be
+ * opened so without a reader; we never read from it), the output one read-only. The
+ * kernel reports hang-up on the output side only after a writer has come and gone, so the
+ * stream ends exactly when the last writer in the sandbox closes it (the shell and any
+ * children it left holding stdout).
  */
 export class FifoProcess implements AttachedProcess {
   private constructor(
-    private readonly writer: ChildProcess,
-    private readonly reader: ChildProcess,
+    private readonly input: Socket,
+    private readonly output: Socket,
     private readonly names: readonly string[],
   ) {}
 
   /**
-   * Once both ends are open the names are no longer needed. Synchronous (two unlinks), so
-   * they are gone before anyone sees the process's first output.
+   * Once the sandbox side has both ends open the names are no longer needed. Synchronous
+   * (two unlinks), so they are gone before anyone sees the process's first output.
    */
   private unlinkNames(): void {
     for (const name of this.names) rmSync(name, { force: true });
@@ -94,28 +112,25 @@ export class FifoProcess implements AttachedProcess {
 
   /**
    * Starts `argv` in the container with stdin/stdout (and stderr) on new FIFOs in `hostDir`.
-   * @throws whatever starting the exec throws (the caller maps it to a SandboxError).
+   * @throws whatever starting the process throws (the caller maps it to a SandboxError).
    */
-  static async start(launch: Launcher, hostDir: string, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
+  static async start(launcher: Launcher, hostDir: string, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
     const name = randomBytes(6).toString('hex');
-    const [inHost, outHost] = [join(hostDir, `${name}.in`), join(hostDir, `${name}.out`)];
-    await execFileAsync('mkfifo', ['-m', '600', inHost, outHost]);
-    const writer = spawn('/bin/sh', ['-c', 'exec cat > "$1"', 'sh', inHost], { stdio: ['pipe', 'ignore', 'ignore'] });
-    const reader = spawn('cat', [outHost], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const relay = new FifoProcess(writer, reader, [inHost, outHost]);
+    const hostPipes = { in: join(hostDir, `${name}.in`), out: join(hostDir, `${name}.out`) };
+    const names = [hostPipes.in, hostPipes.out];
     try {
-      await launch(['/bin/sh', '-c', `exec "$@" < ${CHANNEL_MOUNT}/${name}.in > ${CHANNEL_MOUNT}/${name}.out 2>&1`, 'sh', ...argv], options);
+      await launcher.launch(argv, options, { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out` }, hostPipes);
+      const input = new Socket({ fd: openSync(hostPipes.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+      const output = new Socket({ fd: openSync(hostPipes.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+      return new FifoProcess(input, output, names);
     } catch (error) {
-      relay.close();
-      relay.unlinkNames();
+      for (const path of names) rmSync(path, { force: true });
       throw error;
     }
-    return relay;
   }
 
   write(data: string): void {
-    const stdin = this.writer.stdin!;
-    if (!stdin.destroyed && stdin.writable) stdin.write(data);
+    if (!this.input.destroyed && this.input.writable) this.input.write(data);
   }
 
   listen(handlers: { output(chunk: Buffer): void; exit(): void }): void {
@@ -123,17 +138,20 @@ export class FifoProcess implements AttachedProcess {
     const exit = () => {
       if (exited) return;
       exited = true;
-      this.writer.kill('SIGKILL');
+      this.input.destroy();
       handlers.exit();
     };
-    this.writer.stdin!.on('error', () => undefined);
-    this.reader.stdout!.once('data', () => this.unlinkNames());
-    this.reader.stdout!.on('data', (chunk: Buffer) => handlers.output(chunk));
-    this.reader.stdout!.once('close', exit);
+    this.input.on('error', () => undefined);
+    this.output.on('error', exit);
+    this.output.once('data', () => this.unlinkNames());
+    this.output.on('data', (chunk: Buffer) => handlers.output(chunk));
+    this.output.once('end', exit);
+    this.output.once('close', exit);
   }
 
   close(): void {
-    this.writer.kill('SIGKILL');
-    this.reader.kill('SIGKILL');
+    this.input.destroy();
+    this.output.destroy();
+    this.unlinkNames();
   }
 }

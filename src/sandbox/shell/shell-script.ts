@@ -114,3 +114,8 @@ export function parseMarker(body: string): ShellMarker {
     cwd: fields.slice(6).join(' '),
   };
 }
+
+/** `text` as one single-quoted shell word. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}

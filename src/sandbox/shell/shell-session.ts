@@ -99,6 +99,7 @@ export class ShellSession implements CommandRunner {
   private shellPid = 0;
   private lastOomKills = 0;
   private currentCwd = '/';
+  private queue: Promise<unknown> = Promise.resolve();
   private readonly options: ShellSessionOptions;
 
   private constructor(private readonly sandbox: Sandbox, options: Partial<ShellSessionOptions>) {
@@ -120,7 +121,17 @@ export class ShellSession implements CommandRunner {
     return this.currentCwd;
   }
 
-  async run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+  /**
+   * Runs `command` and returns its result. Calls made while one runs wait their turn (a
+   * control shell serves the scorer, the restorer and the launcher).
+   */
+  run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+    const result = this.queue.then(() => this.runNow(command, options));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private async runNow(command: string, options: RunOptions): Promise<CommandResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const started = performance.now();
     const events: CommandEvent[] = [];
