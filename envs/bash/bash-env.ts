@@ -8,7 +8,8 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/datasets/index.js';
 import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
-import { bashReward, isAddition, sharedAdditions, type BashOutcome } from './reward.js';
+import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome } from './reward.js';
+import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
 
 /**
  * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
@@ -28,6 +29,8 @@ export interface BashEnvConfig extends SandboxEnvConfig {
   shell?: Partial<ShellSessionOptions>;
   /** The shell the `intercode` mode wraps actions in (InterCode: /bin/bash; /bin/sh for its fs-0 image). */
   intercodeShell?: string;
+  /** Where rewards are computed (default: on the calling thread). */
+  workers?: CpuWorkers;
 }
 
 /** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
@@ -35,10 +38,17 @@ export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
   protected readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
+  private workers: CpuWorkers;
 
   constructor(protected override readonly config: BashEnvConfig) {
     super(config);
     this.goldCache = config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
+    this.workers = config.workers ?? INLINE;
+  }
+
+  /** Computes rewards on `workers` from the next score on (the caller closes them). */
+  useCpuWorkers(workers: CpuWorkers): void {
+    this.workers = workers;
   }
 
   protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
@@ -61,7 +71,7 @@ export class BashEnv extends SandboxEnv {
       changes,
       hashes: await probe.hashes(shared, this.config.hashMode),
     };
-    const result = bashReward(agent, gold);
+    const result = await this.workers.run(BASH_REWARD, { agent, gold });
     return {
       reward: result.reward,
       parts: result.parts,

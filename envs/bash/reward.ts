@@ -1,6 +1,7 @@
 import { answerSimilarity } from '../../src/scoring/tfidf.js';
 import { erf } from '../../src/scoring/erf.js';
 import { pyRound } from '../../src/scoring/pyround.js';
+import type { WorkerFunction } from '../../src/workers/cpu-workers.js';
 
 /** One line of `git status --short`, as InterCode paired them: [path, status]. */
 export type FileChange = readonly [path: string, status: string];
@@ -87,3 +88,14 @@ export function bashReward(agent: BashOutcome, gold: BashOutcome): BashRewardRes
     info: { diff_miss: diffMiss, diff_extra: diffExtra, ...(diffSame ? { diff_same: diffSame } : {}), answer_similarity: similarity },
   };
 }
+
+/** {@link bashReward} for worker threads (piscina calls the export by its name). */
+export function bashRewardTask({ agent, gold }: { agent: BashOutcome; gold: BashOutcome }): BashRewardResult {
+  return bashReward(agent, gold);
+}
+
+export const BASH_REWARD: WorkerFunction<{ agent: BashOutcome; gold: BashOutcome }, BashRewardResult> = {
+  module: 'envs/bash/reward.js',
+  name: 'bashRewardTask',
+  run: bashRewardTask,
+};
