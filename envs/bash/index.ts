@@ -59,11 +59,12 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
 }
 
 /**
- * `count` envs with one shared gold cache, created one after another so the image is
+ * `count` envs with one shared gold cache (the one given, else a new one), created one after another so the image is
  * built at most once.
  */
 export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
-  const shared = { ...options, goldCache: options.goldCache === false ? false : new GoldCacheImpl() };
+  const goldCache = options.goldCache === false ? false : options.goldCache instanceof GoldCacheImpl ? options.goldCache : new GoldCacheImpl();
+  const shared = { ...options, goldCache };
   const envs: BashEnv[] = [];
   while (envs.length < count) envs.push(await createBashEnv(shared));
   return envs;

@@ -129,16 +129,19 @@ export class InPlaceRestorer {
     const modified = changes.filter((c) => c.kind === 'modified').map((c) => c.path);
 
     const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${shellQuote(content)} > ${file}`).join('\n');
+    // One rm for everything, and ipcrm only when an IPC object exists: each is a process.
     const sweep = [
-      outermostAdded.length ? `rm -rf -- ${outermostAdded.map(shellQuote).join(' ')}` : '',
-      `for f in /dev/* /dev/.[!.]*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) [[ -e $f || -L $f ]] && rm -rf -- "$f";; esac; done`,
-      'rm -rf /dev/shm/* /dev/shm/.[!.]* /dev/mqueue/* /run/intercode/* /run/intercode/.[!.]* 2>/dev/null',
-      'ipcrm --all 2>/dev/null',
+      `__ic_gone=(${outermostAdded.map(shellQuote).join(' ')})`,
+      'shopt -s nullglob dotglob',
+      `for f in /dev/*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) __ic_gone+=("$f");; esac; done`,
+      '__ic_gone+=(/dev/shm/* /dev/mqueue/* /run/intercode/*)',
+      'shopt -u nullglob dotglob',
+      '(( ${#__ic_gone[@]} )) && rm -rf -- "${__ic_gone[@]}"',
+      '__ic_ipc=0; for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do __ic_n=0; while builtin read -r _; do __ic_n=$((__ic_n + 1)); done 2>/dev/null < "$f"; (( __ic_n > 1 )) && __ic_ipc=1; done',
+      '(( __ic_ipc )) && ipcrm --all 2>/dev/null',
       etc,
       'true',
-    ]
-      .filter(Boolean)
-      .join('\n');
+    ].join('\n');
     if ((await control.run(sweep)).exitCode !== 0) return false;
 
     const entries = [...(await this.entries(modified, false)), ...(await this.entries(deleted, true))];

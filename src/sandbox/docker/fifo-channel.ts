@@ -53,8 +53,9 @@ export function execLauncher(container: Docker.Container): Launcher {
 export function shellLauncher(shell: ShellSession): Launcher {
   return {
     async launch(argv, options, pipes) {
-      const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
-      const start = `${env.length ? `env ${env.join(' ')} ` : ''}setsid ${onPipes(argv, pipes).map(shellQuote).join(' ')} 3>&- 4>&- & builtin disown`;
+      // Assignments before the command and redirections done by the forked shell: no env, no sh.
+      const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)} `).join('');
+      const start = `${env}setsid ${argv.map(shellQuote).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown`;
       // The FIFOs exist when this returns; only the cd and the start run in the background.
       const command = `mkfifo -m 600 ${shellQuote(pipes.in)} ${shellQuote(pipes.out)} && { cd ${shellQuote(options.workdir ?? '/')} && ${start}; }`;
       const result = await shell.run(command, { timeoutMs: 10_000 });

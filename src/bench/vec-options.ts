@@ -1,0 +1,87 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../errors.js';
+
+/** The vec bench's settings, resolved. */
+export interface VecBenchOptions {
+  /** Env counts, one table block each. */
+  envs: number[];
+  /** Worker-thread counts for reward computation, tried at every env count. */
+  workers: number[];
+  /** Measured seconds per phase (trivial steps, gold episodes) and configuration. */
+  durationSec: number;
+  json: boolean;
+}
+
+export const DEFAULT_VEC_OPTIONS: VecBenchOptions = { envs: [1, 4, 16, 64], workers: [0, 1, 2], durationSec: 5, json: false };
+
+export const VEC_USAGE = `Usage: npm run bench -- vec [options]
+
+Throughput of N bash envs driven as one VecEnv (EnvPool-style send/recv, every env in a
+closed loop) over one warm pool of sandboxes restored in place, with the built-in dataset:
+  - trivial steps: every env steps \`echo hi\` -> steps/s, step latency p50/p99;
+  - gold episodes: reset (a warm sandbox from the pool) + the task's gold command + submit
+    (full reward, with the gold outcome cached per task) -> episodes/s, reset p50/p99,
+    and how many episodes scored below 1 (should be 0);
+  - memory per warm sandbox: the engine's memory figure (usage minus page cache) averaged
+    over the pool's sandboxes;
+  - workers: reward computation on 0 (the event loop's thread), 1 or 2 piscina threads;
+  - sequential: one env alone, no VecEnv, no pool (a new sandbox per reset, the plain
+    env's default) -> the baseline for the speed-up.
+Each phase has a 1 s warm-up that is not counted. Every sandbox is removed at the end,
+on errors and on Ctrl-C / SIGTERM.
+
+Options:
+  --envs LIST      env counts (default ${DEFAULT_VEC_OPTIONS.envs.join(',')})
+  --workers LIST   worker-thread counts (default ${DEFAULT_VEC_OPTIONS.workers.join(',')})
+  --duration SEC   measured seconds per phase and configuration (default ${DEFAULT_VEC_OPTIONS.durationSec})
+  --json           print only one JSON object on stdout:
+                   {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
+                    "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
+                    "memoryPerSandboxMiB","bestTrivial","bestGold","table":[...]}
+                   (see the README, "Benchmarks")
+  -h, --help       show this help
+`;
+
+function list(option: string, text: string | undefined, fallback: number[], min: number): number[] {
+  if (text === undefined) return fallback;
+  const values = text.split(',').map((part) => Number(part.trim()));
+  if (text.trim() === '' || values.some((v) => !Number.isInteger(v) || v < min)) {
+    throw new ConfigError(option, `must be a comma-separated list of integers ≥ ${min} (got "${text}")`);
+  }
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+/**
+ * Parses the vec bench's arguments.
+ * @returns the options, or "help".
+ * @throws ConfigError naming the bad option.
+ */
+export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        envs: { type: 'string' },
+        workers: { type: 'string' },
+        duration: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    const quoted = /'([^']*)'/.exec((error as Error).message)?.[1]?.split(' ')[0] ?? 'arguments';
+    throw new ConfigError(quoted, 'is not an option of the vec bench, or lacks its value');
+  }
+  if (values.help) return 'help';
+  const duration = values.duration === undefined ? DEFAULT_VEC_OPTIONS.durationSec : Number(values.duration);
+  if (!Number.isFinite(duration) || duration <= 0) throw new ConfigError('--duration', `must be a positive number of seconds (got "${String(values.duration)}")`);
+  return {
+    envs: list('--envs', values.envs as string | undefined, DEFAULT_VEC_OPTIONS.envs, 1),
+    workers: list('--workers', values.workers as string | undefined, DEFAULT_VEC_OPTIONS.workers, 0),
+    durationSec: duration,
+    json: values.json === true,
+  };
+}
