@@ -11,7 +11,8 @@ import { connectEngine } from '../sandbox/docker/engine.js';
 import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
-import { VecEnv, type EnvStep } from '../vec/vec-env.js';
+import { VecEnv } from '../vec/vec-env.js';
+import { closedLoop } from './closed-loop.js';
 import { CpuWorkers } from '../workers/cpu-workers.js';
 import { describeMachine } from './machine.js';
 import { describeError } from './sandbox-set.js';
@@ -79,38 +80,12 @@ class Window {
   }
 }
 
-/**
- * Every env in a closed loop through send/recv until the window closes: `next` gives an
- * env's next action from its last step; each step's send-to-recv time is recorded.
- */
-async function closedLoop(vec: VecEnv, window: Window, first: (envId: number) => string, next: (step: EnvStep, latencyMs: number, ended: number) => string): Promise<void> {
-  const sentAt = new Map<number, number>();
-  const send = (envId: number, action: string) => {
-    sentAt.set(envId, performance.now());
-    vec.send([action], [envId]);
-  };
-  for (let id = 0; id < vec.numEnvs; id++) send(id, first(id));
-  let inFlight = vec.numEnvs;
-  while (inFlight > 0) {
-    const steps = await vec.recv();
-    const now = performance.now();
-    for (const step of steps) {
-      inFlight -= 1;
-      const action = next(step, now - sentAt.get(step.envId)!, now);
-      if (!window.over) {
-        send(step.envId, action);
-        inFlight += 1;
-      }
-    }
-  }
-}
-
 async function trivialPhase(envs: readonly BashEnv[], durationMs: number): Promise<Pick<VecRow, 'trivialStepsPerSec' | 'stepP50Ms' | 'stepP99Ms'>> {
   const vec = new VecEnv(envs, { autoreset: 'disabled' });
   await vec.reset();
   const latencies: number[] = [];
   const window = new Window(durationMs);
-  await closedLoop(vec, window, () => TRIVIAL, (step, latency, ended) => {
+  await closedLoop(vec, () => !window.over, () => TRIVIAL, (step, latency, ended) => {
     if (step.observation !== 'hi\n') throw new Error(`\`${TRIVIAL}\` gave ${JSON.stringify(step.observation.slice(0, 200))}`);
     if (window.counts(ended)) latencies.push(latency);
     return TRIVIAL;
@@ -139,7 +114,7 @@ async function goldPhase(envs: readonly BashEnv[], durationMs: number): Promise<
   let episodes = 0;
   let belowOne = 0;
   const window = new Window(durationMs);
-  await closedLoop(vec, window, (envId) => goldOf(current.get(envId)!), (step, latency, ended) => {
+  await closedLoop(vec, () => !window.over, (envId) => goldOf(current.get(envId)!), (step, latency, ended) => {
     if (step.info.truncation) throw new Error(`env ${step.envId}: the sandbox was lost: ${step.info.truncation.message}`);
     if (step.info.autoreset) {
       if (window.counts(ended)) resets.push(latency);

@@ -85,6 +85,8 @@ export class InPlaceRestorer {
       }
       return { dev, etc };
     })();
+    // A template killed while it was read: read the next one's.
+    this.baseline.catch(() => (this.baseline = undefined));
     return this.baseline;
   }
 
@@ -94,8 +96,11 @@ export class InPlaceRestorer {
     const missing = paths.filter((p) => !this.pristine.has(key(p)));
     if (missing.length > 0) {
       const { sandbox } = await this.templateWorkspace();
-      const listed = missing.map((p) => shellQuote(p.slice(1))).join(' ');
-      const archive = await sandbox.exec(['bash', '-c', `cd / && tar ${recursive ? '' : '--no-recursion'} -cf - -- ${listed} 2>/dev/null`]);
+      // Paths the image lacks are left out, so anything but a clean exit means the archive
+      // is incomplete (the template was killed, say): then nothing is cached.
+      const script = `cd / && f=(); for p in "$@"; do [[ -e $p || -L $p ]] && f+=("$p"); done; (( \${#f[@]} )) || exit 0; exec tar ${recursive ? '' : '--no-recursion'} -cf - -- "\${f[@]}"`;
+      const archive = await sandbox.exec(['bash', '-c', script, 'bash', ...missing.map((p) => p.slice(1))]);
+      if (archive.exitCode !== 0) throw new Error(`reading pristine files from the template failed (exit code ${archive.exitCode})`);
       const found = await readTar(archive.output);
       for (const path of missing) {
         const rel = path.slice(1);
@@ -116,6 +121,25 @@ export class InPlaceRestorer {
    * @returns true when it is clean; false when it could not be made so (the caller removes it).
    */
   async restore(workspace: Workspace): Promise<boolean> {
+    try {
+      return await this.restoreInPlace(workspace);
+    } catch (error) {
+      await this.dropTemplateIfDead();
+      throw error;
+    }
+  }
+
+  /** A template sandbox that died (killed from outside) is replaced on the next restore. */
+  private async dropTemplateIfDead(): Promise<void> {
+    const current = this.template;
+    const template = await current?.catch(() => undefined);
+    const alive = template ? await template.control.run(':', { timeoutMs: 5_000 }).then((r) => r.exitCode === 0, () => false) : false;
+    if (alive || this.template !== current) return;
+    this.template = undefined;
+    if (template) await this.factory.destroy(template).catch(() => undefined);
+  }
+
+  private async restoreInPlace(workspace: Workspace): Promise<boolean> {
     const { sandbox, control } = workspace;
     workspace.runner.close();
     const baseline = await this.readBaseline();

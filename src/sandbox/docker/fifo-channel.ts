@@ -39,7 +39,9 @@ export function execLauncher(container: Docker.Container): Launcher {
         ...(options.workdir ? { WorkingDir: options.workdir } : {}),
         ...(options.env ? { Env: Object.entries(options.env).map(([k, v]) => `${k}=${v}`) } : {}),
       });
-      await exec.start({ Detach: true });
+      // The engine answers a detached start on a stream of its own: drain it, or its socket stays open.
+      const answer = (await exec.start({ Detach: true })) as unknown as { resume?: () => void } | undefined;
+      answer?.resume?.();
     },
   };
 }

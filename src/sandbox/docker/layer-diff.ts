@@ -47,6 +47,12 @@ async function sameContent(a: string, b: string, size: bigint): Promise<boolean>
   return (await read(a)).equals(await read(b));
 }
 
+async function requireMounted(...layers: LayerPaths[]): Promise<void> {
+  for (const { merged } of layers) {
+    if ((await readdir(merged).catch(() => [])).length === 0) throw new Error(`${merged} is not mounted: the container is not running`);
+  }
+}
+
 /**
  * Every path where `sandbox` differs from `reference` (an untouched container of the same
  * image), found on the host without asking the engine: only the paths in the sandbox's
@@ -81,7 +87,11 @@ export async function diffAgainstReference(sandbox: LayerPaths, reference: Layer
     }
     for (const name of await readdir(join(sandbox.upper, path))) await visit(join(path, name));
   }
+  // A stopped container's root is unmounted: every path would look added. Checked before
+  // and after the walk, so a container killed meanwhile fails the diff instead of skewing it.
+  await requireMounted(sandbox, reference);
   for (const name of await readdir(sandbox.upper)) await visit(`/${name}`);
+  await requireMounted(sandbox, reference);
   const seen = new Set<string>();
   return changes.filter((c) => !seen.has(c.path) && seen.add(c.path));
 }

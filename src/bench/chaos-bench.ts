@@ -1,0 +1,206 @@
+/**
+ * The chaos bench: gold episodes on a warm pool while sandboxes are killed from outside
+ * (`docker kill`, as an OOM killer or an operator would), counting that every episode ends
+ * scored or truncated with its cause and that no container is left afterwards.
+ */
+import type Docker from 'dockerode';
+import { parseArgs } from 'node:util';
+import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
+import type { Task } from '../datasets/index.js';
+import { ConfigError, IntercodeError } from '../errors.js';
+import { connectEngine } from '../sandbox/docker/engine.js';
+import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
+import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
+import { seededRandom } from '../env/episode.js';
+import { pooledVecEnv } from '../vec/make-vec-env.js';
+import { closedLoop } from './closed-loop.js';
+import { describeError } from './sandbox-set.js';
+import type { Bench, BenchIO } from './types.js';
+
+export interface ChaosOptions {
+  episodes: number;
+  envs: number;
+  /** Mean time between kills; each wait is uniform in [0.5, 1.5] × this. */
+  killEveryMs: number;
+  seed: number;
+  json: boolean;
+}
+
+/** The `--json` output. */
+export interface ChaosResult {
+  /** Episodes that ended (scored + truncated); the run stops at --episodes. */
+  episodes: number;
+  /** Ended with `submit` and a reward. */
+  scored: number;
+  /** Scored episodes whose reward was below 1 (the gold solves every task: should be 0). */
+  scoredBelowOne: number;
+  /** Ended with `truncated` and `info.truncation` naming the cause. */
+  truncatedWithCause: number;
+  /** Ended some other way (truncated without a cause, or an error): should be 0. */
+  unaccounted: number;
+  /** Containers `docker kill`ed during the run. */
+  kills: number;
+  /** Containers of this run still present after the VecEnv closed (running or not): should be 0. */
+  containersLeft: number;
+  seconds: number;
+  episodesPerSec: number;
+}
+
+const USAGE = `Usage: npm run bench -- chaos [options]
+
+Gold episodes of the built-in bash tasks on N envs sharing a warm pool (VecEnv, send/recv,
+next-step autoreset) while a killer \`docker kill\`s a random container of this run (in an
+episode, idle in the pool, being restored, or the restorer's template) at random intervals.
+Counts every episode as scored, or truncated with its cause; then closes everything and
+counts the containers left. Exits 1 when an episode is unaccounted for or a container is left.
+
+Options:
+  --episodes N       episodes to finish (default 1000)
+  --envs N           envs (default 8)
+  --kill-every MS    mean time between kills (default 250)
+  --seed N           seed for the killer's choices (default 1)
+  --json             print only one JSON object on stdout:
+                     {"episodes","scored","scoredBelowOne","truncatedWithCause","unaccounted",
+                      "kills","containersLeft","seconds","episodesPerSec"}
+  -h, --help         show this help
+`;
+
+function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        episodes: { type: 'string' },
+        envs: { type: 'string' },
+        'kill-every': { type: 'string' },
+        seed: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    const option = /'([^']*)'/.exec((error as Error).message)?.[1]?.split(' ')[0] ?? 'arguments';
+    throw new ConfigError(option, 'is not an option of the chaos bench, or lacks its value');
+  }
+  if (values.help) return 'help';
+  const integer = (option: string, fallback: number) => {
+    const text = values[option] as string | undefined;
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--${option}`, `must be a positive integer (got "${text}")`);
+    return n;
+  };
+  return { episodes: integer('episodes', 1000), envs: integer('envs', 8), killEveryMs: integer('kill-every', 250), seed: integer('seed', 1), json: values.json === true };
+}
+
+const ours = (docker: Docker) => docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });
+const goldOf = (task: Task) => (Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
+
+async function runChaos(docker: Docker, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
+  const envs: BashEnv[] = await createBashEnvs({}, options.envs);
+  const tasks = envs[0]!.tasks;
+  let nextTask = 0;
+  const current = new Map<number, Task>();
+  const { vec, pool } = pooledVecEnv(envs, {
+    autoreset: 'next-step',
+    nextTask: (envId) => {
+      const task = tasks[nextTask++ % tasks.length]!;
+      current.set(envId, task);
+      return { task };
+    },
+  });
+  const counts = { scored: 0, scoredBelowOne: 0, truncatedWithCause: 0, unaccounted: 0, kills: 0 };
+  const ended = () => counts.scored + counts.truncatedWithCause + counts.unaccounted;
+  const random = seededRandom(options.seed);
+  let killing = true;
+  const started = performance.now();
+  try {
+    await pool.ready();
+    await vec.reset();
+    const killer = (async () => {
+      while (killing) {
+        await new Promise((resolve) => setTimeout(resolve, options.killEveryMs * (0.5 + random())));
+        if (!killing) break;
+        const running = (await ours(docker)).filter((c) => c.State === 'running');
+        const victim = running[Math.floor(random() * running.length)];
+        if (!victim) continue;
+        await docker.getContainer(victim.Id).kill().then(() => (counts.kills += 1), () => undefined);
+      }
+    })();
+    let lastReport = 0;
+    await closedLoop(vec, () => ended() < options.episodes, (envId) => goldOf(current.get(envId)!), (step) => {
+      if (step.info.autoreset) return goldOf(current.get(step.envId)!);
+      if (step.truncated) {
+        if (step.info.truncation?.message) counts.truncatedWithCause += 1;
+        else counts.unaccounted += 1;
+      } else if (step.terminated) {
+        counts.scored += 1;
+        if (step.reward < 1) {
+          counts.scoredBelowOne += 1;
+          log(`task ${current.get(step.envId)?.index} scored ${step.reward}: ${JSON.stringify(step.info.score ?? step.info).slice(0, 1000)}`);
+        }
+      } else return 'submit';
+      if (ended() - lastReport >= 100) {
+        lastReport = ended();
+        log(`${lastReport} episodes: ${counts.scored} scored, ${counts.truncatedWithCause} truncated; ${counts.kills} kills; pool ${JSON.stringify(pool.stats())}`);
+      }
+      return 'reset';
+    });
+    killing = false;
+    await killer;
+  } finally {
+    killing = false;
+    await vec.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const containersLeft = (await ours(docker)).length;
+  return { episodes: ended(), ...counts, containersLeft, seconds: Number(seconds.toFixed(1)), episodesPerSec: Number((ended() / seconds).toFixed(1)) };
+}
+
+async function runChaosBench(args: readonly string[], io: BenchIO): Promise<number> {
+  const log = (line: string) => void io.stderr.write(`chaos: ${line}\n`);
+  let options: ChaosOptions | 'help';
+  try {
+    options = parseChaosOptions(args);
+  } catch (error) {
+    io.stderr.write(`bench chaos: ${(error as Error).message}\nRun \`npm run bench -- chaos --help\` for the options.\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const uninstall = installShutdownHandlers({ log });
+  try {
+    const docker = await connectEngine();
+    const result = await runChaos(docker, options, log);
+    const ok = result.unaccounted === 0 && result.containersLeft === 0 && result.scoredBelowOne === 0;
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify(result)}\n`
+        : [
+            `chaos: ${result.episodes} episodes in ${result.seconds} s (${result.episodesPerSec}/s) with ${result.kills} containers killed`,
+            `  scored ${result.scored} (below 1: ${result.scoredBelowOne}), truncated with cause ${result.truncatedWithCause}, unaccounted ${result.unaccounted}`,
+            `  containers left after close: ${result.containersLeft}`,
+            ok ? '  every episode accounted for; nothing left behind' : '  FAILED: see the counts above',
+            '',
+          ].join('\n'),
+    );
+    return ok ? 0 : 1;
+  } catch (error) {
+    const code = error instanceof IntercodeError ? ` [${error.code}]` : '';
+    io.stderr.write(`bench chaos: ${describeError(error)}${code}\n`);
+    return 1;
+  } finally {
+    uninstall();
+  }
+}
+
+export const chaosBench: Bench = {
+  name: 'chaos',
+  summary: 'gold episodes on a warm pool while containers are docker-killed: every episode scored or truncated with cause, none left',
+  run: runChaosBench,
+};

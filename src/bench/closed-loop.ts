@@ -1,0 +1,34 @@
+import type { EnvStep, VecEnv } from '../vec/vec-env.js';
+
+/**
+ * Every env of `vec` in a closed loop through send/recv (EnvPool's asynchronous API): each
+ * env starts with `first(envId)`; whenever a step comes back, `next` gets it with its
+ * send-to-recv time and the time it was received, and its answer is that env's next action
+ * — while `more()` holds. Returns when no step is left in flight.
+ */
+export async function closedLoop(
+  vec: VecEnv,
+  more: () => boolean,
+  first: (envId: number) => string,
+  next: (step: EnvStep, latencyMs: number, receivedAt: number) => string,
+): Promise<void> {
+  const sentAt = new Map<number, number>();
+  const send = (envId: number, action: string) => {
+    sentAt.set(envId, performance.now());
+    vec.send([action], [envId]);
+  };
+  for (let id = 0; id < vec.numEnvs; id++) send(id, first(id));
+  let inFlight = vec.numEnvs;
+  while (inFlight > 0) {
+    const steps = await vec.recv();
+    const now = performance.now();
+    for (const step of steps) {
+      inFlight -= 1;
+      const action = next(step, now - sentAt.get(step.envId)!, now);
+      if (more()) {
+        send(step.envId, action);
+        inFlight += 1;
+      }
+    }
+  }
+}
