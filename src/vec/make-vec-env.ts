@@ -1,4 +1,6 @@
-import type { SandboxEnv } from '../env/sandbox-env.js';
+import { SandboxEnv } from '../env/sandbox-env.js';
+import type { TaskEnv } from '../env/types.js';
+import { ConfigError } from '../errors.js';
 import { InPlaceRestorer } from '../pool/in-place-restore.js';
 import { WorkspacePool, type WorkspacePoolOptions } from '../pool/workspace-pool.js';
 import { VecEnv, type VecEnvOptions } from './vec-env.js';
@@ -39,4 +41,18 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
     },
   });
   return { vec, pool };
+}
+
+/**
+ * The VecEnv for a CLI command's envs (as an EnvCli created them): SandboxEnvs (bash, python,
+ * ctf) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
+ * any other TaskEnv (SQL: a session on its own server, no sandbox per episode) is stepped as
+ * it is.
+ * @throws ConfigError when `envs` mixes SandboxEnvs with other envs, or is empty.
+ */
+export function vecEnvFor(envs: readonly TaskEnv[], options: PooledVecEnvOptions): VecEnv {
+  const sandboxed = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv);
+  if (sandboxed.length === envs.length && envs.length > 0) return pooledVecEnv(sandboxed, options).vec;
+  if (sandboxed.length > 0) throw new ConfigError('envs', `mixes ${sandboxed.length} sandbox envs with ${envs.length - sandboxed.length} others; one VecEnv holds one kind`);
+  return new VecEnv(envs, options);
 }

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStrategy, OpenAiChatClient } from '../../src/agents/index.js';
-import { EnvPerWorker, runEval, type EvalOptions } from '../../src/eval/index.js';
+import { runEval, type EvalOptions } from '../../src/eval/index.js';
 import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-llm/index.js';
+import { VecEnv, VecEpisodeDriver } from '../../src/vec/index.js';
 import { FakeEnv, task } from './fake-env.js';
 
 /** Tasks and a recorded Try Again run over them, in InterCode's log layout. */
@@ -49,7 +50,7 @@ function options(envs: FakeEnv[], out: string, overrides: Partial<EvalOptions> =
     strategy: createStrategy('try-again', { model, prices: { input: 1, output: 2 } }),
     model: 'recorded',
     tasks: TASKS,
-    executor: new EnvPerWorker(envs),
+    executor: new VecEpisodeDriver(new VecEnv(envs, { autoreset: 'disabled' })),
     out,
     settings: { strategy: 'try-again', turns: 10 },
     ...overrides,
