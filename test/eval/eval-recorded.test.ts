@@ -100,6 +100,24 @@ describe('intercode eval against the recorded model over HTTP', () => {
     expect(lines.map((l) => JSON.parse(l).task_id).sort()).toEqual([0, 1, 2, 3]);
   });
 
+  it('counts an episode whose sandbox was lost as truncated, keeps its turns before the loss, and the env plays on', async () => {
+    /** Loses its sandbox when `cal` runs. */
+    class LosingEnv extends FakeEnv {
+      override async step(action: string) {
+        if (action !== 'cal') return super.step(action);
+        return { observation: 'lost', reward: 0, terminated: false, truncated: true, info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost' as const, message: 'container killed' } } };
+      }
+    }
+    const env = new LosingEnv(TASKS);
+    const { summary, logPath } = await runEval(options([env], join(dir, 'lost'), { tasks: [TASKS[3]!, TASKS[0]!] }));
+    expect(env.resets).toEqual([3, 0]);
+    expect(summary).toMatchObject({ episodes: 2, truncated: 1, successRate: 0.5 });
+    const log = JSON.parse(await readFile(logPath, 'utf8'));
+    expect(log['3'].truncated).toBe('container killed');
+    expect(log['3'].turn_history).toMatchObject({ actions: ['echo', 'cal'], rewards: [0, 0], valid_action: [true, false] });
+    expect(log['0'].summary.max_reward).toBe(1);
+  });
+
   it('refuses to resume a run directory made with other settings', async () => {
     const out = join(dir, 'run');
     await runEval(options([new FakeEnv(TASKS)], out, { tasks: TASKS.slice(0, 1) }));
