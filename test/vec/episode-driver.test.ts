@@ -187,12 +187,14 @@ describe('VecEpisodeDriver', () => {
   });
 });
 
-/** A SandboxEnv that never makes a sandbox (its runtime refuses): enough to tell the kinds apart. */
-class UnstartedSandboxEnv extends SandboxEnv {
-  readonly id = 'test/unstarted-v0';
-  protected readonly logName = 'unstarted';
-  constructor() {
-    const runtime = { create: async () => Promise.reject(new Error('no sandboxes in this test')) } as unknown as SandboxRuntime;
+/** A SandboxEnv that counts the sandboxes it is asked for (and makes none). */
+class CountingSandboxEnv extends SandboxEnv {
+  protected readonly logName = 'counting';
+  constructor(
+    readonly id: string,
+    readonly created: { count: number },
+  ) {
+    const runtime = { create: async () => Promise.reject(new Error(`no sandboxes in this test (${++created.count})`)) } as unknown as SandboxRuntime;
     super({ runtime, spec: {} as never });
   }
   protected openRunner(): never {
@@ -204,12 +206,24 @@ class UnstartedSandboxEnv extends SandboxEnv {
 }
 
 describe('vecEnvFor', () => {
-  it('steps envs that are not sandbox envs as they are, and refuses a mix of kinds', () => {
+  it('steps envs that cannot share a pool as they are: no sandbox is made ahead of a reset', async () => {
     const envs = [new ScriptedEnv([]), new ScriptedEnv([])];
     const vec = vecEnvFor(envs, { autoreset: 'disabled' });
     expect(vec.envs).toEqual(envs);
     expect(vec.autoresetMode).toBe('disabled');
-    expect(() => vecEnvFor([new ScriptedEnv([]), new UnstartedSandboxEnv()], { autoreset: 'disabled' })).toThrow(/mixes 1 sandbox envs with 1 others/);
+    const created = { count: 0 };
+    const python = vecEnvFor([new CountingSandboxEnv('intercode/python-v1', created), new CountingSandboxEnv('intercode/ctf-v1', created)], { autoreset: 'disabled' });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(created.count).toBe(0);
+    await python.close();
     expect(() => vecEnvFor([], { autoreset: 'disabled' })).toThrow(ConfigError);
+  });
+
+  it('gives bash envs one warm pool, which starts making sandboxes before any reset', async () => {
+    const created = { count: 0 };
+    const vec = vecEnvFor([new CountingSandboxEnv('intercode/bash-v1', created), new CountingSandboxEnv('intercode/bash-v1', created)], { autoreset: 'disabled', pool: { maxConsecutiveFailures: 1 } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(created.count).toBeGreaterThan(0);
+    await vec.close();
   });
 });
