@@ -4,6 +4,7 @@ import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from 
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
+import { vecEnvFor } from '../vec/index.js';
 
 interface CollectFlags extends CommonEnvFlags {
   env: string;
@@ -41,11 +42,11 @@ export function registerCollectCommand(program: Command): void {
     const { resolvePolicy } = await import('../../training/policy/policy-spec.js');
     const { demoFromRollout, demoTransitions, formatDemoLine } = await import('../../training/demos/demo-episode.js');
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
-    const { EnvWorkers } = await import('../../training/loops/episode-runner.js');
+    const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const { SOLVED } = await import('../../training/loops/trainer.js');
     const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
     const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log });
-    const runner = new EnvWorkers(cli.name, envs);
+    const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
     const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
-import { EnvPerWorker, runEval, type EvalSummary } from '../eval/index.js';
+import { runEval, type EvalSummary } from '../eval/index.js';
+import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -88,7 +89,7 @@ export function registerEvalCommand(program: Command): void {
     const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
     const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
-    const executor = new EnvPerWorker(envs);
+    const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
     const all = envs[0]!.tasks;
     const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
     const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));

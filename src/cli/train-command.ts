@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { vecEnvFor } from '../vec/index.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -81,7 +82,7 @@ export function registerTrainCommand(program: Command): void {
   addEnvFlags(command, ENV_CLIS).action(async (flags: TrainFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
-    const { EnvWorkers } = await import('../../training/loops/episode-runner.js');
+    const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const { selectBackend } = await import('../../training/policy/backend.js');
     const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
@@ -123,7 +124,7 @@ export function registerTrainCommand(program: Command): void {
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
     const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
-    const runner = new EnvWorkers(cli.name, envs);
+    const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
     let progress: Progress | undefined;
     try {
       if (settings) createRun(dir, settings, runner.tasks, demos);

@@ -2,8 +2,9 @@ import type { TaskEnv } from '../env/types.js';
 
 /**
  * Where evaluation episodes run. The runner hands it jobs; it gives each job an env that
- * nothing else uses meanwhile. One implementation today (an env per worker); the
- * vectorized env's pool will be another, and the runner will not change.
+ * nothing else uses meanwhile. The implementation the CLI uses is src/vec's
+ * `VecEpisodeDriver` over `vecEnvFor(envs)`: episodes step through a vectorized env, whose
+ * sandbox envs share a warm pool restored in place.
  */
 export interface EpisodeExecutor {
   /**
@@ -13,31 +14,4 @@ export interface EpisodeExecutor {
    */
   forEach<T>(jobs: readonly T[], play: (env: TaskEnv, job: T) => Promise<void>, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
-}
-
-/** One env per worker, each worker taking the next job when it finishes one (as `intercode run` does). */
-export class EnvPerWorker implements EpisodeExecutor {
-  constructor(private readonly envs: readonly TaskEnv[]) {}
-
-  async forEach<T>(jobs: readonly T[], play: (env: TaskEnv, job: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
-    let next = 0;
-    let failure: { error: unknown } | undefined;
-    await Promise.all(
-      this.envs.map(async (env) => {
-        while (next < jobs.length && !failure && !signal?.aborted) {
-          const job = jobs[next++]!;
-          try {
-            await play(env, job);
-          } catch (error) {
-            failure ??= { error };
-          }
-        }
-      }),
-    );
-    if (failure) throw failure.error;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.envs.map((env) => env.close()));
-  }
 }

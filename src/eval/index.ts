@@ -1,6 +1,6 @@
 /** Evaluating prompting strategies: InterCode's episode protocol, resumable runs, result logs and the paper's summary. */
 export { playEpisode, type EpisodeSettings } from './episode.js';
-export { EnvPerWorker, type EpisodeExecutor } from './executor.js';
+export type { EpisodeExecutor } from './executor.js';
 export { RunJournal, type RunSettings } from './journal.js';
 export { resultLogName, writeResultLog, type EvalEpisodeLog, type TurnHistory } from './result-log.js';
 export { runEval, type EvalOptions, type EvalResult } from './runner.js';

@@ -1,2 +1,3 @@
-export { VecEnv, type AutoresetMode, type EnvStep, type VecEnvOptions, type VecStepInfo } from './vec-env.js';
-export { pooledVecEnv, type CleanMode, type PooledVecEnvOptions } from './make-vec-env.js';
+export { VecEnv, VecStepError, type AutoresetMode, type EnvStep, type VecEnvOptions, type VecStepInfo } from './vec-env.js';
+export { pooledVecEnv, vecEnvFor, type CleanMode, type PooledVecEnvOptions } from './make-vec-env.js';
+export { VecEpisodeDriver, VecSlotEnv } from './episode-driver.js';

@@ -1,4 +1,4 @@
-import type { ResetOptions, StepInfo, StepResult, TaskEnv } from '../env/types.js';
+import type { ResetOptions, ResetResult, StepInfo, StepResult, TaskEnv } from '../env/types.js';
 import { ConfigError, EnvStateError } from '../errors.js';
 
 /**
@@ -26,6 +26,20 @@ export interface EnvStep {
   terminated: boolean;
   truncated: boolean;
   info: VecStepInfo;
+}
+
+/**
+ * A step that threw (a lost sandbox does not: it is a truncated step): which env it was,
+ * and what it threw as `cause`, so a caller with one episode per env can fail that one only.
+ */
+export class VecStepError extends Error {
+  constructor(
+    readonly envId: number,
+    cause: unknown,
+  ) {
+    super(`env ${envId}: the step failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = new.target.name;
+  }
 }
 
 export interface VecEnvOptions {
@@ -72,14 +86,14 @@ export class VecEnv {
     return ids;
   }
 
-  /** Resets the given envs (default all); returns their first observations, in `envIds` order. */
-  async reset(envIds?: readonly number[], options?: ResetOptions): Promise<{ envId: number; observation: string }[]> {
+  /** Resets the given envs (default all); returns their first observations (and the task), in `envIds` order. */
+  async reset(envIds?: readonly number[], options?: ResetOptions): Promise<({ envId: number } & ResetResult)[]> {
     const ids = this.ids(envIds);
     return Promise.all(
       ids.map(async (envId) => {
-        const { observation } = await this.envs[envId]!.reset(options ?? this.options.nextTask?.(envId) ?? {});
+        const { observation, info } = await this.envs[envId]!.reset(options ?? this.options.nextTask?.(envId) ?? {});
         this.ended[envId] = false;
-        return { envId, observation };
+        return { envId, observation, info };
       }),
     );
   }
@@ -113,12 +127,13 @@ export class VecEnv {
   /**
    * The steps that finished first: waits until `batchSize` (default 1, at most the number
    * in flight plus finished) are done, returns them in finishing order.
-   * @throws the first step error that was not a lost sandbox (those come back as truncated steps).
+   * @throws VecStepError naming the env, with the first step error that was not a lost
+   * sandbox (those come back as truncated steps) as its cause.
    */
   async recv(batchSize = 1): Promise<EnvStep[]> {
     for (;;) {
       const failure = this.failures.shift();
-      if (failure) throw failure.error;
+      if (failure) throw new VecStepError(failure.envId, failure.error);
       const want = Math.min(batchSize, this.done.length + this.inFlight.size);
       if (want === 0) throw new EnvStateError('recv() with nothing sent');
       if (this.done.length >= want) return this.done.splice(0, want);

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createStrategy, OpenAiChatClient } from '../../src/agents/index.js';
-import { EnvPerWorker, runEval, type EvalOptions } from '../../src/eval/index.js';
+import { runEval, type EvalOptions } from '../../src/eval/index.js';
 import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-llm/index.js';
+import { VecEnv, VecEpisodeDriver } from '../../src/vec/index.js';
 import { FakeEnv, task } from './fake-env.js';
 
 /** Tasks and a recorded Try Again run over them, in InterCode's log layout. */
@@ -49,7 +50,7 @@ function options(envs: FakeEnv[], out: string, overrides: Partial<EvalOptions> =
     strategy: createStrategy('try-again', { model, prices: { input: 1, output: 2 } }),
     model: 'recorded',
     tasks: TASKS,
-    executor: new EnvPerWorker(envs),
+    executor: new VecEpisodeDriver(new VecEnv(envs, { autoreset: 'disabled' })),
     out,
     settings: { strategy: 'try-again', turns: 10 },
     ...overrides,
@@ -97,6 +98,24 @@ describe('intercode eval against the recorded model over HTTP', () => {
     expect(resumed.summary).toEqual(whole.summary);
     const lines = (await readFile(join(out, 'episodes.jsonl'), 'utf8')).trim().split('\n');
     expect(lines.map((l) => JSON.parse(l).task_id).sort()).toEqual([0, 1, 2, 3]);
+  });
+
+  it('counts an episode whose sandbox was lost as truncated, keeps its turns before the loss, and the env plays on', async () => {
+    /** Loses its sandbox when `cal` runs. */
+    class LosingEnv extends FakeEnv {
+      override async step(action: string) {
+        if (action !== 'cal') return super.step(action);
+        return { observation: 'lost', reward: 0, terminated: false, truncated: true, info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost' as const, message: 'container killed' } } };
+      }
+    }
+    const env = new LosingEnv(TASKS);
+    const { summary, logPath } = await runEval(options([env], join(dir, 'lost'), { tasks: [TASKS[3]!, TASKS[0]!] }));
+    expect(env.resets).toEqual([3, 0]);
+    expect(summary).toMatchObject({ episodes: 2, truncated: 1, successRate: 0.5 });
+    const log = JSON.parse(await readFile(logPath, 'utf8'));
+    expect(log['3'].truncated).toBe('container killed');
+    expect(log['3'].turn_history).toMatchObject({ actions: ['echo', 'cal'], rewards: [0, 0], valid_action: [true, false] });
+    expect(log['0'].summary.max_reward).toBe(1);
   });
 
   it('refuses to resume a run directory made with other settings', async () => {

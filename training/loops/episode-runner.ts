@@ -1,13 +1,13 @@
 /**
- * Where training plays its episodes. {@link EnvWorkers} gives each of its envs a worker
- * that takes the next job from a shared queue (the way `intercode run` does); the
- * vectorized env, when it lands, becomes another {@link EpisodeRunner} and nothing else
- * in training changes.
+ * Where training plays its episodes. {@link VecEpisodeRunner} plays them through a
+ * vectorized env (src/vec's VecEpisodeDriver: each env id takes the next job when its
+ * episode ends; sandbox envs share a warm pool restored in place).
  */
 import type { Task } from '../../src/datasets/index.js';
 import type { TaskEnv } from '../../src/env/types.js';
-import { IntercodeError } from '../../src/errors.js';
+import { IntercodeError, SandboxError } from '../../src/errors.js';
 import { rollout, type Policy, type Rollout } from '../../src/policy/index.js';
+import { VecEpisodeDriver, type VecEnv } from '../../src/vec/index.js';
 
 /** One episode to play: this task, with this policy. */
 export interface EpisodeJob {
@@ -30,47 +30,66 @@ export interface EpisodeRunner {
   close(): Promise<void>;
 }
 
-/** Attempts per episode when the infrastructure fails with a retryable error (a sandbox that would not start). */
+/**
+ * Attempts per episode when the infrastructure fails: a retryable error (a sandbox that
+ * would not start) or a sandbox lost mid-episode (a truncated rollout, which has no reward
+ * to learn from or to count).
+ */
 const ATTEMPTS = 3;
 
-/** One worker per env, each playing one episode at a time. */
-export class EnvWorkers implements EpisodeRunner {
+/** Episodes played through a VecEnv that does not autoreset (see `vecEnvFor`). */
+export class VecEpisodeRunner implements EpisodeRunner {
+  private readonly driver: VecEpisodeDriver;
+
+  /** @param log where a replayed episode is noted (stderr in the CLI). */
   constructor(
     readonly envName: string,
-    private readonly envs: readonly TaskEnv[],
-  ) {}
-
-  get tasks(): readonly Task[] {
-    return this.envs[0]?.tasks ?? [];
+    vec: VecEnv,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
+    this.driver = new VecEpisodeDriver(vec);
   }
 
+  get tasks(): readonly Task[] {
+    return this.driver.vec.envs[0]!.tasks;
+  }
+
+  /**
+   * @throws the first error an episode threw that was not retryable, or retryable but
+   * repeated {@link ATTEMPTS} times; SandboxError when one episode lost its sandbox that often.
+   */
   async play(jobs: readonly EpisodeJob[], options: PlayOptions): Promise<Rollout[]> {
     const results: Rollout[] = new Array(jobs.length);
-    let next = 0;
     let done = 0;
-    await Promise.all(
-      this.envs.map(async (env) => {
-        for (let i = next++; i < jobs.length; i = next++) {
-          const job = jobs[i]!;
-          results[i] = await playWithRetry(env, job, this.envName, options.turnLimit);
-          options.onEpisode?.(++done, results[i]!);
-        }
-      }),
+    await this.driver.forEach(
+      jobs.map((job, index) => ({ job, index })),
+      async (env, { job, index }) => {
+        results[index] = await this.playWithRetry(env, job, options.turnLimit);
+        options.onEpisode?.(++done, results[index]!);
+      },
     );
     return results;
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.envs.map((env) => env.close()));
-  }
-}
-
-async function playWithRetry(env: TaskEnv, job: EpisodeJob, envName: string, turnLimit: number): Promise<Rollout> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await rollout(env, job.policy, { envName, task: job.task, turnLimit });
-    } catch (error) {
-      if (!(error instanceof IntercodeError && error.retryable) || attempt >= ATTEMPTS) throw error;
+  private async playWithRetry(env: TaskEnv, job: EpisodeJob, turnLimit: number): Promise<Rollout> {
+    for (let attempt = 1; ; attempt++) {
+      let played: Rollout;
+      try {
+        played = await rollout(env, job.policy, { envName: this.envName, task: job.task, turnLimit });
+      } catch (error) {
+        if (!(error instanceof IntercodeError && error.retryable) || attempt >= ATTEMPTS) throw error;
+        this.log(`task ${job.task.id}: ${error.message}; playing the episode again (attempt ${attempt + 1} of ${ATTEMPTS})`);
+        continue;
+      }
+      if (played.turns.at(-1)?.info.truncation?.reason !== 'sandbox-lost') return played;
+      if (attempt >= ATTEMPTS) {
+        throw new SandboxError('SANDBOX_LOST', `task ${job.task.id}: the sandbox was lost in ${ATTEMPTS} attempts in a row (last: ${played.truncation})`, { details: { task: job.task.id } });
+      }
+      this.log(`task ${job.task.id}: sandbox lost (${played.truncation}); playing the episode again (attempt ${attempt + 1} of ${ATTEMPTS})`);
     }
+  }
+
+  close(): Promise<void> {
+    return this.driver.close();
   }
 }
