@@ -10,6 +10,7 @@ import { createPythonEnvs } from './index.js';
 interface PythonFlags extends CommonEnvFlags {
   testTimeout?: string;
   entry?: string;
+  afterScore?: string;
   tool?: boolean;
 }
 
@@ -21,15 +22,21 @@ function appsGoldAction(program: string): string {
 /** The Python environment's CLI flags and env construction. */
 export const pythonCli: EnvCli = {
   name: 'python',
-  flagNames: ['testTimeout', 'entry'],
+  flagNames: ['testTimeout', 'entry', 'afterScore'],
   addFlags(command: Command): void {
     command
       .option('--test-timeout <seconds>', 'python: time limit of each unit test (default 5)')
-      .option('--entry <rule>', 'python: the gold function a submission is bound to: tested (the one the tests call; default) or first-def (InterCode; default for replay)');
+      .option('--entry <rule>', 'python: the gold function a submission is bound to: tested (the one the tests call; default) or first-def (InterCode; default for replay)')
+      .option(
+        '--after-score <mode>',
+        "python: the interpreter after a score: keep (the agent's; default) or gold-state (the gold's namespace, as InterCode's scoring left it; default for replay)",
+      );
   },
   async createEnvs(flags: PythonFlags, count: number, { purpose, log }: CreateEnvsOptions) {
     const entry = flags.entry ?? (purpose === 'replay' ? 'first-def' : 'tested');
     if (entry !== 'tested' && entry !== 'first-def') throw new ConfigError('--entry', `must be tested or first-def, got "${entry}"`);
+    const afterScore = flags.afterScore ?? (purpose === 'replay' ? 'gold-state' : 'keep');
+    if (afterScore !== 'keep' && afterScore !== 'gold-state') throw new ConfigError('--after-score', `must be keep or gold-state, got "${afterScore}"`);
     const timeout = timeoutMs(flags.timeout);
     let testTimeout: number | undefined;
     if (flags.testTimeout !== undefined) {
@@ -43,7 +50,7 @@ export const pythonCli: EnvCli = {
         ...(testTimeout ? { testTimeoutMs: testTimeout } : {}),
         entryRule: entry as EntryRule,
         // Replays reproduce InterCode's logs, whose scoring left the gold's namespace behind.
-        afterScore: purpose === 'replay' ? 'gold-state' : 'keep',
+        afterScore,
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
       },

@@ -1,4 +1,4 @@
-import type { Strategy } from '../agents/index.js';
+import { stepScoring, type Strategy } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import type { StepInfo, TaskEnv } from '../env/types.js';
 import type { Turn } from '../policy/index.js';
@@ -21,8 +21,10 @@ const NOT_RUN: StepInfo = { actionExecuted: false, exitCode: null, durationMs: 0
  * - a reply without an action costs a turn: its observation is the strategy's retry
  *   message, its reward 0, and it is an invalid action; nothing runs;
  * - `every-step`: after each action the episode is scored as if submitted then (the env's
- *   `peekScore`, nothing is reset) and that reward is fed back; the episode's reward is the
- *   best one; with `stopWhenSolved` the episode ends at reward 1;
+ *   `peekScore`, nothing is reset; what is submitted is {@link stepScoring}'s: for Python
+ *   the function the action defines, and an action defining none scores 0) and that reward
+ *   is fed back; the episode's reward is the best one; with `stopWhenSolved` the episode
+ *   ends at reward 1;
  * - `on-submit`: only `submit` is scored; at the turn limit the runner submits (a turn of
  *   its own in the log, not counted in `turns_taken`);
  * - a lost sandbox ends the episode (`truncated`), keeping the rewards before it.
@@ -59,7 +61,7 @@ export async function playEpisode(env: TaskEnv, strategy: Strategy, task: Task, 
       break;
     }
     ended = result.terminated;
-    const reward = ended || scoring === 'on-submit' ? result.reward : (await env.peekScore()).reward;
+    const reward = ended || scoring === 'on-submit' ? result.reward : await stepReward(env, settings.envName, move.action);
     record({ action: move.action, observation: result.observation, reward, info: result.info }, result.info.actionExecuted, move.reply);
     if (stopWhenSolved && isSolved(reward)) break;
   }
@@ -81,4 +83,11 @@ export async function playEpisode(env: TaskEnv, strategy: Strategy, task: Task, 
     usage: agent.usage,
     ...(truncated !== undefined ? { truncated } : {}),
   };
+}
+
+/** The reward of submitting now, as InterCode's every-step scoring did after `action` (see {@link stepScoring}). */
+async function stepReward(env: TaskEnv, envName: string, action: string): Promise<number> {
+  const scoring = stepScoring(envName, action);
+  if (scoring.kind === 'unscored') return 0;
+  return (await env.peekScore(scoring.submission)).reward;
 }

@@ -15,6 +15,8 @@ export interface EnvPrompt {
   system: string;
   /** How an answer is submitted (end of the episode). */
   submitRule: string;
+  /** What is scored after each action, where it is not simply the result (see step-scoring.ts); told in the single-turn and Try Again instructions. */
+  scoredNote?: string;
   /** Whether the reward after each action is shown to the model (Try Again); false where it would give the answer away. */
   feedsReward: boolean;
   syntax: ActionSyntax;
@@ -89,6 +91,8 @@ const PYTHON: EnvPrompt = {
   fence: 'python',
   system: 'a Python 3 interpreter',
   submitRule: 'Write the requested function as one `def` block; it is tested as soon as you define it.',
+  scoredNote:
+    'Write the requested function as one block that starts with its `def` line (put imports inside the function): it is tested as soon as it is defined. Code that does not start with `def` is run but not tested.',
   feedsReward: true,
   syntax: { fenceTags: ['python', 'py', 'python3'], unfenced: 'whole', keepIndentation: true },
   reactExample: `Question: Write a function that returns the second largest number of a list.

@@ -5,6 +5,8 @@
 
 import type { EnvPrompt } from './env-prompts.js';
 
+const scoredNote = (p: EnvPrompt) => (p.scoredNote ? ` ${p.scoredNote}` : '');
+
 const codeBlock = (p: EnvPrompt) => `\`\`\`${p.fence}\n<your ${p.language} code>\n\`\`\``;
 
 /** Why a reply was not run, and how to answer instead (the observation of an invalid turn). */
@@ -13,7 +15,7 @@ export const retryMessage = (p: EnvPrompt, problem: string) =>
 
 export const singleTurnSystem = (p: EnvPrompt) =>
   `You write ${p.language} for ${p.system}. You will get a task; answer with the one ${p.language} command that ` +
-  `accomplishes it. It is run once and the result is checked against the correct answer.\n\n` +
+  `accomplishes it. It is run once and the result is checked against the correct answer.${scoredNote(p)}\n\n` +
   `Answer with the code only, in a code block:\n${codeBlock(p)}\nDo not explain and do not ask questions.`;
 
 export const tryAgainSystem = (p: EnvPrompt, turns: number) =>
@@ -22,6 +24,7 @@ export const tryAgainSystem = (p: EnvPrompt, turns: number) =>
   (p.feedsReward
     ? ' and a reward between 0 and 1 telling how close the result is to the correct one; a reward of 1 means the task is solved and ends the game.'
     : '.') +
+  scoredNote(p) +
   `\n\nEach answer is one ${p.language} command in a code block, and nothing else:\n${codeBlock(p)}\n` +
   `Do not explain and do not ask questions: what you write is run as it is.` +
   (p.feedsReward ? '' : ` ${p.submitRule}`);
