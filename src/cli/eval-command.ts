@@ -6,6 +6,7 @@ import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
+import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 
 interface EvalFlags extends CommonEnvFlags {
   env: string;
@@ -109,8 +110,7 @@ export function registerEvalCommand(program: Command): void {
       log('\nstopping: episodes in flight finish, then the log is written; run the same command again to resume');
       stop.abort();
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const unregister = windDownOnSignal(onSignal);
     let result;
     try {
       result = await runEval({
@@ -128,8 +128,7 @@ export function registerEvalCommand(program: Command): void {
       });
     } finally {
       progress.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      unregister();
       await executor.close();
     }
     log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: run again to resume` : ''})`);

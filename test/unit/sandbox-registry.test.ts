@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SandboxRegistry } from '../../src/sandbox/lifecycle/registry.js';
-import { installShutdownHandlers } from '../../src/sandbox/lifecycle/shutdown.js';
+import { installShutdownHandlers, windDownOnSignal } from '../../src/sandbox/lifecycle/shutdown.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
 
 /** A sandbox whose destroy takes `delayMs`, fails when asked to, and forgets itself as runtimes do. */
@@ -96,5 +96,37 @@ describe('installShutdownHandlers', () => {
     expect(lines[0]).toMatch(/SIGTERM; removing 1 sandbox/);
     expect(lines[1]).toMatch(/SIGINT again; exiting now with 1 sandbox\(es\) left/);
     expect(lines[2]).toMatch(/removed 1 sandbox/);
+  });
+
+  it('with a wind-down registered, the first signal calls it and removes nothing; the next one drains', async () => {
+    const registry = new SandboxRegistry();
+    const busy = fakeSandbox(registry, 'busy');
+    const exits: number[] = [];
+    const lines: string[] = [];
+    let stops = 0;
+    uninstall = installShutdownHandlers({ registry, timeoutMs: 1_000, log: (l) => lines.push(l), exit: (code) => void exits.push(code) });
+    const unregister = windDownOnSignal(() => (stops += 1));
+    process.emit('SIGINT', 'SIGINT');
+    expect(stops).toBe(1);
+    expect(busy.calls.destroy).toBe(0);
+    expect(lines[0]).toMatch(/SIGINT; winding down/);
+    process.emit('SIGINT', 'SIGINT');
+    expect(stops).toBe(1);
+    expect(busy.calls.destroy).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(exits).toEqual([130]);
+    unregister();
+  });
+
+  it('an unregistered wind-down is not called', () => {
+    const registry = new SandboxRegistry();
+    const idle = fakeSandbox(registry, 'idle');
+    const exits: number[] = [];
+    let stops = 0;
+    uninstall = installShutdownHandlers({ registry, timeoutMs: 1_000, log: () => undefined, exit: (code) => void exits.push(code) });
+    windDownOnSignal(() => (stops += 1))();
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(stops).toBe(0);
+    expect(idle.calls.destroy).toBe(1);
   });
 });

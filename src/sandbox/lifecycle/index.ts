@@ -1,3 +1,3 @@
 export { SandboxRegistry, liveSandboxes, type DrainReport } from './registry.js';
-export { installShutdownHandlers, shutdownUnderWay, type ShutdownOptions } from './shutdown.js';
+export { installShutdownHandlers, shutdownUnderWay, windDownOnSignal, type ShutdownOptions } from './shutdown.js';
 export { reapCrashedRuns } from './reaper.js';

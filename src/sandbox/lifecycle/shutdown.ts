@@ -22,6 +22,22 @@ let underWay: Promise<void> | undefined;
  * paths that would end the process — episodes fail as their sandboxes are removed — await
  * it instead, so the removal is not cut short.
  */
+let windDown: (() => void) | undefined;
+
+/**
+ * While registered, the first SIGINT/SIGTERM calls `stop` instead of removing sandboxes:
+ * the command winds down by itself (e.g. eval lets the episodes in flight finish, so none
+ * is cut short and a resumed run replays nothing twice). The next signal removes every
+ * sandbox and exits, as without it.
+ * @returns a function that unregisters `stop`.
+ */
+export function windDownOnSignal(stop: () => void): () => void {
+  windDown = stop;
+  return () => {
+    if (windDown === stop) windDown = undefined;
+  };
+}
+
 export function shutdownUnderWay(): Promise<void> | undefined {
   return underWay;
 }
@@ -48,6 +64,13 @@ export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}):
     if (stopping) {
       log(`intercode: ${signal} again; exiting now with ${registry.size} sandbox(es) left (\`intercode cleanup --dead-only\` removes them)`);
       exit(code);
+      return;
+    }
+    if (windDown) {
+      const stop = windDown;
+      windDown = undefined;
+      log(`intercode: ${signal}; winding down (press Ctrl-C again to remove every sandbox and exit)`);
+      stop();
       return;
     }
     stopping = true;
