@@ -25,9 +25,13 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
   if (!first) throw new Error('pooledVecEnv needs at least one env');
   const factory = first.workspaceFactory();
   const restorer = (options.clean ?? 'restore') === 'restore' ? new InPlaceRestorer(factory) : undefined;
+  const minIdle = options.pool?.minIdle ?? Math.max(2, Math.ceil(envs.length / 4));
   const pool = new WorkspacePool(factory, {
     borrowers: envs.length,
-    minIdle: Math.max(2, Math.ceil(envs.length / 4)),
+    minIdle,
+    // No growth past what the envs and the spares need: a creation costs ten restores of
+    // CPU, so a pool that grew while restores lagged only slowed them further.
+    max: envs.length + minIdle,
     ...options.pool,
     ...(restorer ? { restore: (workspace) => restorer.restore(workspace) } : {}),
   });
