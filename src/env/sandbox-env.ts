@@ -67,7 +67,7 @@ export abstract class SandboxEnv implements TaskEnv {
         try {
           const control = await ShellSession.open(sandbox, CONTROL_SHELL);
           // Later shells start through the control shell: no engine exec per reset.
-          if ('launchThrough' in sandbox && typeof sandbox.launchThrough === 'function') sandbox.launchThrough(control);
+          sandbox.launchThrough?.(control);
           return { sandbox, runner: await this.openRunner(sandbox), control };
         } catch (error) {
           await sandbox.destroy().catch(() => undefined);

@@ -1,3 +1,5 @@
+import type { ShellSession } from './shell/shell-session.js';
+
 /**
  * The sandbox runtime contract. A sandbox is an isolated machine that runs processes and
  * holds files; it knows nothing of tasks, datasets or rewards. Requests and results are
@@ -94,6 +96,12 @@ export interface Sandbox {
    * same image — exactly those that differ from it, which a runtime may find much faster.
    */
   changes(reference?: Sandbox): Promise<FileSystemChange[]>;
+  /**
+   * Optional: start later attached processes (and copy archives in) through `shell`, a
+   * harness shell already in this sandbox, instead of through the engine — where the
+   * runtime's transport allows it.
+   */
+  launchThrough?(shell: ShellSession): void;
   /** Removes the sandbox and everything in it. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxSpec } from '../types.js';
+import type { ShellSession } from '../shell/shell-session.js';
 
 /** What a sandbox needs to know of the engine holding it. */
 export interface HoldingEngine {
@@ -39,6 +40,10 @@ export class EngineSandbox implements Sandbox {
   /** The engine this sandbox runs on. */
   get endpoint(): string {
     return this.engine.endpoint;
+  }
+
+  launchThrough(shell: ShellSession): void {
+    this.inner.launchThrough?.(shell);
   }
 
   get lost(): boolean {
