@@ -3,9 +3,11 @@ import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/en
 import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createBashEnvs } from './index.js';
+import { BASH_BASES, parseBashBase } from './images.js';
 
 interface BashFlags extends CommonEnvFlags {
   testbed?: string;
+  base?: string;
   exec?: string;
   hash?: string;
   shell?: string;
@@ -16,10 +18,11 @@ interface BashFlags extends CommonEnvFlags {
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
-  flagNames: ['testbed', 'exec', 'hash', 'shell', 'goldCache'],
+  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache'],
   addFlags(command: Command): void {
     command
       .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
+      .option('--base <system>', `bash: the system the image is built on, ${BASH_BASES.join(' (default) or ')} (InterCode's: Ubuntu 22.04, bash 5.1)`)
       .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
       .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
@@ -30,11 +33,13 @@ export const bashCli: EnvCli = {
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
+    const base = parseBashBase(flags.base ?? 'debian-bookworm');
     const timeout = timeoutMs(flags.timeout);
     return createBashEnvs(
       {
         ...(flags.tool ? { data: null } : flags.data ? { data: flags.data } : {}),
         ...(flags.testbed ? { testbed: flags.testbed } : {}),
+        base,
         execMode: exec,
         hashMode: hash,
         goldCache: flags.goldCache ?? true,
