@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashCli, chooseBashBase } from '../../envs/bash/cli.js';
 import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
 import { ConfigError, ImageError } from '../../src/errors.js';
 import { DEBIAN_BOOKWORM, debootstrapArgs, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
@@ -30,6 +30,14 @@ describe('--base', () => {
     })();
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toBe(`--base must be one of debian-bookworm, ubuntu-jammy, got "${value}"`);
+  });
+
+  it('defaults to InterCode\'s Ubuntu for replays and to Debian elsewhere; a given value wins', () => {
+    expect(chooseBashBase(undefined, 'replay')).toBe('ubuntu-jammy');
+    for (const purpose of ['play', 'run', 'eval', 'collect'] as const) expect(chooseBashBase(undefined, purpose)).toBe('debian-bookworm');
+    expect(chooseBashBase('debian-bookworm', 'replay')).toBe('debian-bookworm');
+    expect(chooseBashBase('ubuntu-jammy', 'run')).toBe('ubuntu-jammy');
+    expect(() => chooseBashBase('bookworm', 'replay')).toThrow(ConfigError);
   });
 
   it('is checked before any engine is contacted', async () => {
