@@ -38,16 +38,15 @@ export async function bashRuntimeRecipe(base: BashBase = 'debian-bookworm'): Pro
  * or `none` for no tree at all (InterCode's fs-4 system queries); on `base`.
  */
 export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
-  const tar =
-    testbed === 'none'
-      ? await packEntries([])
-      : (await stat(testbed)).isDirectory()
-        ? await packEntries(await directoryEntries(testbed, 'testbed'))
-        : await readFile(testbed);
-  return {
-    repository: 'intercode-ts/bash-testbed',
-    dockerfile: await readFile(source('testbed.Dockerfile'), 'utf8'),
-    files: { 'testbed.tar': tar, gitignore: await readFile(source('gitignore')) },
-    parent: await bashRuntimeRecipe(base),
-  };
+  const dockerfile = await readFile(source('testbed.Dockerfile'), 'utf8');
+  const common = { repository: 'intercode-ts/bash-testbed', parent: await bashRuntimeRecipe(base) };
+  const gitignore = await readFile(source('gitignore'));
+  if (testbed === 'none') {
+    // No ADD at all: Docker copies a tar with no entries as a plain file, /testbed.tar.
+    return { ...common, dockerfile: dockerfile.replace(TESTBED_ADD, ''), files: { gitignore } };
+  }
+  const tar = (await stat(testbed)).isDirectory() ? await packEntries(await directoryEntries(testbed, 'testbed')) : await readFile(testbed);
+  return { ...common, dockerfile, files: { 'testbed.tar': tar, gitignore } };
 }
+
+const TESTBED_ADD = /^ADD testbed\.tar \/\n/m;

@@ -59,6 +59,22 @@ describe('bash recipes per base', () => {
     expect(testbed.parent).toEqual(jammy);
   });
 
+  it('adds no tree, and no stray /testbed.tar, for --testbed none', async () => {
+    const none = await bashTestbedRecipe('none', 'ubuntu-jammy');
+    expect(Object.keys(none.files)).toEqual(['gitignore']);
+    expect(none.dockerfile).not.toContain('testbed.tar');
+    expect(none.dockerfile).toContain('git init');
+    const dir = await mkdtemp(join(tmpdir(), 'intercode-tree-'));
+    try {
+      await writeFile(join(dir, 'a.txt'), 'a\n');
+      const tree = await bashTestbedRecipe(dir);
+      expect(Object.keys(tree.files).sort()).toEqual(['gitignore', 'testbed.tar']);
+      expect(tree.dockerfile).toMatch(/^ADD testbed\.tar \/$/m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('gives each base its own tag for the same testbed', async () => {
     const debian = await bashRuntimeRecipe('debian-bookworm');
     const jammy = await bashRuntimeRecipe('ubuntu-jammy');
