@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImageError } from '../errors.js';
 
@@ -115,8 +115,9 @@ function chroot(root: string, args: string[]): void {
 /**
  * Makes a bootstrapped Ubuntu tree behave like Docker's `ubuntu` image where an agent can
  * tell: the same dpkg path filters (no manuals or documentation, for what is installed now
- * and later), `man` diverted to the "minimized" notice, and the image's apt sources (all
- * four components; release, updates, backports and security pockets) on the mirror used.
+ * and later), `man` diverted to the "minimized" notice, its merged-/usr links `/lib32` and
+ * `/libx32` (debootstrap's jammy script makes only `/lib64`), and the image's apt sources
+ * (all four components; release, updates, backports and security pockets) on the mirror used.
  */
 export async function minimizeLikeUbuntuImage(root: string): Promise<void> {
   await mkdir(join(root, 'etc', 'dpkg', 'dpkg.cfg.d'), { recursive: true });
@@ -127,6 +128,12 @@ export async function minimizeLikeUbuntuImage(root: string): Promise<void> {
     for (const file of await readdir(join(docs, pkg)).catch(() => [] as string[])) {
       if (file !== 'copyright' && !file.startsWith('changelog.Debian.')) await rm(join(docs, pkg, file), { recursive: true, force: true });
     }
+  }
+  for (const dir of ['lib32', 'libx32']) {
+    await mkdir(join(root, 'usr', dir), { recursive: true });
+    await symlink(`usr/${dir}`, join(root, dir)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
   }
   chroot(root, ['dpkg-divert', '--quiet', '--local', '--rename', '--add', '/usr/bin/man']);
   await writeFile(join(root, 'usr', 'bin', 'man'), MINIMIZED_MAN, { mode: 0o755 });
