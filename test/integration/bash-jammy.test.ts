@@ -2,7 +2,7 @@
  * The bash env on the Ubuntu 22.04 base (`--base ubuntu-jammy`), the system InterCode's
  * NL2Bash image had: builds the base (pulled, or bootstrapped with debootstrap) and the
  * testbed image on it, then checks the tool versions InterCode's actions saw, the
- * minimized-image `man`, and that the testbed works — a gold scores 1.0, in both exec modes.
+ * minimized-image `man` and merged-/usr links, and that the testbed works — a gold scores 1.0, in both exec modes.
  * Builds take about a minute the first time (base and packages); later runs find the images.
  */
 import type Docker from 'dockerode';
@@ -73,6 +73,7 @@ describe.skipIf(skipWithoutEngine(engine, 'bash on Ubuntu 22.04'))('bash env on 
     const tools = await bash.step('for t in python3 pstree column crontab convert dig git tree netstat ping curl cpio jq; do command -v $t >/dev/null || echo missing $t; done');
     expect(tools.observation).toBe('');
     expect((await bash.step('ls /usr/share/man 2>&1 | wc -l; env | grep -c DEBIAN_FRONTEND')).observation).toBe('0\n0\n');
+    expect((await bash.step('readlink /lib32 /lib64 /libx32')).observation).toBe('usr/lib32\nusr/lib64\nusr/libx32\n');
   });
 
   it.each(['intercode', 'session'] as const)('scores the gold 1.0 on the testbed (%s exec)', async (mode) => {
