@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
-import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
+import type { CliPurpose, CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
 import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createBashEnvs } from './index.js';
+import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
 
 interface BashFlags extends CommonEnvFlags {
   testbed?: string;
+  base?: string;
   exec?: string;
   hash?: string;
   shell?: string;
@@ -13,13 +15,23 @@ interface BashFlags extends CommonEnvFlags {
   tool?: boolean;
 }
 
+/**
+ * The `--base` value, checked, or the default for the command: replays reproduce
+ * InterCode's recordings, so they default to its system (as they default to its exec mode).
+ * @throws ConfigError for an unknown base.
+ */
+export function chooseBashBase(value: string | undefined, purpose: CliPurpose): BashBase {
+  return parseBashBase(value ?? (purpose === 'replay' ? 'ubuntu-jammy' : 'debian-bookworm'));
+}
+
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
-  flagNames: ['testbed', 'exec', 'hash', 'shell', 'goldCache'],
+  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache'],
   addFlags(command: Command): void {
     command
       .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
+      .option('--base <system>', `bash: the system the image is built on, ${BASH_BASES.join(' or ')} (InterCode's: Ubuntu 22.04, bash 5.1; default for replay); default debian-bookworm`)
       .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
       .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
@@ -30,11 +42,13 @@ export const bashCli: EnvCli = {
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
+    const base = chooseBashBase(flags.base, purpose);
     const timeout = timeoutMs(flags.timeout);
     return createBashEnvs(
       {
         ...(flags.tool ? { data: null } : flags.data ? { data: flags.data } : {}),
         ...(flags.testbed ? { testbed: flags.testbed } : {}),
+        base,
         execMode: exec,
         hashMode: hash,
         goldCache: flags.goldCache ?? true,

@@ -1,6 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
+import { UBUNTU_JAMMY } from '../../src/images/base-images.js';
 import type { ImageRecipe } from '../../src/images/recipe.js';
 import { directoryEntries, packEntries } from '../../src/images/tar.js';
+import { ConfigError } from '../../src/errors.js';
 
 import { packagePath } from '../../src/package-path.js';
 
@@ -9,26 +11,42 @@ const source = (name: string) => packagePath('envs', 'bash', name);
 /** The project's own testbed, a tree shipped in datasets/bash/testbed. */
 export const BUILTIN_TESTBED = packagePath('datasets', 'bash', 'testbed');
 
-export async function bashRuntimeRecipe(): Promise<ImageRecipe> {
-  return { repository: 'intercode-ts/bash', dockerfile: await readFile(source('Dockerfile'), 'utf8'), files: {}, parent: 'base' };
+/**
+ * The system the bash image is built on: Debian 12 (the default) or Ubuntu 22.04, the system
+ * InterCode's NL2Bash image had (bash 5.1, coreutils 8.32), with InterCode's package list.
+ */
+export const BASH_BASES = ['debian-bookworm', 'ubuntu-jammy'] as const;
+export type BashBase = (typeof BASH_BASES)[number];
+
+/** Checks a `--base` value. @throws ConfigError naming the flag and the known bases. */
+export function parseBashBase(value: string, option = '--base'): BashBase {
+  const known = BASH_BASES as readonly string[];
+  if (!known.includes(value)) throw new ConfigError(option, `must be one of ${BASH_BASES.join(', ')}, got "${value}"`);
+  return value as BashBase;
+}
+
+/** The image with the NL2Bash tools, on `base`. */
+export async function bashRuntimeRecipe(base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
+  return base === 'ubuntu-jammy'
+    ? { repository: 'intercode-ts/bash', dockerfile: await readFile(source('jammy.Dockerfile'), 'utf8'), files: {}, parent: UBUNTU_JAMMY }
+    : { repository: 'intercode-ts/bash', dockerfile: await readFile(source('Dockerfile'), 'utf8'), files: {}, parent: 'base' };
 }
 
 /**
  * The image for one testbed: a tarball (extracted at /, like InterCode's fs-N.tar) or a
  * directory (placed at /testbed, files owned by root, fixed times, only the x bit kept),
- * or `none` for no tree at all (InterCode's fs-4 system queries).
+ * or `none` for no tree at all (InterCode's fs-4 system queries); on `base`.
  */
-export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED): Promise<ImageRecipe> {
-  const tar =
-    testbed === 'none'
-      ? await packEntries([])
-      : (await stat(testbed)).isDirectory()
-        ? await packEntries(await directoryEntries(testbed, 'testbed'))
-        : await readFile(testbed);
-  return {
-    repository: 'intercode-ts/bash-testbed',
-    dockerfile: await readFile(source('testbed.Dockerfile'), 'utf8'),
-    files: { 'testbed.tar': tar, gitignore: await readFile(source('gitignore')) },
-    parent: await bashRuntimeRecipe(),
-  };
+export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
+  const dockerfile = await readFile(source('testbed.Dockerfile'), 'utf8');
+  const common = { repository: 'intercode-ts/bash-testbed', parent: await bashRuntimeRecipe(base) };
+  const gitignore = await readFile(source('gitignore'));
+  if (testbed === 'none') {
+    // No ADD at all: Docker copies a tar with no entries as a plain file, /testbed.tar.
+    return { ...common, dockerfile: dockerfile.replace(TESTBED_ADD, ''), files: { gitignore } };
+  }
+  const tar = (await stat(testbed)).isDirectory() ? await packEntries(await directoryEntries(testbed, 'testbed')) : await readFile(testbed);
+  return { ...common, dockerfile, files: { 'testbed.tar': tar, gitignore } };
 }
+
+const TESTBED_ADD = /^ADD testbed\.tar \/\n/m;

@@ -9,12 +9,12 @@ import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../..
 import { BashEnv, type ExecMode } from './bash-env.js';
 import type { HashMode } from './file-probe.js';
 import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
-import { bashTestbedRecipe } from './images.js';
+import { bashTestbedRecipe, type BashBase } from './images.js';
 
 export { BashEnv, type ExecMode } from './bash-env.js';
 export { GoldCache } from './gold-cache.js';
 export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
-export { bashTestbedRecipe, bashRuntimeRecipe, BUILTIN_TESTBED } from './images.js';
+export { bashTestbedRecipe, bashRuntimeRecipe, parseBashBase, BASH_BASES, BUILTIN_TESTBED, type BashBase } from './images.js';
 
 /** The project's own NL2Bash-style tasks over its own testbed. */
 export const BUILTIN_BASH_TASKS = packagePath('datasets', 'bash', 'tasks.json');
@@ -24,6 +24,8 @@ export interface BashEnvOptions {
   data: string | null;
   /** Testbed: a tarball extracted at / (InterCode's fs-N.tar) or a directory placed at /testbed. Default: built-in. */
   testbed: string;
+  /** The system the image is built on: `debian-bookworm` (default) or `ubuntu-jammy` (InterCode's). */
+  base: BashBase;
   execMode: ExecMode;
   hashMode: HashMode;
   goldCache: boolean | GoldCache;
@@ -42,7 +44,7 @@ export interface BashEnvOptions {
 /** Builds the image if needed, loads the tasks and returns a ready {@link BashEnv}. */
 export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
   const docker = await connectEngine(options.endpoint);
-  const image = await ensureImage(docker, await bashTestbedRecipe(options.testbed), options.buildLog ?? (() => undefined));
+  const image = await ensureImage(docker, await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
   const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
   return new BashEnv({
     runtime: new DockerRuntime(docker),

@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageError } from '../errors.js';
 import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE } from '../sandbox/docker/labels.js';
+import { DEBIAN_BOOKWORM, debootstrapArgs, verifyPinnedRelease, type BaseImage } from './base-images.js';
 import { recipeTag, type ImageRecipe } from './recipe.js';
 import { packEntries } from './tar.js';
 
-/** The local name of the base image every env image is built on. */
-export const BASE_IMAGE = 'intercode-ts/base:bookworm';
-/** Pulled as the base where a registry answers. */
-export const UPSTREAM_BASE = 'debian:bookworm-slim';
+/** The local name of the default base image env images are built on (`parent: 'base'`). */
+export const BASE_IMAGE = DEBIAN_BOOKWORM.tag;
+/** Pulled as the default base where a registry answers. */
+export const UPSTREAM_BASE = DEBIAN_BOOKWORM.upstream;
 
 export type BuildLog = (line: string) => void;
 
@@ -47,45 +48,46 @@ function labelsForImages(role: string): Record<string, string> {
 }
 
 /**
- * Makes sure {@link BASE_IMAGE} exists: pulls `debian:bookworm-slim` where a registry
- * answers, else builds Debian bookworm offline with `debootstrap --variant=minbase` and
- * `docker import`s it (needs root and the debootstrap package).
- * @returns the base image id. @throws ImageError IMAGE_BUILD_FAILED naming what is missing.
+ * Makes sure `base` (default {@link DEBIAN_BOOKWORM}, i.e. {@link BASE_IMAGE}) exists: pulls
+ * its upstream image where a registry answers, else bootstraps it offline with
+ * `debootstrap --variant=minbase` and `docker import`s it (needs root and the debootstrap package).
+ * @returns the base image id. @throws ImageError IMAGE_BUILD_FAILED naming what is missing or wrong.
  */
-export async function ensureBaseImage(docker: Docker, log: BuildLog): Promise<string> {
-  const existing = await imageId(docker, BASE_IMAGE);
+export async function ensureBaseImage(docker: Docker, log: BuildLog, base: BaseImage = DEBIAN_BOOKWORM): Promise<string> {
+  const existing = await imageId(docker, base.tag);
   if (existing) return existing;
-  const [repo, tag] = BASE_IMAGE.split(':') as [string, string];
+  const [repo, tag] = base.tag.split(':') as [string, string];
   try {
-    log(`pulling ${UPSTREAM_BASE}`);
-    const stream = await docker.pull(UPSTREAM_BASE);
+    log(`pulling ${base.upstream}`);
+    const stream = await docker.pull(base.upstream);
     await new Promise<void>((resolve, reject) =>
       docker.modem.followProgress(stream, (error: Error | null) => (error ? reject(error) : resolve())),
     );
-    await docker.getImage(UPSTREAM_BASE).tag({ repo, tag });
-    return (await imageId(docker, BASE_IMAGE))!;
+    await docker.getImage(base.upstream).tag({ repo, tag });
+    return (await imageId(docker, base.tag))!;
   } catch (error) {
-    log(`no registry answered (${(error as Error).message.split('\n')[0]}); bootstrapping Debian bookworm offline`);
+    log(`no registry answered (${(error as Error).message.split('\n')[0]}); bootstrapping ${base.suite} offline`);
   }
   const root = await mkdtemp(join(tmpdir(), 'intercode-rootfs-'));
   try {
-    const mirror = process.env.INTERCODE_DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
-    await run('debootstrap', ['--variant=minbase', 'bookworm', root, mirror], log).catch((error: Error) => {
+    await run('debootstrap', debootstrapArgs(base, root), log).catch((error: Error) => {
       throw new ImageError(
         'IMAGE_BUILD_FAILED',
-        `Could not build the base image: no registry answered and debootstrap failed (${error.message.slice(0, 400)}). ` +
+        `Could not build the base image ${base.tag}: no registry answered and debootstrap failed (${error.message.slice(0, 400)}). ` +
           'Install it with `apt-get install debootstrap` and run as root, or make a registry reachable.',
         { cause: error },
       );
     });
+    await verifyPinnedRelease(base, root);
+    await base.finish?.(root);
     const tar = spawn('tar', ['-C', root, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const labels = Object.entries(labelsForImages('base')).map(([k, v]) => `LABEL ${k}=${v}`);
     const stream = (await docker.importImage(tar.stdout as never, { repo, tag, changes: ['CMD ["bash"]', ...labels] } as never)) as unknown as NodeJS.ReadableStream;
     await new Promise<void>((resolve, reject) =>
       docker.modem.followProgress(stream, (error: Error | null) => (error ? reject(error) : resolve())),
     );
-    const id = await imageId(docker, BASE_IMAGE);
-    if (!id) throw new ImageError('IMAGE_BUILD_FAILED', `docker import did not produce ${BASE_IMAGE}`);
+    const id = await imageId(docker, base.tag);
+    if (!id) throw new ImageError('IMAGE_BUILD_FAILED', `docker import did not produce ${base.tag}`);
     return id;
   } finally {
     await rm(root, { recursive: true, force: true });
@@ -104,8 +106,9 @@ interface BuildMessage {
  * @returns the image tag. @throws ImageError IMAGE_BUILD_FAILED with the build's last lines.
  */
 export async function ensureImage(docker: Docker, recipe: ImageRecipe, log: BuildLog): Promise<string> {
-  const parentRef = recipe.parent === 'base' ? BASE_IMAGE : await ensureImage(docker, recipe.parent, log);
-  const parentId = recipe.parent === 'base' ? await ensureBaseImage(docker, log) : (await imageId(docker, parentRef))!;
+  const base = recipe.parent === 'base' ? DEBIAN_BOOKWORM : 'suite' in recipe.parent ? recipe.parent : undefined;
+  const parentRef = base ? base.tag : await ensureImage(docker, recipe.parent as ImageRecipe, log);
+  const parentId = base ? await ensureBaseImage(docker, log, base) : (await imageId(docker, parentRef))!;
   const tag = recipeTag(recipe, parentId);
   if (await imageId(docker, tag)) return tag;
   log(`building ${tag}`);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { BaseImage } from './base-images.js';
 
 /**
  * What an image is built from. Its tag is a hash of every input (the parent image's id,
@@ -10,8 +11,11 @@ export interface ImageRecipe {
   dockerfile: string;
   /** Extra files of the build context, by path. */
   files: Readonly<Record<string, Buffer>>;
-  /** Built first; its id is passed to the Dockerfile as build arg BASE. */
-  parent: ImageRecipe | 'base';
+  /**
+   * Built first; its name is passed to the Dockerfile as build arg BASE. `'base'` is the
+   * default base image (Debian bookworm); a {@link BaseImage} names another.
+   */
+  parent: ImageRecipe | BaseImage | 'base';
 }
 
 /** Bumped when how images are built changes (labels, build options), so old tags are not reused. */

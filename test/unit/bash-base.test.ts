@@ -1,0 +1,151 @@
+/**
+ * The bash env's `--base` choice and the base-image plumbing behind it, without Docker:
+ * flag parsing, which recipe each base gives, debootstrap's command line and the check of
+ * the pinned Release file.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bashCli, chooseBashBase } from '../../envs/bash/cli.js';
+import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
+import { ConfigError, ImageError } from '../../src/errors.js';
+import { DEBIAN_BOOKWORM, debootstrapArgs, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
+import { recipeTag } from '../../src/images/recipe.js';
+
+describe('--base', () => {
+  it('accepts the two bases', () => {
+    expect(parseBashBase('debian-bookworm')).toBe('debian-bookworm');
+    expect(parseBashBase('ubuntu-jammy')).toBe('ubuntu-jammy');
+  });
+
+  it.each(['jammy', 'ubuntu', 'Ubuntu-Jammy', ''])('refuses %j naming the flag and the choices', (value) => {
+    const error = (() => {
+      try {
+        parseBashBase(value);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toBe(`--base must be one of debian-bookworm, ubuntu-jammy, got "${value}"`);
+  });
+
+  it('defaults to InterCode\'s Ubuntu for replays and to Debian elsewhere; a given value wins', () => {
+    expect(chooseBashBase(undefined, 'replay')).toBe('ubuntu-jammy');
+    for (const purpose of ['play', 'run', 'eval', 'collect'] as const) expect(chooseBashBase(undefined, purpose)).toBe('debian-bookworm');
+    expect(chooseBashBase('debian-bookworm', 'replay')).toBe('debian-bookworm');
+    expect(chooseBashBase('ubuntu-jammy', 'run')).toBe('ubuntu-jammy');
+    expect(() => chooseBashBase('bookworm', 'replay')).toThrow(ConfigError);
+  });
+
+  it('is checked before any engine is contacted', async () => {
+    await expect(bashCli.createEnvs({ base: 'alpine' }, 1, { purpose: 'replay', log: () => undefined })).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('bash recipes per base', () => {
+  it('builds on Debian by default and on the pinned jammy base with InterCode\'s package list', async () => {
+    const debian = await bashRuntimeRecipe();
+    expect(debian.parent).toBe('base');
+    const jammy = await bashRuntimeRecipe('ubuntu-jammy');
+    expect(jammy.parent).toBe(UBUNTU_JAMMY);
+    expect(jammy.dockerfile).toContain(
+      'apt-get install -y bash python3 psmisc bsdmainutils cron imagemagick dnsutils git tree net-tools iputils-ping coreutils curl cpio jq',
+    );
+    expect(jammy.dockerfile).not.toMatch(/^ENV /m);
+    const testbed = await bashTestbedRecipe('none', 'ubuntu-jammy');
+    expect(testbed.parent).toEqual(jammy);
+  });
+
+  it('adds no tree, and no stray /testbed.tar, for --testbed none', async () => {
+    const none = await bashTestbedRecipe('none', 'ubuntu-jammy');
+    expect(Object.keys(none.files)).toEqual(['gitignore']);
+    expect(none.dockerfile).not.toContain('testbed.tar');
+    expect(none.dockerfile).toContain('git init');
+    const dir = await mkdtemp(join(tmpdir(), 'intercode-tree-'));
+    try {
+      await writeFile(join(dir, 'a.txt'), 'a\n');
+      const tree = await bashTestbedRecipe(dir);
+      expect(Object.keys(tree.files).sort()).toEqual(['gitignore', 'testbed.tar']);
+      expect(tree.dockerfile).toMatch(/^ADD testbed\.tar \/$/m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives each base its own tag for the same testbed', async () => {
+    const debian = await bashRuntimeRecipe('debian-bookworm');
+    const jammy = await bashRuntimeRecipe('ubuntu-jammy');
+    expect(recipeTag(debian, 'sha256:aaa')).not.toBe(recipeTag(jammy, 'sha256:bbb'));
+    expect(recipeTag(jammy, 'sha256:bbb')).toBe(recipeTag(await bashRuntimeRecipe('ubuntu-jammy'), 'sha256:bbb'));
+    expect(recipeTag(jammy, 'sha256:bbb')).not.toBe(recipeTag(jammy, 'sha256:ccc'));
+  });
+});
+
+describe('debootstrap', () => {
+  it('bootstraps bookworm from the Debian mirror, or the one named in the environment', () => {
+    expect(debootstrapArgs(DEBIAN_BOOKWORM, '/r', {})).toEqual(['--variant=minbase', 'bookworm', '/r', 'http://deb.debian.org/debian']);
+    expect(debootstrapArgs(DEBIAN_BOOKWORM, '/r', { INTERCODE_DEBIAN_MIRROR: 'http://127.0.0.1:3142/debian' })).toEqual([
+      '--variant=minbase',
+      'bookworm',
+      '/r',
+      'http://127.0.0.1:3142/debian',
+    ]);
+  });
+
+  it('bootstraps jammy without the keyring the host lacks, from debootstrap\'s own mirror unless one is named', () => {
+    expect(debootstrapArgs(UBUNTU_JAMMY, '/r', {})).toEqual(['--variant=minbase', '--no-check-gpg', 'jammy', '/r']);
+    expect(debootstrapArgs(UBUNTU_JAMMY, '/r', { INTERCODE_UBUNTU_MIRROR: 'http://127.0.0.1:3142/ubuntu' })).toEqual([
+      '--variant=minbase',
+      '--no-check-gpg',
+      'jammy',
+      '/r',
+      'http://127.0.0.1:3142/ubuntu',
+    ]);
+  });
+});
+
+describe('pinned Release file', () => {
+  const roots: string[] = [];
+  afterEach(async () => {
+    await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
+  });
+
+  async function rootWithRelease(content: string | undefined): Promise<string> {
+    const root = await mkdtemp(join(tmpdir(), 'intercode-release-'));
+    roots.push(root);
+    const lists = join(root, 'var', 'lib', 'apt', 'lists');
+    await mkdir(lists, { recursive: true });
+    await writeFile(join(lists, 'mirror.example_ubuntu_dists_jammy_InRelease'), 'signed copy, not checked');
+    if (content !== undefined) await writeFile(join(lists, 'mirror.example_ubuntu_dists_jammy_Release'), content);
+    return root;
+  }
+
+  const pinned = (content: string): BaseImage => ({
+    ...UBUNTU_JAMMY,
+    pinnedReleaseSha256: createHash('sha256').update(content).digest('hex'),
+  });
+
+  it('passes when the Release file debootstrap used has the pinned hash', async () => {
+    await expect(verifyPinnedRelease(pinned('Suite: jammy\n'), await rootWithRelease('Suite: jammy\n'))).resolves.toBeUndefined();
+  });
+
+  it('refuses another Release file, naming it and both hashes', async () => {
+    const root = await rootWithRelease('Suite: jammy\nDate: later\n');
+    const error = await verifyPinnedRelease(pinned('Suite: jammy\n'), root).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImageError);
+    expect((error as ImageError).code).toBe('IMAGE_BUILD_FAILED');
+    expect((error as ImageError).message).toContain('mirror.example_ubuntu_dists_jammy_Release has SHA-256');
+    expect((error as ImageError).details).toMatchObject({ expected: pinned('Suite: jammy\n').pinnedReleaseSha256 });
+  });
+
+  it('refuses a tree without a Release file', async () => {
+    await expect(verifyPinnedRelease(pinned('x'), await rootWithRelease(undefined))).rejects.toThrow(/left no jammy Release file/);
+  });
+
+  it('checks nothing for a base whose keyring the host has', async () => {
+    await expect(verifyPinnedRelease(DEBIAN_BOOKWORM, '/nonexistent')).resolves.toBeUndefined();
+  });
+});
