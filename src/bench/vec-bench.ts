@@ -190,6 +190,10 @@ async function measure(docker: Docker, options: VecBenchOptions, log: (line: str
     try {
       await pool.ready();
       const memory = await memoryPerSandboxMiB(docker);
+      // Untimed: the first episodes of a new pool queue behind its first restores, which
+      // would be charged to whichever worker count came first.
+      log(`  warm-up: ${options.durationSec} s of gold episodes, not counted`);
+      await goldPhase(envs, durationMs);
       for (const threads of options.workers) {
         const workers = new CpuWorkers(threads);
         for (const env of envs) env.useCpuWorkers(workers);
