@@ -28,8 +28,8 @@ closed loop) over one warm pool of sandboxes restored in place, with the built-i
   - sequential: one env alone, no VecEnv, no pool (a new sandbox per reset, the plain
     env's default) -> the baseline for the speed-up.
 Each phase has a 1 s warm-up that is not counted, and each env count starts with one
-gold phase that is not counted (a new pool's first episodes queue behind its first restores). Every sandbox is removed at the end,
-on errors and on Ctrl-C / SIGTERM.
+gold phase that is not counted (a new pool's first episodes queue behind its first
+restores). Every sandbox is removed at the end, on errors and on Ctrl-C / SIGTERM.
 
 Options:
   --envs LIST      env counts (default ${DEFAULT_VEC_OPTIONS.envs.join(',')})
