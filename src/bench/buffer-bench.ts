@@ -7,11 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ReplayBuffer } from '../../training/buffer/replay-buffer.js';
 import type { Transition } from '../../training/buffer/types.js';
-import { ConfigError } from '../errors.js';
 import type { Bench, BenchIO } from './types.js';
+import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The `--json` output. */
 export interface BufferBenchResult {
@@ -57,14 +56,14 @@ function transition(n: number): Transition {
 }
 
 function parse(args: readonly string[]): { transitions: number; batch: number; json: boolean; help: boolean } {
-  const { values } = parseArgs({ args: [...args], options: { transitions: { type: 'string' }, batch: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
-  const count = (flag: string, value: string | undefined, fallback: number) => {
-    if (value === undefined) return fallback;
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError(flag, `must be a positive integer, got "${value}"`);
-    return n;
+  const values = parseBenchArgs('buffer', args, { transitions: { type: 'string' }, batch: { type: 'string' } });
+  if (values === 'help') return { transitions: 0, batch: 0, json: false, help: true };
+  return {
+    transitions: positiveNumber('--transitions', values.transitions, 1_000_000, true),
+    batch: positiveNumber('--batch', values.batch, 1000, true),
+    json: values.json === true,
+    help: false,
   };
-  return { transitions: count('--transitions', values.transitions, 1_000_000), batch: count('--batch', values.batch, 1000), json: values.json ?? false, help: values.help ?? false };
 }
 
 export const bufferBench: Bench = {

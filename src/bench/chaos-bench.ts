@@ -4,10 +4,10 @@
  * scored or truncated with its cause and that no container is left afterwards.
  */
 import type Docker from 'dockerode';
-import { parseArgs } from 'node:util';
 import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
 import type { Task } from '../datasets/index.js';
-import { ConfigError, IntercodeError } from '../errors.js';
+import { IntercodeError } from '../errors.js';
+import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
@@ -66,34 +66,20 @@ Options:
 `;
 
 function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        episodes: { type: 'string' },
-        envs: { type: 'string' },
-        'kill-every': { type: 'string' },
-        seed: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    const option = /'([^']*)'/.exec((error as Error).message)?.[1]?.split(' ')[0] ?? 'arguments';
-    throw new ConfigError(option, 'is not an option of the chaos bench, or lacks its value');
-  }
-  if (values.help) return 'help';
-  const integer = (option: string, fallback: number) => {
-    const text = values[option] as string | undefined;
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`--${option}`, `must be a positive integer (got "${text}")`);
-    return n;
+  const values = parseBenchArgs('chaos', args, {
+    episodes: { type: 'string' },
+    envs: { type: 'string' },
+    'kill-every': { type: 'string' },
+    seed: { type: 'string' },
+  });
+  if (values === 'help') return 'help';
+  return {
+    episodes: positiveNumber('--episodes', values.episodes, 1000, true),
+    envs: positiveNumber('--envs', values.envs, 8, true),
+    killEveryMs: positiveNumber('--kill-every', values['kill-every'], 250, true),
+    seed: positiveNumber('--seed', values.seed, 1, true),
+    json: values.json === true,
   };
-  return { episodes: integer('episodes', 1000), envs: integer('envs', 8), killEveryMs: integer('kill-every', 250), seed: integer('seed', 1), json: values.json === true };
 }
 
 const ours = (docker: Docker) => docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });

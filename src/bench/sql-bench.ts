@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createSqlEnvs, type SqlEnv } from '../../envs/sql/index.js';
-import { ConfigError, IntercodeError } from '../errors.js';
+import { IntercodeError } from '../errors.js';
 import { packagePath } from '../package-path.js';
 import { cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
+import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 const SHARED = packagePath('..', 'shared', 'intercode-data', 'sql');
 const LEVELS = [1, 16] as const;
@@ -94,17 +94,14 @@ async function level(envs: readonly SqlEnv[], inFlight: number, episodes: number
 }
 
 async function run(args: readonly string[], io: BenchIO): Promise<number> {
-  let values: { episodes?: string; embedded?: boolean; json?: boolean; help?: boolean };
+  let values;
   try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: { episodes: { type: 'string' }, embedded: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    }));
+    values = parseBenchArgs('sql', args, { episodes: { type: 'string' }, embedded: { type: 'boolean' } });
   } catch (error) {
     io.stderr.write(`bench sql: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  if (values.help) {
+  if (values === 'help') {
     io.stdout.write(USAGE);
     return 0;
   }
@@ -112,8 +109,7 @@ async function run(args: readonly string[], io: BenchIO): Promise<number> {
   const dataset = spider ? 'spider-dev' : 'built-in';
   let envs: SqlEnv[] = [];
   try {
-    const count = values.episodes === undefined ? undefined : Number(values.episodes);
-    if (count !== undefined && !(Number.isInteger(count) && count > 0)) throw new ConfigError('--episodes', `must be a positive integer, got "${values.episodes}"`);
+    const count = values.episodes === undefined ? undefined : positiveNumber('--episodes', values.episodes, 0, true);
     envs = await createSqlEnvs(
       spider
         ? { data: `${SHARED}/spider/ic_spider_dev.json`, dumps: [`${SHARED}/spider/ic_spider_dbs.sql`], buildLog: (l) => io.stderr.write(`${l}\n`) }

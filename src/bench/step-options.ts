@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { BASE_IMAGE } from '../images/image-builder.js';
+import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The step bench's settings, resolved. */
 export interface StepBenchOptions {
@@ -48,59 +48,26 @@ Options:
   -h, --help          show this help
 `;
 
-function positiveNumber(option: string, text: string | undefined, fallback: number, integer: boolean): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new ConfigError(option, `must be a positive ${integer ? 'integer' : 'number'} (got "${text}")`);
-  }
-  return value;
-}
-
-/** node:util parseArgs messages, as ConfigErrors that name the option. */
-function describeParseError(message: string): ConfigError {
-  const quoted = /'([^']*)'/.exec(message)?.[1];
-  const option = quoted?.split(' ')[0] ?? 'arguments';
-  if (message.startsWith('Unexpected argument')) return new ConfigError(`"${option}"`, 'is not an option (the step bench takes no positional arguments)');
-  if (message.startsWith('Unknown option')) return new ConfigError(option, 'is not an option of the step bench');
-  if (message.includes('ambiguous') || message.includes('missing')) {
-    return new ConfigError(option, `needs a value (write ${option}=VALUE for a value that starts with "-")`);
-  }
-  return new ConfigError(option, message.replace(/^Option '[^']*' /, '').split('. ')[0]!);
-}
-
 /**
  * Parses the step bench's arguments.
  * @returns the options, or "help" when --help was given.
  * @throws ConfigError for an unknown option or a bad value (the message names the option).
  */
 export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        duration: { type: 'string' },
-        image: { type: 'string' },
-        steps: { type: 'string' },
-        'exec-steps': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    throw describeParseError((error as Error).message);
-  }
-  if (values.help) return 'help';
+  const values = parseBenchArgs('step', args, {
+    duration: { type: 'string' },
+    image: { type: 'string' },
+    steps: { type: 'string' },
+    'exec-steps': { type: 'string' },
+  });
+  if (values === 'help') return 'help';
   const image = values.image as string | undefined;
   if (image !== undefined && image.trim() === '') throw new ConfigError('--image', 'must not be empty');
   return {
-    durationSec: positiveNumber('--duration', values.duration as string | undefined, DEFAULT_STEP_OPTIONS.durationSec, false),
+    durationSec: positiveNumber('--duration', values.duration, DEFAULT_STEP_OPTIONS.durationSec, false),
     image: image ?? DEFAULT_STEP_OPTIONS.image,
     json: values.json === true,
-    sessionSteps: positiveNumber('--steps', values.steps as string | undefined, DEFAULT_STEP_OPTIONS.sessionSteps, true),
-    execSteps: positiveNumber('--exec-steps', values['exec-steps'] as string | undefined, DEFAULT_STEP_OPTIONS.execSteps, true),
+    sessionSteps: positiveNumber('--steps', values.steps, DEFAULT_STEP_OPTIONS.sessionSteps, true),
+    execSteps: positiveNumber('--exec-steps', values['exec-steps'], DEFAULT_STEP_OPTIONS.execSteps, true),
   };
 }

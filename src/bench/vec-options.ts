@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The vec bench's settings, resolved. */
 export interface VecBenchOptions {
@@ -58,31 +58,16 @@ function list(option: string, text: string | undefined, fallback: number[], min:
  * @throws ConfigError naming the bad option.
  */
 export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        envs: { type: 'string' },
-        workers: { type: 'string' },
-        duration: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    const quoted = /'([^']*)'/.exec((error as Error).message)?.[1]?.split(' ')[0] ?? 'arguments';
-    throw new ConfigError(quoted, 'is not an option of the vec bench, or lacks its value');
-  }
-  if (values.help) return 'help';
-  const duration = values.duration === undefined ? DEFAULT_VEC_OPTIONS.durationSec : Number(values.duration);
-  if (!Number.isFinite(duration) || duration <= 0) throw new ConfigError('--duration', `must be a positive number of seconds (got "${String(values.duration)}")`);
+  const values = parseBenchArgs('vec', args, {
+    envs: { type: 'string' },
+    workers: { type: 'string' },
+    duration: { type: 'string' },
+  });
+  if (values === 'help') return 'help';
   return {
     envs: list('--envs', values.envs as string | undefined, DEFAULT_VEC_OPTIONS.envs, 1),
     workers: list('--workers', values.workers as string | undefined, DEFAULT_VEC_OPTIONS.workers, 0),
-    durationSec: duration,
+    durationSec: positiveNumber('--duration', values.duration, DEFAULT_VEC_OPTIONS.durationSec, false),
     json: values.json === true,
   };
 }
