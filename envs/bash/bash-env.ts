@@ -5,7 +5,7 @@ import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runn
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import type { Task } from '../../src/datasets/index.js';
+import { goldText, type Task } from '../../src/datasets/index.js';
 import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome } from './reward.js';
@@ -79,9 +79,8 @@ export class BashEnv extends SandboxEnv {
     };
   }
 
-
   private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
-    const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
+    const gold = goldText(task);
     const run = () => this.runGold(gold);
     if (!this.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
     return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run);

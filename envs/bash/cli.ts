@@ -4,6 +4,7 @@ import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createBashEnvs } from './index.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
+import { goldText } from '../../src/datasets/index.js';
 
 interface BashFlags extends CommonEnvFlags {
   testbed?: string;
@@ -60,5 +61,5 @@ export const bashCli: EnvCli = {
       count,
     );
   },
-  goldActions: (task) => [Array.isArray(task.gold) ? task.gold.join(';') : task.gold, 'submit'],
+  goldActions: (task) => [goldText(task), 'submit'],
 };

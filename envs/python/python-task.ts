@@ -1,4 +1,4 @@
-import type { Task } from '../../src/datasets/index.js';
+import { goldText, type Task } from '../../src/datasets/index.js';
 import { DatasetError } from '../../src/errors.js';
 
 /**
@@ -77,7 +77,7 @@ export function toPythonTask(task: Task, file: string): PythonTask {
   const fail = (field: string, problem: string): never => {
     throw new DatasetError({ file, record: task.index + 1, field }, problem);
   };
-  const gold = Array.isArray(task.gold) ? task.gold.join('\n') : task.gold;
+  const gold = goldText(task, '\n');
   const cases = appsCases(task, fail);
   if (cases) return { kind: 'apps', gold, cases };
   const tests = task.metadata.tests;

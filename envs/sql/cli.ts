@@ -3,6 +3,7 @@ import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/en
 import { positiveInteger, timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createSqlEnvs } from './index.js';
+import { goldText } from '../../src/datasets/index.js';
 
 interface SqlFlags extends CommonEnvFlags {
   dump?: string[];
@@ -56,7 +57,7 @@ export const sqlCli: EnvCli = {
       count,
     );
   },
-  goldActions: (task) => [Array.isArray(task.gold) ? task.gold.join(';') : task.gold, 'submit'],
+  goldActions: (task) => [goldText(task), 'submit'],
   reactCommand: intercodeSqlReactCommand,
 };
 

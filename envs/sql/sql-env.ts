@@ -1,4 +1,4 @@
-import type { Task } from '../../src/datasets/index.js';
+import { goldText, type Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from '../../src/env/types.js';
 import { EnvStateError, SandboxError } from '../../src/errors.js';
 import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
@@ -188,7 +188,7 @@ export class SqlEnv implements TaskEnv {
   }
 
   private async score(task: Task): Promise<Score> {
-    const gold = Array.isArray(task.gold) ? task.gold.join(';') : task.gold;
+    const gold = goldText(task);
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
     // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
     const goldRows = goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];

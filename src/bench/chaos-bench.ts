@@ -5,7 +5,7 @@
  */
 import type Docker from 'dockerode';
 import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
-import type { Task } from '../datasets/index.js';
+import { goldText, type Task } from '../datasets/index.js';
 import { IntercodeError } from '../errors.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
@@ -83,7 +83,6 @@ function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
 }
 
 const ours = (docker: Docker) => docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });
-const goldOf = (task: Task) => (Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
 
 async function runChaos(docker: Docker, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
   const envs: BashEnv[] = await createBashEnvs({}, options.envs);
@@ -117,8 +116,8 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
       }
     })();
     let lastReport = 0;
-    await closedLoop(vec, () => ended() < options.episodes, (envId) => goldOf(current.get(envId)!), (step) => {
-      if (step.info.autoreset) return goldOf(current.get(step.envId)!);
+    await closedLoop(vec, () => ended() < options.episodes, (envId) => goldText(current.get(envId)!), (step) => {
+      if (step.info.autoreset) return goldText(current.get(step.envId)!);
       if (step.truncated) {
         if (step.info.truncation?.message) counts.truncatedWithCause += 1;
         else counts.unaccounted += 1;

@@ -6,6 +6,7 @@ import { cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
+import { goldText } from '../datasets/index.js';
 
 const SHARED = packagePath('..', 'shared', 'intercode-data', 'sql');
 const LEVELS = [1, 16] as const;
@@ -72,7 +73,7 @@ async function level(envs: readonly SqlEnv[], inFlight: number, episodes: number
         const task = tasks[i % tasks.length]!;
         const t0 = performance.now();
         await env.reset({ task });
-        await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
+        await env.step(goldText(task));
         const { reward } = await env.step('submit');
         latencies[i] = performance.now() - t0;
         if (reward !== 1) {

@@ -5,7 +5,7 @@
  */
 import type Docker from 'dockerode';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
-import type { Task } from '../datasets/index.js';
+import { goldText, type Task } from '../datasets/index.js';
 import { IntercodeError } from '../errors.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
@@ -94,7 +94,6 @@ async function trivialPhase(envs: readonly BashEnv[], durationMs: number): Promi
   return { trivialStepsPerSec: latencies.length / (durationMs / 1000), stepP50Ms: stats.p50, stepP99Ms: stats.p99 };
 }
 
-const goldOf = (task: Task) => (Array.isArray(task.gold) ? task.gold.join(';') : task.gold);
 
 /** Gold episodes in next-step autoreset: the step after a submit is the reset (its latency is the reset's). */
 async function goldPhase(envs: readonly BashEnv[], durationMs: number): Promise<Pick<VecRow, 'goldEpisodesPerSec' | 'resetP50Ms' | 'resetP99Ms' | 'goldBelowOne'>> {
@@ -114,11 +113,11 @@ async function goldPhase(envs: readonly BashEnv[], durationMs: number): Promise<
   let episodes = 0;
   let belowOne = 0;
   const window = new Window(durationMs);
-  await closedLoop(vec, () => !window.over, (envId) => goldOf(current.get(envId)!), (step, latency, ended) => {
+  await closedLoop(vec, () => !window.over, (envId) => goldText(current.get(envId)!), (step, latency, ended) => {
     if (step.info.truncation) throw new Error(`env ${step.envId}: the sandbox was lost: ${step.info.truncation.message}`);
     if (step.info.autoreset) {
       if (window.counts(ended)) resets.push(latency);
-      return goldOf(current.get(step.envId)!);
+      return goldText(current.get(step.envId)!);
     }
     if (!step.terminated) return 'submit';
     if (window.counts(ended)) {
@@ -141,7 +140,7 @@ async function sequentialPhase(goldCache: GoldCache, durationMs: number): Promis
     for (let i = 0; !window.over; i++) {
       const task = tasks[i % tasks.length]!;
       await env!.reset({ task });
-      await env!.step(goldOf(task));
+      await env!.step(goldText(task));
       await env!.step('submit');
       if (window.counts(performance.now())) episodes += 1;
     }
@@ -175,7 +174,7 @@ async function measure(docker: Docker, options: VecBenchOptions, log: (line: str
   const [warm] = await createBashEnvs({ goldCache }, 1);
   for (const task of warm!.tasks) {
     await warm!.reset({ task });
-    await warm!.step(goldOf(task));
+    await warm!.step(goldText(task));
     await warm!.step('submit');
   }
   await warm!.close();

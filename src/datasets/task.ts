@@ -18,6 +18,11 @@ export interface Task {
   metadata: Record<string, unknown>;
 }
 
+/** The gold as one piece of text: a list's parts joined by `separator` (`;` for commands and queries, a newline for programs). */
+export function goldText(task: Task, separator = ';'): string {
+  return Array.isArray(task.gold) ? task.gold.join(separator) : task.gold;
+}
+
 /** Where a record came from: its 0-based position, and its location for error messages. */
 export interface RecordSource {
   index: number;
