@@ -5,15 +5,15 @@
  */
 import type Docker from 'dockerode';
 import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
-import { goldText, type Task } from '../datasets/index.js';
+import { goldText } from '../datasets/index.js';
 import { IntercodeError } from '../errors.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
-import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
+import { thisRunFilter } from '../sandbox/docker/labels.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { seededRandom } from '../env/episode.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
-import { closedLoop } from './closed-loop.js';
+import { closedLoop, TaskRotation } from './closed-loop.js';
 import { describeError } from './sandbox-set.js';
 import type { Bench, BenchIO } from './types.js';
 
@@ -82,20 +82,15 @@ function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
   };
 }
 
-const ours = (docker: Docker) => docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });
+const ours = (docker: Docker) => docker.listContainers({ all: true, filters: thisRunFilter() });
 
 async function runChaos(docker: Docker, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
   const envs: BashEnv[] = await createBashEnvs({}, options.envs);
   const tasks = envs[0]!.tasks;
-  let nextTask = 0;
-  const current = new Map<number, Task>();
+  const rotation = new TaskRotation(tasks);
   const { vec, pool } = pooledVecEnv(envs, {
     autoreset: 'next-step',
-    nextTask: (envId) => {
-      const task = tasks[nextTask++ % tasks.length]!;
-      current.set(envId, task);
-      return { task };
-    },
+    nextTask: rotation.nextTask,
   });
   const counts = { scored: 0, scoredBelowOne: 0, truncatedWithCause: 0, unaccounted: 0, kills: 0 };
   const ended = () => counts.scored + counts.truncatedWithCause + counts.unaccounted;
@@ -116,8 +111,8 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
       }
     })();
     let lastReport = 0;
-    await closedLoop(vec, () => ended() < options.episodes, (envId) => goldText(current.get(envId)!), (step) => {
-      if (step.info.autoreset) return goldText(current.get(step.envId)!);
+    await closedLoop(vec, () => ended() < options.episodes, (envId) => goldText(rotation.of(envId)), (step) => {
+      if (step.info.autoreset) return goldText(rotation.of(step.envId));
       if (step.truncated) {
         if (step.info.truncation?.message) counts.truncatedWithCause += 1;
         else counts.unaccounted += 1;
@@ -125,7 +120,7 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
         counts.scored += 1;
         if (step.reward < 1) {
           counts.scoredBelowOne += 1;
-          log(`task ${current.get(step.envId)?.index} scored ${step.reward}: ${JSON.stringify(step.info.score ?? step.info).slice(0, 1000)}`);
+          log(`task ${rotation.of(step.envId).index} scored ${step.reward}: ${JSON.stringify(step.info.score ?? step.info).slice(0, 1000)}`);
         }
       } else return 'submit';
       if (ended() - lastReport >= 100) {

@@ -1,3 +1,5 @@
+import type { Task } from '../datasets/index.js';
+import type { ResetOptions } from '../env/types.js';
 import type { EnvStep, VecEnv } from '../vec/vec-env.js';
 
 /**
@@ -30,5 +32,24 @@ export async function closedLoop(
         inFlight += 1;
       }
     }
+  }
+}
+
+/** The tasks in turn, cycling, as a VecEnv's `nextTask`; remembers which task each env got. */
+export class TaskRotation {
+  private given = 0;
+  private readonly current = new Map<number, Task>();
+
+  constructor(private readonly tasks: readonly Task[]) {}
+
+  readonly nextTask = (envId: number): ResetOptions => {
+    const task = this.tasks[this.given++ % this.tasks.length]!;
+    this.current.set(envId, task);
+    return { task };
+  };
+
+  /** The task env `envId` is playing. */
+  of(envId: number): Task {
+    return this.current.get(envId)!;
   }
 }

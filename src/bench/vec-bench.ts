@@ -5,14 +5,14 @@
  */
 import type Docker from 'dockerode';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
-import { goldText, type Task } from '../datasets/index.js';
+import { goldText } from '../datasets/index.js';
 import { IntercodeError } from '../errors.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
-import { RUN_LABEL, runLabelValue } from '../sandbox/docker/labels.js';
+import { thisRunFilter } from '../sandbox/docker/labels.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
-import { closedLoop } from './closed-loop.js';
+import { closedLoop, TaskRotation } from './closed-loop.js';
 import { CpuWorkers } from '../workers/cpu-workers.js';
 import { describeMachine } from './machine.js';
 import { describeError } from './sandbox-set.js';
@@ -98,26 +98,21 @@ async function trivialPhase(envs: readonly BashEnv[], durationMs: number): Promi
 /** Gold episodes in next-step autoreset: the step after a submit is the reset (its latency is the reset's). */
 async function goldPhase(envs: readonly BashEnv[], durationMs: number): Promise<Pick<VecRow, 'goldEpisodesPerSec' | 'resetP50Ms' | 'resetP99Ms' | 'goldBelowOne'>> {
   const tasks = envs[0]!.tasks;
-  let nextTask = 0;
-  const current = new Map<number, Task>();
+  const rotation = new TaskRotation(tasks);
   const vec = new VecEnv(envs, {
     autoreset: 'next-step',
-    nextTask: (envId) => {
-      const task = tasks[nextTask++ % tasks.length]!;
-      current.set(envId, task);
-      return { task };
-    },
+    nextTask: rotation.nextTask,
   });
   await vec.reset();
   const resets: number[] = [];
   let episodes = 0;
   let belowOne = 0;
   const window = new Window(durationMs);
-  await closedLoop(vec, () => !window.over, (envId) => goldText(current.get(envId)!), (step, latency, ended) => {
+  await closedLoop(vec, () => !window.over, (envId) => goldText(rotation.of(envId)), (step, latency, ended) => {
     if (step.info.truncation) throw new Error(`env ${step.envId}: the sandbox was lost: ${step.info.truncation.message}`);
     if (step.info.autoreset) {
       if (window.counts(ended)) resets.push(latency);
-      return goldText(current.get(step.envId)!);
+      return goldText(rotation.of(step.envId));
     }
     if (!step.terminated) return 'submit';
     if (window.counts(ended)) {
@@ -152,7 +147,7 @@ async function sequentialPhase(goldCache: GoldCache, durationMs: number): Promis
 
 /** Mean of the engine's memory figure (usage minus page cache) over this run's sandboxes. */
 async function memoryPerSandboxMiB(docker: Docker): Promise<number> {
-  const containers = await docker.listContainers({ filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });
+  const containers = await docker.listContainers({ filters: thisRunFilter() });
   const usage = await Promise.all(
     containers.map(async ({ Id }) => {
       const stats = (await docker.getContainer(Id).stats({ stream: false, 'one-shot': true } as { stream: false })) as unknown as {

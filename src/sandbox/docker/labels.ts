@@ -17,6 +17,11 @@ export function runLabelValue(pid: number = process.pid): string {
   return `${pid}@${hostname()}`;
 }
 
+/** The engine's list filter for this process's containers. */
+export function thisRunFilter(): { label: string[] } {
+  return { label: [`${RUN_LABEL}=${runLabelValue()}`] };
+}
+
 export function ownerLabels(): Record<string, string> {
   const labels: Record<string, string> = {
     [OWNER_LABEL]: OWNER_VALUE,

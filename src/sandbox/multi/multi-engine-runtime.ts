@@ -4,7 +4,7 @@ import type { BuildLog } from '../../images/image-builder.js';
 import type { ImageRecipe } from '../../images/recipe.js';
 import { DockerRuntime } from '../docker/docker-sandbox.js';
 import { connectEngine } from '../docker/engine.js';
-import { RUN_LABEL, runLabelValue } from '../docker/labels.js';
+import { thisRunFilter } from '../docker/labels.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../types.js';
 import type { EngineTarget } from './endpoints.js';
 import { EngineSandbox, type HoldingEngine } from './engine-sandbox.js';
@@ -230,7 +230,7 @@ export class MultiEngineRuntime implements SandboxRuntime {
 
   private async bringBack(engine: Engine, client: Docker): Promise<void> {
     try {
-      const stale = await client.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runLabelValue()}`] } });
+      const stale = await client.listContainers({ all: true, filters: thisRunFilter() });
       await Promise.all(stale.map((c) => client.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
       const target = { endpoint: engine.endpoint, docker: client };
       const source = this.engines.find((e) => e.up);
