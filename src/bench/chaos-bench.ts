@@ -6,16 +6,13 @@
 import type Docker from 'dockerode';
 import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
 import { goldText } from '../datasets/index.js';
-import { IntercodeError } from '../errors.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
 import { thisRunFilter } from '../sandbox/docker/labels.js';
-import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { seededRandom } from '../env/episode.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
-import { describeError } from './sandbox-set.js';
-import type { Bench, BenchIO } from './types.js';
+import { engineBench } from './engine-bench.js';
+import type { Bench } from './types.js';
 
 export interface ChaosOptions {
   episodes: number;
@@ -140,47 +137,21 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
   return { episodes: ended(), ...counts, containersLeft, seconds: Number(seconds.toFixed(1)), episodesPerSec: Number((ended() / seconds).toFixed(1)) };
 }
 
-async function runChaosBench(args: readonly string[], io: BenchIO): Promise<number> {
-  const log = (line: string) => void io.stderr.write(`chaos: ${line}\n`);
-  let options: ChaosOptions | 'help';
-  try {
-    options = parseChaosOptions(args);
-  } catch (error) {
-    io.stderr.write(`bench chaos: ${(error as Error).message}\nRun \`npm run bench -- chaos --help\` for the options.\n`);
-    return 2;
-  }
-  if (options === 'help') {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  const uninstall = installShutdownHandlers({ log });
-  try {
-    const docker = await connectEngine();
-    const result = await runChaos(docker, options, log);
-    const ok = result.unaccounted === 0 && result.containersLeft === 0 && result.scoredBelowOne === 0;
-    io.stdout.write(
-      options.json
-        ? `${JSON.stringify(result)}\n`
-        : [
-            `chaos: ${result.episodes} episodes in ${result.seconds} s (${result.episodesPerSec}/s) with ${result.kills} containers killed`,
-            `  scored ${result.scored} (below 1: ${result.scoredBelowOne}), truncated with cause ${result.truncatedWithCause}, unaccounted ${result.unaccounted}`,
-            `  containers left after close: ${result.containersLeft}`,
-            ok ? '  every episode accounted for; nothing left behind' : '  FAILED: see the counts above',
-            '',
-          ].join('\n'),
-    );
-    return ok ? 0 : 1;
-  } catch (error) {
-    const code = error instanceof IntercodeError ? ` [${error.code}]` : '';
-    io.stderr.write(`bench chaos: ${describeError(error)}${code}\n`);
-    return 1;
-  } finally {
-    uninstall();
-  }
-}
+const accountedFor = (result: ChaosResult) => result.unaccounted === 0 && result.containersLeft === 0 && result.scoredBelowOne === 0;
 
-export const chaosBench: Bench = {
+export const chaosBench: Bench = engineBench({
   name: 'chaos',
   summary: 'gold episodes on a warm pool while containers are docker-killed: every episode scored or truncated with cause, none left',
-  run: runChaosBench,
-};
+  usage: USAGE,
+  parse: parseChaosOptions,
+  measure: runChaos,
+  format: (result) =>
+    [
+      `chaos: ${result.episodes} episodes in ${result.seconds} s (${result.episodesPerSec}/s) with ${result.kills} containers killed`,
+      `  scored ${result.scored} (below 1: ${result.scoredBelowOne}), truncated with cause ${result.truncatedWithCause}, unaccounted ${result.unaccounted}`,
+      `  containers left after close: ${result.containersLeft}`,
+      accountedFor(result) ? '  every episode accounted for; nothing left behind' : '  FAILED: see the counts above',
+      '',
+    ].join('\n'),
+  failed: (result) => !accountedFor(result),
+});

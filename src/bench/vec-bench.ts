@@ -6,19 +6,16 @@
 import type Docker from 'dockerode';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
 import { goldText } from '../datasets/index.js';
-import { IntercodeError } from '../errors.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
 import { thisRunFilter } from '../sandbox/docker/labels.js';
-import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
 import { CpuWorkers } from '../workers/cpu-workers.js';
 import { describeMachine } from './machine.js';
-import { describeError } from './sandbox-set.js';
 import { summarize } from './stats.js';
 import { formatTable } from './table.js';
-import type { Bench, BenchIO } from './types.js';
+import { engineBench } from './engine-bench.js';
+import type { Bench } from './types.js';
 import { parseVecOptions, VEC_USAGE, type VecBenchOptions } from './vec-options.js';
 
 /** One configuration's figures (latencies in ms). */
@@ -252,43 +249,14 @@ export function formatVecReport(result: VecBenchResult): string {
   ].join('\n');
 }
 
-async function runVecBench(args: readonly string[], io: BenchIO): Promise<number> {
-  const log = (line: string) => void io.stderr.write(`vec: ${line}\n`);
-  let options: VecBenchOptions | 'help';
-  try {
-    options = parseVecOptions(args);
-  } catch (error) {
-    io.stderr.write(`bench vec: ${(error as Error).message}\nRun \`npm run bench -- vec --help\` for the options.\n`);
-    return 2;
-  }
-  if (options === 'help') {
-    io.stdout.write(VEC_USAGE);
-    return 0;
-  }
-  let docker: Docker;
-  try {
-    docker = await connectEngine();
-  } catch (error) {
-    io.stderr.write(`bench vec: ${(error as Error).message}\n`);
-    return 1;
-  }
-  const uninstall = installShutdownHandlers({ log });
-  try {
-    const { rows, sequential } = await measure(docker, options, log);
-    const result = vecResult(rows, sequential);
-    io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : formatVecReport(result));
-    return 0;
-  } catch (error) {
-    const code = error instanceof IntercodeError ? ` [${error.code}]` : '';
-    io.stderr.write(`bench vec: ${describeError(error)}${code}\n`);
-    return 1;
-  } finally {
-    uninstall();
-  }
-}
-
-export const vecBench: Bench = {
+export const vecBench: Bench = engineBench({
   name: 'vec',
   summary: 'N bash envs as one VecEnv over a warm pool: trivial steps/s, gold episodes/s, reset/step latency, memory; workers 0/1/2',
-  run: runVecBench,
-};
+  usage: VEC_USAGE,
+  parse: parseVecOptions,
+  measure: async (docker, options, log) => {
+    const { rows, sequential } = await measure(docker, options, log);
+    return vecResult(rows, sequential);
+  },
+  format: formatVecReport,
+});
