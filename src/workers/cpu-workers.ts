@@ -22,6 +22,7 @@ export interface WorkerFunction<I, O> {
  */
 export class CpuWorkers {
   private readonly pool: Piscina | undefined;
+  private readonly checked = new Map<string, string>();
 
   /** @throws ConfigError for a negative or fractional thread count. */
   constructor(readonly threads: number) {
@@ -35,9 +36,18 @@ export class CpuWorkers {
    */
   async run<I, O>(fn: WorkerFunction<I, O>, input: I): Promise<O> {
     if (!this.pool) return fn.run(input);
-    const filename = packagePath('dist', fn.module);
-    if (!existsSync(filename)) throw new ConfigError('workers', `worker threads run compiled code and ${filename} is missing; run \`npm run build\``);
-    return (await this.pool.run(input, { filename, name: fn.name })) as O;
+    return (await this.pool.run(input, { filename: this.compiled(fn.module), name: fn.name })) as O;
+  }
+
+  /** The compiled module's path, checked once per module (not on every call). */
+  private compiled(module: string): string {
+    let filename = this.checked.get(module);
+    if (!filename) {
+      filename = packagePath('dist', module);
+      if (!existsSync(filename)) throw new ConfigError('workers', `worker threads run compiled code and ${filename} is missing; run \`npm run build\``);
+      this.checked.set(module, filename);
+    }
+    return filename;
   }
 
   /** Tasks the worker threads have finished (0 without threads). */
