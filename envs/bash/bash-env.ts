@@ -36,6 +36,7 @@ export interface BashEnvConfig extends SandboxEnvConfig {
 /** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
 export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
+  override readonly sharesWorkspaces = true;
   protected readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
   private workers: CpuWorkers;

@@ -45,6 +45,14 @@ export interface EpisodeState {
  */
 export abstract class SandboxEnv implements TaskEnv {
   abstract readonly id: string;
+  /**
+   * Whether this env's episodes may take workspaces from a pool shared with other envs: the
+   * workspace must not depend on the task, and the env must keep nothing of its own about
+   * the runner. Not so for the Python env (it keeps its session on the env that opened the
+   * runner, and a pool's liveness probe `:` is a Python syntax error) nor the CTF env (it
+   * copies the task's files in when its runner opens, which a pool does ahead of time).
+   */
+  readonly sharesWorkspaces: boolean = false;
   private workspace: Workspace | undefined;
   private source: WorkspaceSource;
   private ownsSource = true;

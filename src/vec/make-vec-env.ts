@@ -47,25 +47,14 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
 }
 
 /**
- * Envs (by id) whose episodes may take workspaces from one shared pool: the workspace must
- * not depend on the task, and the env must keep nothing of its own about the runner. Bash
- * only, today: the Python env keeps its session on the env that opened the runner (so with
- * a shared factory one env holds every session) and the pool's liveness probe `:` is a
- * Python syntax error; the CTF env copies the current task's files in when its runner
- * opens, which a pool does ahead of time. Until SandboxEnv declares this itself, it is
- * listed here.
- */
-const POOL_READY_ENVS: ReadonlySet<string> = new Set(['intercode/bash-v1']);
-
-/**
- * The VecEnv for a CLI command's envs (as an EnvCli created them): pool-ready SandboxEnvs
- * (bash) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
+ * The VecEnv for a CLI command's envs (as an EnvCli created them): SandboxEnvs that can
+ * share workspaces ({@link SandboxEnv.sharesWorkspaces}: bash) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
  * other envs are stepped as they are — a SandboxEnv then makes a new sandbox per reset, the
  * SQL env keeps its session on its own server.
  * @throws ConfigError when `envs` is empty.
  */
 export function vecEnvFor(envs: readonly TaskEnv[], options: PooledVecEnvOptions): VecEnv {
-  const poolReady = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv && POOL_READY_ENVS.has(env.id));
+  const poolReady = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv && env.sharesWorkspaces);
   if (envs.length > 0 && poolReady.length === envs.length) return pooledVecEnv(poolReady, options).vec;
   return new VecEnv(envs, options);
 }

@@ -193,6 +193,7 @@ class CountingSandboxEnv extends SandboxEnv {
   constructor(
     readonly id: string,
     readonly created: { count: number },
+    override readonly sharesWorkspaces = false,
   ) {
     const runtime = { create: async () => Promise.reject(new Error(`no sandboxes in this test (${++created.count})`)) } as unknown as SandboxRuntime;
     super({ runtime, spec: {} as never });
@@ -221,7 +222,7 @@ describe('vecEnvFor', () => {
 
   it('gives bash envs one warm pool, which starts making sandboxes before any reset', async () => {
     const created = { count: 0 };
-    const vec = vecEnvFor([new CountingSandboxEnv('intercode/bash-v1', created), new CountingSandboxEnv('intercode/bash-v1', created)], { autoreset: 'disabled', pool: { maxConsecutiveFailures: 1 } });
+    const vec = vecEnvFor([new CountingSandboxEnv('intercode/bash-v1', created, true), new CountingSandboxEnv('intercode/bash-v1', created, true)], { autoreset: 'disabled', pool: { maxConsecutiveFailures: 1 } });
     await new Promise((r) => setTimeout(r, 20));
     expect(created.count).toBeGreaterThan(0);
     await vec.close();
