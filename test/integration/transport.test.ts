@@ -42,6 +42,26 @@ describe.skipIf(skipWithoutEngine(engine, 'transport tests'))('shell transports'
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('a shell started through a control shell has a process group of its own: its `kill -9 0` spares the control shell', async () => {
+    const runtime = new DockerRuntime(docker);
+    const sandbox = await runtime.create({ image, hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES });
+    try {
+      const control = await ShellSession.open(sandbox);
+      sandbox.launchThrough?.(control);
+      const agent = await ShellSession.open(sandbox);
+      const groups = (await agent.run('ps -o pgid= -p $$ -p $PPID')).output.trim().split(/\s+/);
+      expect(new Set(groups).size).toBe(2);
+      const killed = await agent.run('kill -9 0');
+      expect(killed.events.map((e) => e.kind)).toContain('shell-restarted');
+      expect((await control.run('echo control alive')).output).toBe('control alive\n');
+      expect((await agent.run('echo agent back')).output).toBe('agent back\n');
+      agent.close();
+      control.close();
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+
   for (const transport of ['fifo', 'attach'] as Transport[]) {
     describe(transport, () => {
       it('keeps state, returns exit codes and binary-safe output, respawns after exit and kill -9 $$, and kills a command past its time limit', async () => {

@@ -48,7 +48,7 @@ export function execLauncher(container: Docker.Container): Launcher {
 
 /**
  * A shell of the harness's own already in the sandbox makes the FIFOs and starts the
- * process, in a session of its own and with none of the shell's descriptors: no engine
+ * process, in a process group of its own and with none of the shell's descriptors: no engine
  * round trip, no runtime exec and no host process (each costs milliseconds of CPU), and the
  * same limits, since it is in the container.
  */
@@ -56,8 +56,10 @@ export function shellLauncher(shell: ShellSession): Launcher {
   return {
     async launch(argv, options, pipes) {
       // Assignments before the command and redirections done by the forked shell: no env, no sh.
+      // Job control on for the start only: the process gets a process group of its own (so
+      // its `kill 0` cannot reach this shell) without a setsid process (one exec fewer).
       const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)} `).join('');
-      const start = `${env}setsid ${argv.map(shellQuote).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown`;
+      const start = `set -m; ${env}${argv.map(shellQuote).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown; set +m`;
       // The FIFOs exist when this returns; only the cd and the start run in the background.
       const command = `mkfifo -m 600 ${shellQuote(pipes.in)} ${shellQuote(pipes.out)} && { cd ${shellQuote(options.workdir ?? '/')} && ${start}; }`;
       const result = await shell.run(command, { timeoutMs: 10_000 });
