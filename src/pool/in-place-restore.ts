@@ -52,7 +52,8 @@ interface Entry {
  *   type, mode, owner, mtime — directories included);
  * - the few mounts a container has: /dev (tmpfs: entries not in a new sandbox are removed,
  *   /dev/shm and /dev/mqueue emptied), the bind-mounted /etc/hosts, /etc/hostname and
- *   /etc/resolv.conf (rewritten), and the harness's channel directory (emptied);
+ *   /etc/resolv.conf (rewritten), and the harness's channel directory (read-only in the
+ *   sandbox: nothing there to undo);
  * - processes and System V IPC objects: every process but init, the idle process and the
  *   control shell is killed, `ipcrm --all` removes IPC objects; the agent's shell is new.
  * The agent cannot change the hostname, the clock, mounts or kernel settings (no
@@ -158,7 +159,7 @@ export class InPlaceRestorer {
       `__ic_gone=(${outermostAdded.map(shellQuote).join(' ')})`,
       'shopt -s nullglob dotglob',
       `for f in /dev/*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) __ic_gone+=("$f");; esac; done`,
-      '__ic_gone+=(/dev/shm/* /dev/mqueue/* /run/intercode/*)',
+      '__ic_gone+=(/dev/shm/* /dev/mqueue/*)',
       'shopt -u nullglob dotglob',
       '(( ${#__ic_gone[@]} )) && rm -rf -- "${__ic_gone[@]}"',
       '__ic_ipc=0; for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do __ic_n=0; while builtin read -r _; do __ic_n=$((__ic_n + 1)); done 2>/dev/null < "$f"; (( __ic_n > 1 )) && __ic_ipc=1; done',

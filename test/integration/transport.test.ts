@@ -6,6 +6,7 @@
  */
 import type Docker from 'dockerode';
 import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
@@ -36,7 +37,12 @@ describe.skipIf(skipWithoutEngine(engine, 'transport tests'))('shell transports'
     const shell = await ShellSession.open(sandbox);
     expect((await shell.run('echo hi')).output).toBe('hi\n');
     // The FIFO names are unlinked once both ends are open: nothing an agent could reopen.
-    expect(readdirSync(dir).filter((name) => !name.startsWith('.'))).toEqual([]);
+    expect(readdirSync(join(dir, 'shared')).filter((name) => !name.startsWith('.'))).toEqual([]);
+    // FIFOs made ahead are kept where the sandbox cannot see them, and it cannot write to its channel.
+    expect(readdirSync(join(dir, 'spare')).length).toBeGreaterThan(0);
+    const write = await shell.run('ls -A /run/intercode; touch /run/intercode/x');
+    expect(write.exitCode).not.toBe(0);
+    expect(write.output).toContain('Read-only file system');
     shell.close();
     await sandbox.destroy();
     expect(existsSync(dir)).toBe(false);

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -18,7 +19,7 @@ import {
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
 import type { ShellSession } from '../shell/shell-session.js';
-import { CHANNEL_MOUNT, execLauncher, FifoProcess, makeChannelDir, removeChannelDir, shellLauncher, type Launcher } from './fifo-channel.js';
+import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 import { shellQuote } from '../shell/shell-script.js';
@@ -75,16 +76,16 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
-    const channelDir = this.transport === 'fifo' ? await makeChannelDir() : undefined;
+    const channel = this.transport === 'fifo' ? await FifoChannel.create() : undefined;
     try {
-      const sandbox = await this.createContainer(spec, channelDir);
-      if (channelDir && !this.fifoChecked) await this.checkChannel(sandbox, channelDir).catch(async (error: unknown) => {
+      const sandbox = await this.createContainer(spec, channel);
+      if (channel && !this.fifoChecked) await this.checkChannel(sandbox, channel).catch(async (error: unknown) => {
         await sandbox.destroy().catch(() => undefined);
         throw error;
       });
       return sandbox;
     } catch (error) {
-      if (channelDir) await removeChannelDir(channelDir);
+      await channel?.remove();
       throw error;
     }
   }
@@ -93,9 +94,9 @@ export class DockerRuntime implements SandboxRuntime {
    * An engine in a VM (Docker Desktop) or on another host mounts its own directory of that
    * name, not ours: then fall back to `attach` for good.
    */
-  private async checkChannel(sandbox: DockerSandbox, channelDir: string): Promise<void> {
+  private async checkChannel(sandbox: DockerSandbox, channel: FifoChannel): Promise<void> {
     const token = randomBytes(8).toString('hex');
-    await writeFile(join(channelDir, '.probe'), token);
+    await writeFile(join(channel.shared, '.probe'), token);
     const seen = await sandbox.exec(['cat', `${CHANNEL_MOUNT}/.probe`], { timeoutMs: 10_000 });
     if (seen.output.toString() === token) this.fifoChecked = true;
     else {
@@ -104,8 +105,8 @@ export class DockerRuntime implements SandboxRuntime {
     }
   }
 
-  private async createContainer(spec: SandboxSpec, channelDir: string | undefined): Promise<DockerSandbox> {
-    const mounts = [...(spec.mounts ?? []), ...(channelDir ? [{ hostPath: channelDir, containerPath: CHANNEL_MOUNT }] : [])];
+  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined): Promise<DockerSandbox> {
+    const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -115,7 +116,7 @@ export class DockerRuntime implements SandboxRuntime {
         Entrypoint: spec.command ? [...spec.command.slice(0, 1)] : ['bash'],
         Cmd: spec.command ? [...spec.command.slice(1)] : ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
         WorkingDir: '/',
-        Labels: { ...ownerLabels(), ...spec.labels, ...(channelDir ? { [CHANNEL_LABEL]: channelDir } : {}) },
+        Labels: { ...ownerLabels(), ...spec.labels, ...(channel ? { [CHANNEL_LABEL]: channel.dir } : {}) },
         NetworkDisabled: true,
         HostConfig: {
           NetworkMode: 'none',
@@ -151,7 +152,7 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    return new DockerSandbox(container, spec, channelDir);
+    return new DockerSandbox(container, spec, channel);
   }
 }
 
@@ -165,7 +166,7 @@ export class DockerSandbox implements Sandbox {
   constructor(
     private readonly container: Docker.Container,
     readonly spec: SandboxSpec,
-    private channelDir: string | undefined,
+    private channel: FifoChannel | undefined,
   ) {
     this.id = container.id;
   }
@@ -181,9 +182,9 @@ export class DockerSandbox implements Sandbox {
 
   /** Attach through the engine from now on (the channel directory is not shared with it). */
   useAttach(): void {
-    const dir = this.channelDir;
-    this.channelDir = undefined;
-    if (dir) void removeChannelDir(dir);
+    const channel = this.channel;
+    this.channel = undefined;
+    void channel?.remove();
   }
 
   private lost(what: string, error: unknown): SandboxError {
@@ -245,11 +246,11 @@ export class DockerSandbox implements Sandbox {
   }
 
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
-    if (this.channelDir) {
+    if (this.channel) {
       try {
         // A dead launcher shell (killed, or respawning itself) cannot launch: the engine does.
         const launcher = this.launcher && this.launcherShell?.isAlive ? this.launcher : execLauncher(this.container);
-        return await FifoProcess.start(launcher, this.channelDir, argv, options);
+        return await FifoProcess.start(launcher, this.channel, argv, options);
       } catch (error) {
         throw this.lost(`starting ${argv[0]}`, error);
       }
@@ -274,12 +275,16 @@ export class DockerSandbox implements Sandbox {
    */
   async putArchive(tar: Buffer, destDir: string): Promise<void> {
     const shell = this.launcherShell;
-    if (this.channelDir && shell?.isAlive) {
+    if (this.channel && shell?.isAlive) {
       const name = `.put-${randomBytes(6).toString('hex')}.tar`;
-      await writeFile(join(this.channelDir, name), tar, { mode: 0o600 });
-      const archive = `${CHANNEL_MOUNT}/${name}`;
-      const extracted = await shell.run(`tar -x --same-owner --numeric-owner -p -f ${archive} -C ${shellQuote(destDir)} 2>&1; s=$?; rm -f ${archive}; (exit $s)`);
-      if (extracted.exitCode === 0) return;
+      const hostPath = join(this.channel.shared, name);
+      await writeFile(hostPath, tar, { mode: 0o600 });
+      try {
+        const extracted = await shell.run(`tar -x --same-owner --numeric-owner -p -f ${CHANNEL_MOUNT}/${name} -C ${shellQuote(destDir)} 2>&1`);
+        if (extracted.exitCode === 0) return;
+      } finally {
+        rmSync(hostPath, { force: true });
+      }
     }
     try {
       await this.container.putArchive(tar, { path: destDir });
@@ -339,7 +344,7 @@ export class DockerSandbox implements Sandbox {
       if (code !== 404 && code !== 409) throw this.lost('removing the container', error);
     } finally {
       try {
-        if (this.channelDir) await removeChannelDir(this.channelDir);
+        await this.channel?.remove();
       } finally {
         liveSandboxes.forget(this);
       }

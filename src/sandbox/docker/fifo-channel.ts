@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants, openSync, rmSync } from 'node:fs';
+import { accessSync, constants, openSync, renameSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Socket } from 'node:net';
@@ -13,23 +13,28 @@ import { shellQuote } from '../shell/shell-script.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Starts a process in the sandbox, detached, its stdio on FIFOs in the channel directory. */
+/** The two FIFOs of one process: their paths on the host and in the sandbox. */
+export interface FifoPair {
+  host: { in: string; out: string };
+  sandbox: { in: string; out: string };
+}
+
+/** Starts a process in the sandbox, detached, its stdio on FIFOs of the channel. */
 export interface Launcher {
   /**
-   * Starts `argv` with stdin from `pipes.in` and stdout/stderr to `pipes.out` (container
-   * paths). Resolves once both FIFOs exist (the process may still be starting).
+   * Starts `argv` with stdin from `pipes.in` and stdout/stderr to `pipes.out` (sandbox paths
+   * of FIFOs that exist). Resolves once the start is under way (the process may still be starting).
    */
-  launch(argv: readonly string[], options: AttachOptions, pipes: { in: string; out: string }, hostPipes: { in: string; out: string }): Promise<void>;
+  launch(argv: readonly string[], options: AttachOptions, pipes: { in: string; out: string }): Promise<void>;
 }
 
 /** The shell line that starts `argv` on the pipes (it blocks in open() until we open our ends). */
 const onPipes = (argv: readonly string[], pipes: { in: string; out: string }) => ['/bin/sh', '-c', `exec "$@" < ${pipes.in} > ${pipes.out} 2>&1`, 'sh', ...argv];
 
-/** The engine starts the process (a detached exec); the FIFOs are made on the host first. */
+/** The engine starts the process (a detached exec). */
 export function execLauncher(container: Docker.Container): Launcher {
   return {
-    async launch(argv, options, pipes, hostPipes) {
-      await execFileAsync('mkfifo', ['-m', '600', hostPipes.in, hostPipes.out]);
+    async launch(argv, options, pipes) {
       const exec = await container.exec({
         Cmd: onPipes(argv, pipes),
         AttachStdin: false,
@@ -47,10 +52,10 @@ export function execLauncher(container: Docker.Container): Launcher {
 }
 
 /**
- * A shell of the harness's own already in the sandbox makes the FIFOs and starts the
- * process, in a process group of its own and with none of the shell's descriptors: no engine
- * round trip, no runtime exec and no host process (each costs milliseconds of CPU), and the
- * same limits, since it is in the container.
+ * A shell of the harness's own already in the sandbox starts the process, in a process
+ * group of its own and with none of the shell's descriptors: no engine round trip, no
+ * runtime exec and no host process (each costs milliseconds of CPU), and the same limits,
+ * since it is in the container.
  */
 export function shellLauncher(shell: ShellSession): Launcher {
   return {
@@ -60,27 +65,89 @@ export function shellLauncher(shell: ShellSession): Launcher {
       // its `kill 0` cannot reach this shell) without a setsid process (one exec fewer).
       const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)} `).join('');
       const start = `set -m; ${env}${argv.map(shellQuote).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown; set +m`;
-      // The FIFOs exist when this returns; only the cd and the start run in the background.
-      const command = `mkfifo -m 600 ${shellQuote(pipes.in)} ${shellQuote(pipes.out)} && { cd ${shellQuote(options.workdir ?? '/')} && ${start}; }`;
-      const result = await shell.run(command, { timeoutMs: 10_000 });
+      const result = await shell.run(`cd ${shellQuote(options.workdir ?? '/')} && { ${start}; }`, { timeoutMs: 10_000 });
       if (result.exitCode !== 0) throw new Error(`launching ${argv.at(-1)} failed: ${result.output.slice(0, 500)}`);
     },
   };
 }
 
-/** Where a sandbox's channel directory appears inside it. */
+/** Where a sandbox's channel directory appears inside it (read-only). */
 export const CHANNEL_MOUNT = '/run/intercode';
 
-/** The host directory under which each sandbox gets its channel directory. */
+/**
+ * The host directory under which each sandbox gets its channel: INTERCODE_CHANNEL_DIR, else
+ * a folder in /dev/shm (a tmpfs: making a FIFO there costs a fraction of what it costs on a
+ * disk file system), else one in the temporary directory.
+ */
 export function channelRoot(): string {
-  return process.env.INTERCODE_CHANNEL_DIR ?? join(tmpdir(), 'intercode-ts-channels');
+  if (process.env.INTERCODE_CHANNEL_DIR) return process.env.INTERCODE_CHANNEL_DIR;
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm/intercode-ts-channels';
+  } catch {
+    return join(tmpdir(), 'intercode-ts-channels');
+  }
 }
 
-/** Makes a new, private channel directory on the host. @returns its path. */
-export async function makeChannelDir(): Promise<string> {
-  const dir = join(channelRoot(), randomBytes(8).toString('hex'));
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  return dir;
+/** FIFO pairs made per `mkfifo` process. */
+const FIFO_BATCH = 16;
+
+/**
+ * A sandbox's private channel on the host, `dir`, holding
+ * - `shared/`, mounted read-only in the sandbox at {@link CHANNEL_MOUNT}: the FIFOs of the
+ *   processes being started, and archives to unpack. Nothing in the sandbox can write there
+ *   (a FIFO on a read-only mount can still be opened for writing);
+ * - `spare/`, which the sandbox never sees: FIFOs made ahead, {@link FIFO_BATCH} per `mkfifo`
+ *   process, each pair renamed into `shared/` when a process is started on it.
+ */
+export class FifoChannel {
+  private readonly spareDir: string;
+  private readonly spares: string[] = [];
+  private making: Promise<void> | undefined;
+
+  private constructor(readonly dir: string) {
+    this.spareDir = join(dir, 'spare');
+  }
+
+  /** Makes a new, private channel directory on the host. */
+  static async create(): Promise<FifoChannel> {
+    const channel = new FifoChannel(join(channelRoot(), randomBytes(8).toString('hex')));
+    await mkdir(channel.shared, { recursive: true, mode: 0o700 });
+    await mkdir(channel.spareDir, { mode: 0o700 });
+    return channel;
+  }
+
+  /** The host side of the directory the sandbox sees. */
+  get shared(): string {
+    return join(this.dir, 'shared');
+  }
+
+  /** A pair of new FIFOs in `shared/`, under a name never used before. */
+  async takePipes(): Promise<FifoPair> {
+    while (this.spares.length === 0) {
+      this.making ??= this.makeSpares().finally(() => (this.making = undefined));
+      await this.making;
+    }
+    const spare = this.spares.pop()!;
+    const name = randomBytes(6).toString('hex');
+    const pair: FifoPair = {
+      host: { in: join(this.shared, `${name}.in`), out: join(this.shared, `${name}.out`) },
+      sandbox: { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out` },
+    };
+    renameSync(join(this.spareDir, `${spare}.in`), pair.host.in);
+    renameSync(join(this.spareDir, `${spare}.out`), pair.host.out);
+    return pair;
+  }
+
+  private async makeSpares(): Promise<void> {
+    const names = Array.from({ length: FIFO_BATCH }, (_, i) => `${randomBytes(4).toString('hex')}-${i}`);
+    await execFileAsync('mkfifo', ['-m', '600', ...names.flatMap((n) => [join(this.spareDir, `${n}.in`), join(this.spareDir, `${n}.out`)])]);
+    this.spares.push(...names);
+  }
+
+  async remove(): Promise<void> {
+    await removeChannelDir(this.dir);
+  }
 }
 
 export async function removeChannelDir(dir: string): Promise<void> {
@@ -116,17 +183,16 @@ export class FifoProcess implements AttachedProcess {
   }
 
   /**
-   * Starts `argv` in the container with stdin/stdout (and stderr) on new FIFOs in `hostDir`.
+   * Starts `argv` in the container with stdin/stdout (and stderr) on a new pair of `channel`'s FIFOs.
    * @throws whatever starting the process throws (the caller maps it to a SandboxError).
    */
-  static async start(launcher: Launcher, hostDir: string, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
-    const name = randomBytes(6).toString('hex');
-    const hostPipes = { in: join(hostDir, `${name}.in`), out: join(hostDir, `${name}.out`) };
-    const names = [hostPipes.in, hostPipes.out];
+  static async start(launcher: Launcher, channel: FifoChannel, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
+    const pipes = await channel.takePipes();
+    const names = [pipes.host.in, pipes.host.out];
     try {
-      await launcher.launch(argv, options, { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out` }, hostPipes);
-      const input = new Socket({ fd: openSync(hostPipes.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
-      const output = new Socket({ fd: openSync(hostPipes.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+      await launcher.launch(argv, options, pipes.sandbox);
+      const input = new Socket({ fd: openSync(pipes.host.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+      const output = new Socket({ fd: openSync(pipes.host.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
       return new FifoProcess(input, output, names);
     } catch (error) {
       for (const path of names) rmSync(path, { force: true });
