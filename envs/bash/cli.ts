@@ -38,7 +38,7 @@ export const bashCli: EnvCli = {
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
       .option('--no-gold-cache', 'bash: run the gold command afresh for every score');
   },
-  async createEnvs(flags: BashFlags, count: number, { purpose, log }: CreateEnvsOptions) {
+  async createEnvs(flags: BashFlags, count: number, { purpose, log, engines }: CreateEnvsOptions) {
     const exec = flags.exec ?? (purpose === 'replay' ? 'intercode' : 'session');
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
@@ -57,6 +57,7 @@ export const bashCli: EnvCli = {
         ...(flags.shell ? { intercodeShell: flags.shell } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
+        engines,
       },
       count,
     );

@@ -1,9 +1,8 @@
 import { loadDataset } from '../../src/datasets/index.js';
 import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
-import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
-import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { BashEnv, type ExecMode } from './bash-env.js';
@@ -35,19 +34,19 @@ export interface BashEnvOptions {
   limits: Partial<ResourceLimits>;
   trajectoryDir: string;
   seed: number;
-  /** Docker endpoint (unix socket path or tcp URL). Default: DOCKER_HOST or the local socket. */
-  endpoint: string;
+  /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
+  engines: EngineSet;
   /** Receives image build progress. */
   buildLog: BuildLog;
 }
 
 /** Builds the image if needed, loads the tasks and returns a ready {@link BashEnv}. */
 export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
-  const docker = await connectEngine(options.endpoint);
-  const image = await ensureImage(docker, await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
+  const engines = options.engines ?? EngineSet.local();
+  const image = await engines.ensureImage(await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
   const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
   return new BashEnv({
-    runtime: new DockerRuntime(docker),
+    runtime: await engines.runtime(),
     spec: { image, hostname: 'intercode', limits: { ...DEFAULT_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },
     dataset,
     execMode: options.execMode ?? 'session',
@@ -61,12 +60,12 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
 }
 
 /**
- * `count` envs with one shared gold cache (the one given, else a new one), created one after another so the image is
- * built at most once.
+ * `count` envs with one shared gold cache (the one given, else a new one) and one set of engines, created one after
+ * another so the image is built at most once.
  */
 export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
   const goldCache = options.goldCache === false ? false : options.goldCache instanceof GoldCacheImpl ? options.goldCache : new GoldCacheImpl();
-  const shared = { ...options, goldCache };
+  const shared = { ...options, goldCache, engines: options.engines ?? EngineSet.local() };
   const envs: BashEnv[] = [];
   while (envs.length < count) envs.push(await createBashEnv(shared));
   return envs;

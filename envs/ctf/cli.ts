@@ -19,7 +19,7 @@ export const ctfCli: EnvCli = {
       .option('--assets <dir>', "ctf: task files in InterCode's task_assets layout (<dir>/<task_id>/…; default: task_assets beside --data, else built-in)")
       .option('--wrong-flag <mode>', 'ctf: continue (say the flag is incorrect and go on, as InterCode\'s evaluation did; default) or end (end the episode with reward 0)');
   },
-  async createEnvs(flags: CtfFlags, count: number, { log }: CreateEnvsOptions) {
+  async createEnvs(flags: CtfFlags, count: number, { log, engines }: CreateEnvsOptions) {
     const wrongFlag = flags.wrongFlag ?? 'continue';
     if (wrongFlag !== 'continue' && wrongFlag !== 'end') throw new ConfigError('--wrong-flag', `must be continue or end, got "${wrongFlag}"`);
     const timeout = timeoutMs(flags.timeout);
@@ -31,6 +31,7 @@ export const ctfCli: EnvCli = {
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
+        engines,
       },
       count,
     );

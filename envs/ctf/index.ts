@@ -1,10 +1,9 @@
 import { loadDataset } from '../../src/datasets/index.js';
 import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
-import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
-import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { assetsBeside, TaskAssets } from './assets.js';
@@ -35,7 +34,8 @@ export interface CtfEnvOptions {
   limits: Partial<ResourceLimits>;
   trajectoryDir: string;
   seed: number;
-  endpoint: string;
+  /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
+  engines: EngineSet;
   buildLog: BuildLog;
 }
 
@@ -46,8 +46,9 @@ export interface CtfEnvOptions {
  */
 export async function createCtfEnvs(options: Partial<CtfEnvOptions>, count: number): Promise<CtfEnv[]> {
   const log = options.buildLog ?? (() => undefined);
-  const docker = await connectEngine(options.endpoint);
-  const image = await ensureImage(docker, await ctfRecipe(), log);
+  const engines = options.engines ?? EngineSet.local();
+  const image = await engines.ensureImage(await ctfRecipe(), log);
+  const runtime = await engines.runtime();
   const dataFile = options.data === null ? undefined : (options.data ?? BUILTIN_CTF_TASKS);
   const dataset = dataFile ? await loadDataset(dataFile) : [];
   const assetRoot = options.assets ?? (dataFile ? assetsBeside(dataFile) : BUILTIN_CTF_ASSETS);
@@ -59,7 +60,7 @@ export async function createCtfEnvs(options: Partial<CtfEnvOptions>, count: numb
   while (envs.length < count) {
     envs.push(
       new CtfEnv({
-        runtime: new DockerRuntime(docker),
+        runtime,
         spec: { image, hostname: 'intercode', limits: { ...CTF_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },
         dataset,
         assets,

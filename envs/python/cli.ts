@@ -32,7 +32,7 @@ export const pythonCli: EnvCli = {
         "python: the interpreter after a score: keep (the agent's; default) or gold-state (the gold's namespace, as InterCode's scoring left it; default for replay)",
       );
   },
-  async createEnvs(flags: PythonFlags, count: number, { purpose, log }: CreateEnvsOptions) {
+  async createEnvs(flags: PythonFlags, count: number, { purpose, log, engines }: CreateEnvsOptions) {
     const entry = flags.entry ?? (purpose === 'replay' ? 'first-def' : 'tested');
     if (entry !== 'tested' && entry !== 'first-def') throw new ConfigError('--entry', `must be tested or first-def, got "${entry}"`);
     const afterScore = flags.afterScore ?? (purpose === 'replay' ? 'gold-state' : 'keep');
@@ -53,6 +53,7 @@ export const pythonCli: EnvCli = {
         afterScore,
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
+        engines,
       },
       count,
     );

@@ -1,9 +1,8 @@
 import { loadDataset } from '../../src/datasets/index.js';
 import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
-import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
-import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { pythonRecipe } from './images.js';
 import { PythonEnv } from './python-env.js';
@@ -32,8 +31,8 @@ export interface PythonEnvOptions {
   limits: Partial<ResourceLimits>;
   trajectoryDir: string;
   seed: number;
-  /** Docker endpoint (unix socket path or tcp URL). Default: DOCKER_HOST or the local socket. */
-  endpoint: string;
+  /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
+  engines: EngineSet;
   buildLog: BuildLog;
 }
 
@@ -42,15 +41,16 @@ export interface PythonEnvOptions {
  * @throws DatasetError for a task without usable tests; ImageError; EngineUnreachableError.
  */
 export async function createPythonEnvs(options: Partial<PythonEnvOptions>, count: number): Promise<PythonEnv[]> {
-  const docker = await connectEngine(options.endpoint);
-  const image = await ensureImage(docker, await pythonRecipe(), options.buildLog ?? (() => undefined));
+  const engines = options.engines ?? EngineSet.local();
+  const image = await engines.ensureImage(await pythonRecipe(), options.buildLog ?? (() => undefined));
+  const runtime = await engines.runtime();
   const dataFile = options.data === null ? undefined : (options.data ?? BUILTIN_PYTHON_TASKS);
   const dataset = dataFile ? await loadDataset(dataFile) : [];
   const envs: PythonEnv[] = [];
   while (envs.length < count) {
     envs.push(
       new PythonEnv({
-        runtime: new DockerRuntime(docker),
+        runtime,
         spec: { image, hostname: 'intercode', limits: { ...PYTHON_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },
         dataset,
         ...(dataFile ? { dataFile } : {}),

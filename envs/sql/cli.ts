@@ -34,7 +34,7 @@ export const sqlCli: EnvCli = {
       .option('--max-rows <n>', 'sql: rows kept from one result (default 10000)')
       .option('--database <name>', 'sql: database for tasks without a "db" field, and for --tool');
   },
-  async createEnvs(flags: SqlFlags, count: number, { log }: CreateEnvsOptions) {
+  async createEnvs(flags: SqlFlags, count: number, { log, engines }: CreateEnvsOptions) {
     const order = flags.order ?? 'intercode';
     if (order !== 'intercode' && order !== 'gold-order-by' && order !== 'none') throw new ConfigError('--order', `must be intercode, gold-order-by or none, got "${order}"`);
     if (flags.sqlite?.length && flags.dump?.length) throw new ConfigError('--sqlite', 'and --dump choose different backends; give one of them');
@@ -53,6 +53,7 @@ export const sqlCli: EnvCli = {
         ...(flags.database ? { defaultDatabase: flags.database } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
+        engines,
       },
       count,
     );

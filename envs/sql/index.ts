@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { loadDataset } from '../../src/datasets/index.js';
 import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
-import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import type { SqlBackend } from './backend.js';
 import { SqlGoldCache } from './gold-cache.js';
 import { PrivateServerBackend, SharedServerBackend } from './mariadb/backends.js';
@@ -46,21 +46,36 @@ export interface SqlEnvOptions {
   defaultDatabase: string;
   trajectoryDir: string;
   seed: number;
-  endpoint: string;
+  /**
+   * The Docker engine(s) the server runs on. Default: DOCKER_HOST or the local socket.
+   * Several only with `writable` (a server per session, spread over them); read-only mode
+   * runs one server that every episode shares.
+   */
+  engines: EngineSet;
   buildLog: BuildLog;
 }
 
 export const DEFAULT_SQL_LIMITS = { timeoutMs: 10_000, maxRows: 10_000 } as const;
 
-/** The backend the options ask for: embedded SQLite, or a server image with the dumps loaded. */
+/**
+ * The backend the options ask for: embedded SQLite, or a server image with the dumps loaded.
+ * @throws ConfigError for several engines in read-only mode.
+ */
 async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend> {
   const writable = options.writable ?? false;
   if (options.sqlite?.length) return SqliteBackend.fromFiles(options.sqlite, writable);
   if (options.embedded) return SqliteBackend.fromScripts(new Map([['library', await readFile(BUILTIN_SQL_SCRIPT, 'utf8')]]), writable);
-  const docker = await connectEngine(options.endpoint);
+  const engines = options.engines ?? EngineSet.local();
+  if (engines.several && !writable) {
+    throw new ConfigError(
+      '--engine',
+      `names ${engines.targets.length} engines, but the read-only SQL env runs one MariaDB server that every episode shares: ` +
+        'it cannot be spread; give one --engine, or --writable (a server per session, spread over the engines)',
+    );
+  }
   const dumps = options.dumps?.length ? await readDumps(options.dumps) : [await builtinDump()];
-  const image = await ensureSqlImage(docker, dumps, options.buildLog ?? (() => undefined));
-  const server = { runtime: new DockerRuntime(docker), image };
+  const image = await ensureSqlImage(engines, dumps, options.buildLog ?? (() => undefined));
+  const server = { runtime: await engines.runtime(), image };
   return writable ? new PrivateServerBackend(server) : SharedServerBackend.start(server);
 }
 

@@ -1,8 +1,8 @@
-import type Docker from 'dockerode';
 import { readFile } from 'node:fs/promises';
 import { DatasetError, ImageError } from '../../src/errors.js';
-import { ensureImage, type BuildLog } from '../../src/images/image-builder.js';
+import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
+import type { ImageProvisioning } from '../../src/sandbox/multi/engine-set.js';
 import { DumpLoadError } from './errors.js';
 import { dumpFileName, sqlDataRecipe, type SqlDump } from './images.js';
 
@@ -28,12 +28,12 @@ export async function readDumps(paths: readonly string[]): Promise<SqlDump[]> {
 const FAILED = /intercode-dump-failed (\S+) (.*)/;
 
 /**
- * Builds (or finds) the server image with `dumps` loaded.
+ * Builds (or finds) the server image with `dumps` loaded, where `images` puts it (every engine of an EngineSet).
  * @throws DumpLoadError naming the dump and line when one fails to load; ImageError otherwise.
  */
-export async function ensureSqlImage(docker: Docker, dumps: readonly SqlDump[], log: BuildLog): Promise<string> {
+export async function ensureSqlImage(images: ImageProvisioning, dumps: readonly SqlDump[], log: BuildLog): Promise<string> {
   try {
-    return await ensureImage(docker, await sqlDataRecipe(dumps), log);
+    return await images.ensureImage(await sqlDataRecipe(dumps), log);
   } catch (error) {
     const failed = error instanceof ImageError ? FAILED.exec(error.message) : null;
     if (!failed) throw error;

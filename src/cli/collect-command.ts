@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -45,7 +46,8 @@ export function registerCollectCommand(program: Command): void {
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const { SOLVED } = await import('../../training/loops/trainer.js');
     const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
-    const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log });
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
     const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
@@ -83,6 +85,7 @@ export function registerCollectCommand(program: Command): void {
     } finally {
       buffer?.close();
       await runner.close();
+      releaseEngines(engines, log);
     }
   });
 }

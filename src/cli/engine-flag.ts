@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { defaultEndpoint } from '../sandbox/docker/engine.js';
 import { parseEngineTargets, type EngineTarget } from '../sandbox/multi/endpoints.js';
+import { EngineSet } from '../sandbox/multi/engine-set.js';
 
 /** Commander attribute of the flag {@link addEngineFlag} adds. */
 export interface EngineFlags {
@@ -26,4 +27,21 @@ export function addEngineFlag(command: Command): Command {
  */
 export function engineTargets(flags: Partial<EngineFlags>): EngineTarget[] {
   return parseEngineTargets(flags.engine ?? [], defaultEndpoint());
+}
+
+/**
+ * The engine set a command's envs share, from its `--engine` flags; it connects when the
+ * first env needs it. Engine state changes (down, back) and image copies go to `log`.
+ * The command hands it to {@link releaseEngines} once its envs are closed.
+ * @throws ConfigError naming --engine and the bad value.
+ */
+export function commandEngines(flags: Partial<EngineFlags>, log: (line: string) => void): EngineSet {
+  return new EngineSet(engineTargets(flags), { log });
+}
+
+/** Stops the engines' health checks; with several, first logs how many sandboxes each engine took. */
+export function releaseEngines(engines: EngineSet, log: (line: string) => void): void {
+  const status = engines.status();
+  if (status) log(`sandboxes per engine: ${status.map((e) => `${e.endpoint} ${e.created}${e.downs > 0 ? ` (down ${e.downs}×)` : ''}`).join(', ')}`);
+  engines.close();
 }

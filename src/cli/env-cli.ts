@@ -2,12 +2,14 @@ import type { Command } from 'commander';
 import type { Task } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
+import type { EngineSet } from '../sandbox/multi/engine-set.js';
+import { addEngineFlag, type EngineFlags } from './engine-flag.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
 export type CliPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect';
 
 /** Flags every env command shares; each env adds its own through its {@link EnvCli}. */
-export interface CommonEnvFlags {
+export interface CommonEnvFlags extends EngineFlags {
   data?: string;
   timeout?: string;
   trajectories?: string;
@@ -17,6 +19,8 @@ export interface CreateEnvsOptions {
   purpose: CliPurpose;
   /** Image build progress and notes go here (stderr in the CLI). */
   log: (line: string) => void;
+  /** The engines the command's `--engine` flags name (see {@link commandEngines}): every env of the command shares them. */
+  engines: EngineSet;
 }
 
 /**
@@ -39,9 +43,9 @@ export interface EnvCli {
   reactCommand?(action: string): string;
 }
 
-/** Adds the flags every env shares, then each env's own. */
+/** Adds the flags every env shares (`--engine` among them), then each env's own. */
 export function addEnvFlags(command: Command, clis: readonly EnvCli[]): Command {
-  command
+  addEngineFlag(command)
     .option('--data <file>', 'task file: InterCode JSON, JSONL, CSV or TSV (default: the env\'s built-in tasks)')
     .option('--timeout <seconds>', 'time limit per action (default: the env\'s, 10 s for bash)')
     .option('--trajectories <dir>', 'write an InterCode-format log per finished episode here');

@@ -3,6 +3,7 @@ import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES,
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
 import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -89,7 +90,8 @@ export function registerEvalCommand(program: Command): void {
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
     const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
-    const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
     const all = envs[0]!.tasks;
     const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
@@ -130,6 +132,7 @@ export function registerEvalCommand(program: Command): void {
       progress.stop();
       unregister();
       await executor.close();
+      releaseEngines(engines, log);
     }
     log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: run again to resume` : ''})`);
     if (flags.json) {

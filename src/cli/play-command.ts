@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 
@@ -22,7 +23,8 @@ export function registerPlayCommand(program: Command): void {
   addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: PlayFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const [env] = await cli.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log });
+    const engines = commandEngines(flags, log);
+    const [env] = await cli.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log, engines });
     if (!env) throw new Error(`${cli.name} made no env`);
     const rl = createInterface({ input: process.stdin, output: process.stdout, historySize: 1000, terminal: process.stdin.isTTY });
     // The iterator buffers from here on: piped input that arrives while a sandbox starts is not lost.
@@ -51,6 +53,7 @@ export function registerPlayCommand(program: Command): void {
     } finally {
       rl.close();
       await env.close();
+      releaseEngines(engines, log);
     }
 
     async function play(line: string): Promise<void> {

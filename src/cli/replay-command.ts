@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -65,7 +66,8 @@ export function registerReplayCommand(program: Command): void {
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
-    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log });
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines });
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
@@ -80,6 +82,7 @@ export function registerReplayCommand(program: Command): void {
     } finally {
       progress.stop();
       await Promise.all(envs.map((env) => env.close()));
+      releaseEngines(engines, log);
     }
     if (flags.json) {
       const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate } = report;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GoldPolicy, rollout } from '../policy/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -29,12 +30,17 @@ export function registerRunCommand(program: Command): void {
     .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .description('play every task of a dataset with its gold command as the agent; print each reward and a summary')
     .option('--parallel <n>', 'episodes in flight', '2')
-    .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}');
+    .option(
+      '--json',
+      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}, ' +
+        'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
+    );
   addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: RunFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log });
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
     const tasks = envs[0]!.tasks;
     const gold = new GoldPolicy((context) => cli.goldActions(context.task));
     const started = performance.now();
@@ -59,6 +65,7 @@ export function registerRunCommand(program: Command): void {
     } finally {
       progress.stop();
       await Promise.all(envs.map((env) => env.close()));
+      releaseEngines(engines, log);
     }
     const solved = outcomes.filter((o) => o.reward >= SOLVED).length;
     const summary = {
@@ -67,6 +74,7 @@ export function registerRunCommand(program: Command): void {
       successRate: solved / Math.max(1, outcomes.length),
       meanReward: outcomes.reduce((sum, o) => sum + o.reward, 0) / Math.max(1, outcomes.length),
       elapsedSec: (performance.now() - started) / 1000,
+      ...(engines.status() ? { engines: engines.status() } : {}),
     };
     if (flags.json) {
       process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts }) => ({ index, reward, parts })) })}\n`);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { vecEnvFor } from '../vec/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
@@ -123,7 +124,8 @@ export function registerTrainCommand(program: Command): void {
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
-    const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log });
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
     let progress: Progress | undefined;
     try {
@@ -153,6 +155,7 @@ export function registerTrainCommand(program: Command): void {
     } finally {
       progress?.stop();
       await runner.close();
+      releaseEngines(engines, log);
     }
   });
 }

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinDump, createSqlEnvs, DumpLoadError, ensureSqlImage, type SqlEnvOptions } from '../../envs/sql/index.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
 import { sqlEnvBehaviour } from './env-behaviour.js';
@@ -22,8 +23,8 @@ async function unlabelled<T>(work: () => Promise<T>): Promise<T> {
 
 describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL env on the MariaDB server (Docker)', () => {
   beforeAll(async () => {
-    const docker = requireEngine(engine);
-    await unlabelled(async () => ensureSqlImage(docker, [await builtinDump()], (line) => console.log(`[image] ${line}`)));
+    requireEngine(engine);
+    await unlabelled(async () => ensureSqlImage(EngineSet.local(), [await builtinDump()], (line) => console.log(`[image] ${line}`)));
   });
 
   sqlEnvBehaviour((options: Partial<SqlEnvOptions>, count: number) => createSqlEnvs(options, count), {
@@ -95,12 +96,12 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
   });
 
   it('a dump that fails to load stops the build with an error naming the dump and the line', async () => {
-    const docker = requireEngine(engine);
+    requireEngine(engine);
     const { dir, remove } = await makeTempDir();
     const path = join(dir, 'broken.sql');
     await writeFile(path, 'CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n');
     try {
-      const error = await unlabelled(async () => ensureSqlImage(docker, [await builtinDump(), { label: path, sql: Buffer.from('CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n') }], () => undefined)).catch((e: unknown) => e);
+      const error = await unlabelled(async () => ensureSqlImage(EngineSet.local(), [await builtinDump(), { label: path, sql: Buffer.from('CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n') }], () => undefined)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DumpLoadError);
       expect((error as DumpLoadError).dump).toBe(path);
       expect((error as DumpLoadError).line).toBe(3);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bashCli, chooseBashBase } from '../../envs/bash/cli.js';
 import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ConfigError, ImageError } from '../../src/errors.js';
 import { DEBIAN_BOOKWORM, debootstrapArgs, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
 import { recipeTag } from '../../src/images/recipe.js';
@@ -41,7 +42,7 @@ describe('--base', () => {
   });
 
   it('is checked before any engine is contacted', async () => {
-    await expect(bashCli.createEnvs({ base: 'alpine' }, 1, { purpose: 'replay', log: () => undefined })).rejects.toBeInstanceOf(ConfigError);
+    await expect(bashCli.createEnvs({ base: 'alpine' }, 1, { purpose: 'replay', log: () => undefined, engines: EngineSet.local() })).rejects.toBeInstanceOf(ConfigError);
   });
 });
 

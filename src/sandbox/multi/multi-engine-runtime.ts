@@ -88,8 +88,8 @@ export class MultiEngineRuntime implements SandboxRuntime {
   readonly name = 'docker-multi';
   private readonly engines: Engine[];
   private readonly options: MultiEngineOptions;
-  /** Recipes asked for, with the tag create() is given for each. */
-  private readonly recipes = new Map<ImageRecipe, string>();
+  /** The tag create() is given for each image asked for → its recipe (envs asking for the same image share one entry). */
+  private readonly recipes = new Map<string, ImageRecipe>();
   /** That tag → the tag on engines whose base image differs (so the hash differs). */
   private readonly aliases = new Map<string, Map<string, string>>();
   private readonly timer: NodeJS.Timeout;
@@ -169,7 +169,7 @@ export class MultiEngineRuntime implements SandboxRuntime {
     if (up.length === 0) throw new EngineUnreachableError(this.engines.map((e) => e.endpoint).join(', '));
     const tags = await ensureImageOnEngines(up, recipe, log);
     const tag = tags.get(up[0]!.endpoint)!;
-    this.recipes.set(recipe, tag);
+    this.recipes.set(tag, recipe);
     this.recordAliases(tag, tags);
     return tag;
   }
@@ -234,7 +234,7 @@ export class MultiEngineRuntime implements SandboxRuntime {
       await Promise.all(stale.map((c) => client.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
       const target = { endpoint: engine.endpoint, docker: client };
       const source = this.engines.find((e) => e.up);
-      for (const [recipe, tag] of this.recipes) {
+      for (const [tag, recipe] of this.recipes) {
         const engines = source ? [source, target] : [target];
         this.recordAliases(tag, await ensureImageOnEngines(engines, recipe, this.options.log));
       }

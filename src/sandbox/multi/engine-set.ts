@@ -1,0 +1,99 @@
+import { ensureImage, type BuildLog } from '../../images/image-builder.js';
+import type { ImageRecipe } from '../../images/recipe.js';
+import { DockerRuntime } from '../docker/docker-sandbox.js';
+import { connectEngine, defaultEndpoint } from '../docker/engine.js';
+import type { SandboxRuntime } from '../types.js';
+import type { EngineTarget } from './endpoints.js';
+import { MultiEngineRuntime, type EngineStatus, type MultiEngineOptions } from './multi-engine-runtime.js';
+
+/** Puts an image where sandboxes will run. */
+export interface ImageProvisioning {
+  /** Builds (or finds) `recipe`'s image. @returns the tag to put in a SandboxSpec. */
+  ensureImage(recipe: ImageRecipe, log: BuildLog): Promise<string>;
+}
+
+interface OpenedEngines extends ImageProvisioning {
+  runtime: SandboxRuntime;
+  multi: MultiEngineRuntime | undefined;
+}
+
+/**
+ * The Docker engines an env's sandboxes run on — the one place engine targets become a
+ * runtime and image provisioning. One target: a plain {@link DockerRuntime} and
+ * `ensureImage` on that engine, so a single engine costs exactly what it did before there
+ * were several. Several: a {@link MultiEngineRuntime} (sandboxes spread by weight, an
+ * engine that stops answering skipped until it is back) and every image on every engine.
+ *
+ * Nothing connects until the first {@link runtime} or {@link ensureImage} call, so an env
+ * that needs no Docker (SQL on embedded SQLite) never touches an engine. Give one set to
+ * every env of a run: placement counts the sandboxes of all of them.
+ */
+export class EngineSet implements ImageProvisioning {
+  private opened: Promise<OpenedEngines> | undefined;
+  private multi: MultiEngineRuntime | undefined;
+  private closed = false;
+
+  /** @param targets at least one; `options` apply when there are several. */
+  constructor(
+    readonly targets: readonly EngineTarget[],
+    private readonly options: Partial<MultiEngineOptions> = {},
+  ) {
+    if (targets.length === 0) throw new RangeError('EngineSet needs at least one engine target');
+  }
+
+  /** DOCKER_HOST, else the local socket. */
+  static local(): EngineSet {
+    return new EngineSet([{ endpoint: defaultEndpoint(), weight: 1 }]);
+  }
+
+  /** Whether sandboxes are spread over more than one engine. */
+  get several(): boolean {
+    return this.targets.length > 1;
+  }
+
+  private open(): Promise<OpenedEngines> {
+    if (this.closed) throw new Error('EngineSet used after close()');
+    this.opened ??= (async (): Promise<OpenedEngines> => {
+      if (!this.several) {
+        const docker = await connectEngine(this.targets[0]!.endpoint);
+        return { runtime: new DockerRuntime(docker), multi: undefined, ensureImage: (recipe, log) => ensureImage(docker, recipe, log) };
+      }
+      const multi = await MultiEngineRuntime.connect(this.targets, this.options);
+      this.multi = multi;
+      if (this.closed) multi.close();
+      return { runtime: multi, multi, ensureImage: (recipe, log) => multi.ensureImage(recipe, log) };
+    })();
+    // An engine that did not answer may answer on the next try.
+    this.opened.catch(() => (this.opened = undefined));
+    return this.opened;
+  }
+
+  /**
+   * The runtime creating this set's sandboxes.
+   * @throws EngineUnreachableError when the engine (with several: every engine) does not answer.
+   */
+  async runtime(): Promise<SandboxRuntime> {
+    return (await this.open()).runtime;
+  }
+
+  /**
+   * Builds or finds `recipe`'s image on every engine (with several: built once, copied to
+   * the others, see {@link MultiEngineRuntime.ensureImage}).
+   * @returns the tag to put in a SandboxSpec.
+   * @throws EngineUnreachableError; ImageError when a build or copy fails.
+   */
+  async ensureImage(recipe: ImageRecipe, log: BuildLog): Promise<string> {
+    return (await this.open()).ensureImage(recipe, log);
+  }
+
+  /** Each engine's state and share of the sandboxes; undefined with one engine (not tracked) or before any use. */
+  status(): EngineStatus[] | undefined {
+    return this.multi?.status();
+  }
+
+  /** Stops the background health checks of several engines. Sandboxes are left as they are. */
+  close(): void {
+    this.closed = true;
+    this.multi?.close();
+  }
+}
