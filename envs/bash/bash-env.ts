@@ -8,7 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { goldText, type Task } from '../../src/datasets/index.js';
 import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
-import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome } from './reward.js';
+import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
 
 /**
@@ -40,6 +40,8 @@ export class BashEnv extends SandboxEnv {
   protected readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
   private workers: CpuWorkers;
+  /** What git lists in an untouched sandbox, read once from a workspace's reference sandbox. */
+  private untouched: { reference: Sandbox; changes: Promise<FileChange[]> } | undefined;
 
   constructor(protected override readonly config: BashEnvConfig) {
     super(config);
@@ -65,7 +67,7 @@ export class BashEnv extends SandboxEnv {
   protected async score(episode: EpisodeState): Promise<Score> {
     const { outcome: gold, cached } = await this.goldOutcome(episode.task);
     const probe = new FileProbe(episode.control);
-    const changes = await probe.changes();
+    const changes = await this.episodeChanges(episode, probe);
     const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);
     const agent: BashOutcome = {
       observation: episode.lastObservation,
@@ -78,6 +80,27 @@ export class BashEnv extends SandboxEnv {
       parts: result.parts,
       details: { ...result.info, agent_obs: agent.observation, eval_obs: gold.observation, gold_cached: cached },
     };
+  }
+
+  /**
+   * What the episode changed, as `git status` lists it. When the workspace has a reference
+   * (an untouched sandbox of the image, see Workspace.reference) and nothing differs from it,
+   * git would list what it lists in the reference, read there once: no git process for such
+   * an episode (most queries only read). When the comparison or that read fails, git runs
+   * in the episode's sandbox.
+   */
+  private async episodeChanges(episode: EpisodeState, probe: FileProbe): Promise<FileChange[]> {
+    const { sandbox, reference } = episode;
+    if (reference && (await sandbox.changes(reference).then((changes) => changes.length === 0, () => false))) {
+      if (this.untouched?.reference !== reference) this.untouched = { reference, changes: FileProbe.changesIn(reference) };
+      const untouched = this.untouched;
+      const changes = await untouched.changes.catch(() => {
+        if (this.untouched === untouched) this.untouched = undefined;
+        return undefined;
+      });
+      if (changes) return changes;
+    }
+    return probe.changes();
   }
 
   private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {

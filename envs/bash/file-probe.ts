@@ -27,6 +27,16 @@ export class FileProbe {
     return new FileProbe(await ShellSession.open(sandbox, CONTROL_SHELL));
   }
 
+  /** What git lists in `sandbox`, read through a shell of its own. */
+  static async changesIn(sandbox: Sandbox): Promise<FileChange[]> {
+    const probe = await FileProbe.open(sandbox);
+    try {
+      return await probe.changes();
+    } finally {
+      probe.close();
+    }
+  }
+
   async changes(): Promise<FileChange[]> {
     return parseGitStatus((await this.shell.run('cd / && git --no-optional-locks status --short')).output);
   }

@@ -30,6 +30,8 @@ export interface EpisodeState {
   sandbox: Sandbox;
   /** A shell of the harness's own in the episode's sandbox, for reading its state (never the agent's). */
   control: ShellSession;
+  /** An untouched sandbox of the same image, when the workspace has one (see Workspace.reference). */
+  reference?: Sandbox;
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;
   steps: readonly { action: string; observation: string }[];
@@ -178,7 +180,8 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private episodeState(task: Task): EpisodeState {
-    return { task, sandbox: this.workspace!.sandbox, control: this.workspace!.control, lastObservation: this.lastObservation, steps: this.steps };
+    const { sandbox, control, reference } = this.workspace!;
+    return { task, sandbox, control, ...(reference ? { reference } : {}), lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {

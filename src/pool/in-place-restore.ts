@@ -31,7 +31,7 @@ const KILL_ALL = `__ic_kill() {
 interface Baseline {
   /** Entries of /dev. */
   dev: string[];
-  /** Contents of the bind-mounted /etc files. */
+  /** Contents of the /etc files the engine mounts (which ones depends on the container's network settings). */
   etc: Map<string, string>;
 }
 
@@ -51,8 +51,8 @@ interface Entry {
  *   and deleted ones are written back from a pristine sandbox of the same image (content,
  *   type, mode, owner, mtime — directories included);
  * - the few mounts a container has: /dev (tmpfs: entries not in a new sandbox are removed,
- *   /dev/shm and /dev/mqueue emptied), the bind-mounted /etc/hosts, /etc/hostname and
- *   /etc/resolv.conf (rewritten), and the harness's channel directory (read-only in the
+ *   /dev/shm and /dev/mqueue emptied), those of /etc/hosts, /etc/hostname and
+ *   /etc/resolv.conf the engine mounts (rewritten; without network, only /etc/hostname), and the harness's channel directory (read-only in the
  *   sandbox: nothing there to undo);
  * - processes and System V IPC objects: every process but init, the idle process and the
  *   control shell is killed, `ipcrm --all` removes IPC objects; the agent's shell is new.
@@ -79,8 +79,10 @@ export class InPlaceRestorer {
     this.baseline ??= (async () => {
       const { control } = await this.templateWorkspace();
       const dev = (await control.run('builtin printf "%s\\n" /dev/* /dev/.[!.]*')).output.split('\n').filter((p) => p && !p.includes('*'));
+      const mountPoints = (await control.run('while builtin read -r _ _ _ _ m _; do builtin printf "%s\\n" "$m"; done < /proc/self/mountinfo')).output.split('\n');
       const etc = new Map<string, string>();
-      for (const file of ['/etc/hosts', '/etc/hostname', '/etc/resolv.conf']) {
+      // An /etc file the engine does not mount is the image's, restored with the other files.
+      for (const file of ['/etc/hosts', '/etc/hostname', '/etc/resolv.conf'].filter((f) => mountPoints.includes(f))) {
         const read = await control.run(`cat ${file}`);
         if (read.exitCode === 0) etc.set(file, read.output);
       }
@@ -175,6 +177,7 @@ export class InPlaceRestorer {
     const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
     if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
     workspace.runner = await this.factory.openRunner(sandbox);
+    workspace.reference = template.sandbox;
     return true;
   }
 

@@ -12,6 +12,11 @@ export interface Workspace {
   /** The agent's runner; replaced with a fresh one when the workspace is restored in place. */
   runner: CommandRunner;
   readonly control: ShellSession;
+  /**
+   * An untouched sandbox of the same image, when there is one (a warm pool's template):
+   * `sandbox.changes(reference)` then tells cheaply what an episode changed.
+   */
+  reference?: Sandbox;
 }
 
 /** How an env makes and unmakes its workspaces (the pool calls these; it knows nothing of envs). */

@@ -5,9 +5,11 @@
  * `docker kill`s end every episode scored or truncated with its cause, leaving nothing.
  */
 import type Docker from 'dockerode';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
+import { FileProbe } from '../../envs/bash/file-probe.js';
+import { goldText } from '../../src/datasets/index.js';
 import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
@@ -21,11 +23,12 @@ afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testR
  * Everything an episode could leave behind, as text: every path with type, mode, owner,
  * size (not for directories: ext4 never shrinks one) and mtime to the second (what tar
  * keeps). Not compared: the mount points Docker makes per container (/, /etc, /run, /usr/sbin and the
- * bind-mounted files' placeholders carry the container's creation time, so two new
- * sandboxes differ there too).
+ * bind-mounted /etc/hostname carry the container's creation time, so two new sandboxes
+ * differ there too; without network, /etc/hosts and /etc/resolv.conf are not mounted but
+ * stay the engine's empty placeholders, compared without their mtimes, the creation time).
  */
 const SNAPSHOT = [
-  "find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run/intercode \\) -prune -o -printf '%p %y %m %U %G %s %Ts %l\\n' | awk '$2 == \"d\" { $6 = 0 } $1 != \"/\" && $1 != \"/etc\" && $1 != \"/etc/hosts\" && $1 != \"/etc/hostname\" && $1 != \"/etc/resolv.conf\" && $1 != \"/run\" && $1 != \"/usr/sbin\"' | LC_ALL=C sort | md5sum",
+  "find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run/intercode \\) -prune -o -printf '%p %y %m %U %G %s %Ts %l\\n' | awk '$2 == \"d\" { $6 = 0 } $1 == \"/etc/hosts\" || $1 == \"/etc/resolv.conf\" { $7 = 0 } $1 != \"/\" && $1 != \"/etc\" && $1 != \"/etc/hostname\" && $1 != \"/run\" && $1 != \"/usr/sbin\"' | LC_ALL=C sort | md5sum",
   'cd /testbed && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum | md5sum',
   'md5sum /etc/hosts /etc/hostname /etc/resolv.conf',
   'ls -A /dev /dev/shm',
@@ -35,7 +38,7 @@ const SNAPSHOT = [
 
 const DESTRUCTIVE = [
   'rm -rf /testbed/src /usr/share/doc',
-  'echo extra > /etc/extra.conf; echo 10.1.2.3 evil >> /etc/hosts',
+  'echo extra > /etc/extra.conf; echo 10.1.2.3 evil >> /etc/hosts; chmod 600 /etc/hosts; rm /etc/resolv.conf',
   'chmod 700 /testbed; touch -d 2001-01-01 /testbed/README.md; echo changed >> /testbed/LICENSE',
   'mkdir -p /root/.cache/deep/er && echo x > /root/.cache/deep/er/f; ln -s / /testbed/rootlink',
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
@@ -77,6 +80,51 @@ describe.skipIf(skipWithoutEngine(engine, 'pool restore tests'))('warm pool rest
     } finally {
       await Promise.all([factory.destroy(used), factory.destroy(fresh)]);
       await restorer.close();
+    }
+  });
+
+  it('a restored workspace scores an episode that changed nothing without running git, and every episode as a new sandbox would', async () => {
+    const [pooled, plain] = await createBashEnvs({}, 2);
+    const { vec } = pooledVecEnv([pooled!], { autoreset: 'disabled', pool: { minIdle: 1 } });
+    const gitRuns = vi.spyOn(FileProbe.prototype, 'changes');
+    try {
+      const readOnly = pooled!.tasks.findIndex((t) => goldText(t).startsWith('find /testbed -type f | wc -l'));
+      const writes = pooled!.tasks.findIndex((t) => goldText(t) === 'mkdir /testbed/reports');
+      const play = async (env: BashEnv, task: number, action: string) => {
+        await env.reset({ task });
+        await env.step(action);
+        return (await env.step('submit')).reward;
+      };
+      // Gold outcomes first (each gold runs twice in sandboxes of its own, to check it is deterministic).
+      await play(plain!, readOnly, 'true');
+      await play(plain!, writes, 'true');
+      const episodes: [task: number, action: string][] = [
+        [readOnly, goldText(pooled!.tasks[readOnly]!)],
+        [writes, goldText(pooled!.tasks[writes]!)],
+        [readOnly, 'ls /testbed'],
+        // Changes only where git does not look, and a change undone: the sandbox differs, so git runs.
+        [writes, 'echo x > /root/note; touch /testbed/t; rm /testbed/t'],
+        [readOnly, goldText(pooled!.tasks[readOnly]!)],
+        [readOnly, 'cat /testbed/README.md'],
+      ];
+      const rewards: number[] = [];
+      const gitRunsPerEpisode: number[] = [];
+      for (const [task, action] of episodes) {
+        const before = gitRuns.mock.calls.length;
+        rewards.push(await play(pooled!, task, action));
+        gitRunsPerEpisode.push(gitRuns.mock.calls.length - before);
+      }
+      const expected: number[] = [];
+      for (const [task, action] of episodes) expected.push(await play(plain!, task, action));
+      expect(rewards).toEqual(expected);
+      expect([rewards[0], rewards[1], rewards[4]]).toEqual([1, 1, 1]);
+      // The pool's two new sandboxes have no reference yet (git runs); restored ones run git only when something
+      // changed, and the first untouched episode reads the reference's status, once.
+      expect(gitRunsPerEpisode).toEqual([1, 1, 1, 1, 0, 0]);
+    } finally {
+      gitRuns.mockRestore();
+      await vec.close();
+      await plain!.close();
     }
   });
 

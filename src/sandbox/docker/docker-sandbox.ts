@@ -46,9 +46,34 @@ export interface DockerRuntimeOptions {
   transport?: Transport;
 }
 
-/** Paths Docker mounts into every container (and the channel directory): never the image's files. */
-const MOUNT_POINTS = ['/proc', '/sys', '/dev', CHANNEL_MOUNT, '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf'];
-const isMountPoint = (path: string) => MOUNT_POINTS.some((m) => path === m || path.startsWith(`${m}/`));
+/**
+ * The paths the engine mounts into a container, never the image's files: the kernel's file
+ * systems, docker-init, the /etc files it manages (which ones depends on the network
+ * settings: a container without network gets only /etc/hostname) and the binds (the
+ * channel directory among them). Without the container's description: every one it may mount.
+ */
+function mountPoints(info: Docker.ContainerInspectInfo | undefined): string[] {
+  if (!info) return ['/proc', '/sys', '/dev', '/usr/sbin/docker-init', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf', CHANNEL_MOUNT];
+  return [
+    '/proc',
+    '/sys',
+    '/dev',
+    ...(info.HostConfig.Init ? ['/usr/sbin/docker-init'] : []),
+    ...(info.HostnamePath ? ['/etc/hostname'] : []),
+    ...(info.HostsPath ? ['/etc/hosts'] : []),
+    ...(info.ResolvConfPath ? ['/etc/resolv.conf'] : []),
+    ...info.Mounts.map((mount) => mount.Destination),
+  ];
+}
+
+const underAny = (mounts: readonly string[]) => (path: string) => mounts.some((m) => path === m || path.startsWith(`${m}/`));
+
+/** What the engine says of a container that does not change while it lives. */
+interface Inspection {
+  /** Its overlay layers, when this process can read them (a local engine, run as root). */
+  layers: LayerPaths | undefined;
+  isMountPoint: (path: string) => boolean;
+}
 
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
 export class DockerRuntime implements SandboxRuntime {
@@ -159,7 +184,7 @@ export class DockerRuntime implements SandboxRuntime {
 export class DockerSandbox implements Sandbox {
   readonly id: string;
   private destroyed = false;
-  private layerPaths: Promise<LayerPaths | undefined> | undefined;
+  private inspection: Promise<Inspection> | undefined;
   private launcher: Launcher | undefined;
   private launcherShell: ShellSession | undefined;
 
@@ -304,21 +329,25 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  /** The container's overlay layers when this process can read them (resolved once). */
-  private layers(): Promise<LayerPaths | undefined> {
-    this.layerPaths ??= this.container.inspect().then(
-      (info) => readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
-      () => undefined,
+  /** The container's layers and mount points (read once). */
+  private inspect(): Promise<Inspection> {
+    this.inspection ??= this.container.inspect().then(
+      async (info) => ({
+        layers: await readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
+        isMountPoint: underAny(mountPoints(info)),
+      }),
+      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)) }),
     );
-    return this.layerPaths;
+    return this.inspection;
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
+    const { layers, isMountPoint } = await this.inspect();
     if (reference instanceof DockerSandbox) {
-      const [mine, theirs] = await Promise.all([this.layers(), reference.layers()]);
-      if (mine && theirs) {
+      const theirs = (await reference.inspect()).layers;
+      if (layers && theirs) {
         try {
-          return await diffAgainstReference(mine, theirs, isMountPoint);
+          return await diffAgainstReference(layers, theirs, isMountPoint);
         } catch (error) {
           throw this.lost('comparing its files', error);
         }
