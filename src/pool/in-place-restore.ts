@@ -6,12 +6,18 @@ import { shellQuote } from '../sandbox/shell/shell-script.js';
 
 /**
  * Kills every process but init, the idle process and this shell, until none is left (a
- * fork bomb keeps forking while it is killed). Builtins only: nothing here forks.
+ * fork bomb keeps forking while it is killed). Builtins only: nothing here forks. When the
+ * sandbox's process count (its pids cgroup) is 3, those three are all there is: no scan.
  */
 const KILL_ALL = `__ic_kill() {
-  local keep=" 1 $$ " d p a r n s
-  for d in /proc/[0-9]*; do builtin read -r -d '' a 2>/dev/null < "$d/cmdline"; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
+  local keep=" 1 $$ " d p a r n s c f
+  for f in /sys/fs/cgroup/pids.current /sys/fs/cgroup/pids/pids.current; do [[ -r $f ]] && break; f=; done
   for ((r = 0; r < 500; r++)); do
+    c=; [[ -n $f ]] && builtin read -r c 2>/dev/null < "$f"
+    [[ -n $c ]] && (( c <= 3 )) && return 0
+    if (( r == 0 )); then
+      for d in /proc/[0-9]*; do builtin read -r -d '' a 2>/dev/null < "$d/cmdline"; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
+    fi
     n=()
     for d in /proc/[0-9]*; do
       p=\${d#/proc/}
@@ -21,11 +27,12 @@ const KILL_ALL = `__ic_kill() {
       s=\${s##*) }
       [[ \${s:0:1} == Z ]] || n+=("$p")
     done
-    (( \${#n[@]} )) || { builtin echo clean; return; }
+    (( \${#n[@]} )) || return 0
     builtin kill -9 "\${n[@]}" 2>/dev/null
   done
   builtin echo "still running: \${n[*]}"
-}; __ic_kill`;
+  return 1
+}`;
 
 /** What a new sandbox of the image looks like where the image's layers don't tell: mounts and /dev. */
 interface Baseline {
@@ -146,7 +153,25 @@ export class InPlaceRestorer {
     const { sandbox, control } = workspace;
     workspace.runner.close();
     const baseline = await this.readBaseline();
-    if ((await control.run(KILL_ALL)).output !== 'clean\n') return false;
+    // Processes first (nothing may write while files are compared), then what the layer
+    // diff does not see: /dev (a tmpfs), IPC objects, the mounted /etc files.
+    const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${shellQuote(content)} > ${file}`).join('\n');
+    // One rm, and ipcrm only when an IPC object exists: each is a process.
+    const settle = [
+      KILL_ALL,
+      '__ic_kill || return',
+      '__ic_gone=()',
+      'shopt -s nullglob dotglob',
+      `for f in /dev/*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) __ic_gone+=("$f");; esac; done`,
+      '__ic_gone+=(/dev/shm/* /dev/mqueue/*)',
+      'shopt -u nullglob dotglob',
+      '(( ${#__ic_gone[@]} )) && { rm -rf -- "${__ic_gone[@]}" || return; }',
+      '__ic_ipc=0; for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do __ic_n=0; while builtin read -r _; do __ic_n=$((__ic_n + 1)); done 2>/dev/null < "$f"; (( __ic_n > 1 )) && __ic_ipc=1; done',
+      '(( __ic_ipc )) && ipcrm --all 2>/dev/null',
+      etc,
+      'builtin echo clean',
+    ].join('\n');
+    if ((await control.run(`__ic_settle() {\n${settle}\n}; __ic_settle`)).output !== 'clean\n') return false;
 
     const template = await this.templateWorkspace();
     const changes = await sandbox.changes(template.sandbox);
@@ -155,21 +180,7 @@ export class InPlaceRestorer {
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);
     const modified = changes.filter((c) => c.kind === 'modified').map((c) => c.path);
 
-    const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${shellQuote(content)} > ${file}`).join('\n');
-    // One rm for everything, and ipcrm only when an IPC object exists: each is a process.
-    const sweep = [
-      `__ic_gone=(${outermostAdded.map(shellQuote).join(' ')})`,
-      'shopt -s nullglob dotglob',
-      `for f in /dev/*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) __ic_gone+=("$f");; esac; done`,
-      '__ic_gone+=(/dev/shm/* /dev/mqueue/*)',
-      'shopt -u nullglob dotglob',
-      '(( ${#__ic_gone[@]} )) && rm -rf -- "${__ic_gone[@]}"',
-      '__ic_ipc=0; for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do __ic_n=0; while builtin read -r _; do __ic_n=$((__ic_n + 1)); done 2>/dev/null < "$f"; (( __ic_n > 1 )) && __ic_ipc=1; done',
-      '(( __ic_ipc )) && ipcrm --all 2>/dev/null',
-      etc,
-      'true',
-    ].join('\n');
-    if ((await control.run(sweep)).exitCode !== 0) return false;
+    if (outermostAdded.length > 0 && (await control.run(`rm -rf -- ${outermostAdded.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
 
     const entries = [...(await this.entries(modified, false)), ...(await this.entries(deleted, true))];
     if (entries.length > 0) await sandbox.putArchive(await writeTar(entries), '/');
