@@ -1,7 +1,8 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
-import { channelRoot, removeChannelDir } from './fifo-channel.js';
+import { dirname, join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
 import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
 
 export interface CleanupOptions {
@@ -46,7 +47,23 @@ async function removeContainer(docker: Docker, id: string, timeoutMs = 30_000): 
 }
 
 /**
- * Removes containers (and optionally images) the project created, found by label.
+ * Removes the channel directories on this host whose process is gone: a run that died
+ * (or whose containers went first) leaves them behind.
+ * @returns how many were removed.
+ */
+export async function removeOrphanChannels(): Promise<number> {
+  const names = await readdir(channelRoot()).catch(() => []);
+  const orphans = names.filter((name) => {
+    const owner = channelOwner(name);
+    return owner !== undefined && !processAlive(owner);
+  });
+  await Promise.all(orphans.map((name) => removeChannelDir(join(channelRoot(), name))));
+  return orphans.length;
+}
+
+/**
+ * Removes containers (and optionally images) the project created, found by label, and the
+ * channel directories of runs on this host that are gone.
  * @returns how many of each were removed (a container already gone counts as removed).
  */
 export async function cleanup(docker: Docker, options: CleanupOptions = {}): Promise<{ containers: number; images: number }> {
@@ -67,6 +84,7 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     }),
   );
   const removed = outcomes.filter(Boolean).length;
+  await removeOrphanChannels();
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];

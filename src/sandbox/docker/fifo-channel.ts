@@ -116,9 +116,9 @@ export class FifoChannel {
     this.spareDir = join(dir, 'spare');
   }
 
-  /** Makes a new, private channel directory on the host. */
+  /** Makes a new, private channel directory on the host, named after this process (see {@link channelOwner}). */
   static async create(): Promise<FifoChannel> {
-    const channel = new FifoChannel(join(channelRoot(), randomBytes(8).toString('hex')));
+    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${randomBytes(8).toString('hex')}`));
     await mkdir(channel.shared, { recursive: true, mode: 0o700 });
     await mkdir(channel.spareDir, { mode: 0o700 });
     return channel;
@@ -156,6 +156,12 @@ export class FifoChannel {
   async remove(): Promise<void> {
     await removeChannelDir(this.dir);
   }
+}
+
+/** The process that made the channel directory `name` (undefined for a name of another form). */
+export function channelOwner(name: string): number | undefined {
+  const match = /^(\d+)-[0-9a-f]+$/.exec(name);
+  return match ? Number(match[1]) : undefined;
 }
 
 export async function removeChannelDir(dir: string): Promise<void> {
