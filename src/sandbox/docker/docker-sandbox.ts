@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -303,7 +303,7 @@ export class DockerSandbox implements Sandbox {
     if (this.channel && shell?.isAlive) {
       const name = `.put-${randomBytes(6).toString('hex')}.tar`;
       const hostPath = join(this.channel.shared, name);
-      await writeFile(hostPath, tar, { mode: 0o600 });
+      writeFileSync(hostPath, tar, { mode: 0o600 });
       try {
         const extracted = await shell.run(`tar -x --same-owner --numeric-owner -p -f ${CHANNEL_MOUNT}/${name} -C ${shellQuote(destDir)} 2>&1`);
         if (extracted.exitCode === 0) return;

@@ -1,4 +1,4 @@
-import { closeSync, constants, lstatSync, openSync, readdirSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FileSystemChange } from '../types.js';
@@ -26,22 +26,22 @@ export async function readableLayers(graphDriver: { Name?: string; Data?: Record
 }
 
 /** lstat that answers undefined for a path that is not there. */
-function stat(path: string): BigIntStats | undefined {
-  return lstatSync(path, { bigint: true, throwIfNoEntry: false });
+function stat(path: string): Stats | undefined {
+  return lstatSync(path, { throwIfNoEntry: false });
 }
-const isWhiteout = (s: BigIntStats) => s.isCharacterDevice() && s.rdev === 0n;
-const seconds = (s: BigIntStats) => s.mtimeNs / 1_000_000_000n;
+const isWhiteout = (s: Stats) => s.isCharacterDevice() && s.rdev === 0;
+const seconds = (s: Stats) => Math.floor(s.mtimeMs / 1000);
 
 /** Same type, mode, owner, size and mtime to the second (what a tar header carries). */
-function sameMetadata(a: BigIntStats, b: BigIntStats): boolean {
+function sameMetadata(a: Stats, b: Stats): boolean {
   return a.mode === b.mode && a.uid === b.uid && a.gid === b.gid && seconds(a) === seconds(b) && (a.isDirectory() || a.size === b.size);
 }
 
 const CHUNK = 64 * 1024;
 
 /** Byte-wise equality of two files of `size` bytes, a chunk at a time (none followed through a link). */
-function sameContent(a: string, b: string, size: bigint): boolean {
-  if (size > 64n * 1024n * 1024n) return false;
+function sameContent(a: string, b: string, size: number): boolean {
+  if (size > 64 * 1024 * 1024) return false;
   const fa = openSync(a, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const fb = openSync(b, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -133,7 +133,7 @@ export async function diffAgainstReference(sandbox: LayerPaths, reference: Layer
       changes.push({ path, kind: 'added' });
       return;
     }
-    const sameType = (mine.mode & 0o170000n) === (theirs.mode & 0o170000n);
+    const sameType = (mine.mode & 0o170000) === (theirs.mode & 0o170000);
     if (!sameType || !sameMetadata(mine, theirs)) changes.push({ path, kind: 'modified' });
     else if (mine.isFile() && !sameContent(join(sandbox.upper, path), join(reference.merged, path), mine.size)) changes.push({ path, kind: 'modified' });
     if (!sameType || !mine.isDirectory()) return;
