@@ -25,7 +25,10 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
   if (!first) throw new Error('pooledVecEnv needs at least one env');
   const factory = first.workspaceFactory();
   const restorer = (options.clean ?? 'restore') === 'restore' ? new InPlaceRestorer(factory) : undefined;
-  const minIdle = options.pool?.minIdle ?? Math.max(2, Math.ceil(envs.length / 4));
+  // A spare per env: an env's reset then finds a restored workspace while the one it
+  // left is being restored (measured with 4 envs under load: reset p50 24 ms with 2
+  // spares, 7.6 ms with 4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
+  const minIdle = options.pool?.minIdle ?? Math.max(2, envs.length);
   const pool = new WorkspacePool(factory, {
     borrowers: envs.length,
     minIdle,
