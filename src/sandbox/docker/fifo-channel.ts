@@ -107,12 +107,15 @@ const FIFO_BATCHES = { first: 4, next: 64 };
  *   is started on it.
  */
 export class FifoChannel {
+  /** The host side of the directory the sandbox sees. */
+  readonly shared: string;
   private readonly spareDir: string;
   private readonly spares: string[] = [];
   private making: Promise<void> | undefined;
   private batches = 0;
 
   private constructor(readonly dir: string) {
+    this.shared = join(dir, 'shared');
     this.spareDir = join(dir, 'spare');
   }
 
@@ -122,11 +125,6 @@ export class FifoChannel {
     await mkdir(channel.shared, { recursive: true, mode: 0o700 });
     await mkdir(channel.spareDir, { mode: 0o700 });
     return channel;
-  }
-
-  /** The host side of the directory the sandbox sees. */
-  get shared(): string {
-    return join(this.dir, 'shared');
   }
 
   /** A pair of new FIFOs in `shared/`, under a name never used before. */
