@@ -38,7 +38,7 @@ const SUBMIT = /^submit(?:\s+(\S+))?\s*$/;
 export class PythonEnv extends SandboxEnv {
   readonly id = 'intercode/python-v1';
   protected readonly logName = 'ic_python';
-  private session: PythonSession | undefined;
+  override readonly sharesWorkspaces = true;
   private submission: string | undefined;
   private readonly parsed = new WeakMap<Task, PythonTask>();
 
@@ -47,9 +47,8 @@ export class PythonEnv extends SandboxEnv {
     for (const task of config.dataset ?? []) this.pythonTask(task);
   }
 
-  protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
-    this.session = await PythonSession.open(sandbox, this.config.session);
-    return this.session;
+  protected openRunner(sandbox: Sandbox): Promise<CommandRunner> {
+    return PythonSession.open(sandbox, this.config.session);
   }
 
   override async step(action: string): Promise<StepResult> {
@@ -82,18 +81,19 @@ export class PythonEnv extends SandboxEnv {
   }
 
   protected async score(episode: EpisodeState): Promise<Score> {
-    if (!this.session) throw new EnvStateError('score() before a session was opened');
+    const session = episode.runner;
+    if (!(session instanceof PythonSession)) throw new EnvStateError('score() needs the episode\'s Python session');
     const python = this.pythonTask(episode.task);
     const submitted = this.submission ?? this.defaultSubmission(episode.task);
     const testTimeoutMs = this.config.testTimeoutMs ?? 5_000;
     let result: PythonReward;
     let entry: string | undefined;
     if (python.kind === 'apps') {
-      const reply = await this.session.score({ kind: 'apps', submitted, cases: python.cases, testTimeoutMs });
+      const reply = await session.score({ kind: 'apps', submitted, cases: python.cases, testTimeoutMs });
       result = appsReward(python.cases, 'results' in reply ? reply.results : []);
     } else {
       entry = goldEntry(python, this.config.entryRule ?? 'tested')!;
-      const reply = await this.session.score({
+      const reply = await session.score({
         kind: 'mbpp',
         entry,
         submitted,

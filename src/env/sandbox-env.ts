@@ -28,6 +28,8 @@ export const CONTROL_SHELL = { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 102
 export interface EpisodeState {
   task: Task;
   sandbox: Sandbox;
+  /** The runner the agent's actions went through (the env's own kind: {@link SandboxEnv.openRunner}). */
+  runner: CommandRunner;
   /** A shell of the harness's own in the episode's sandbox, for reading its state (never the agent's). */
   control: ShellSession;
   /** An untouched sandbox of the same image, when the workspace has one (see Workspace.reference). */
@@ -50,9 +52,9 @@ export abstract class SandboxEnv implements TaskEnv {
   /**
    * Whether this env's episodes may take workspaces from a pool shared with other envs: the
    * workspace must not depend on the task, and the env must keep nothing of its own about
-   * the runner. Not so for the Python env (it keeps its session on the env that opened the
-   * runner, and a pool's liveness probe `:` is a Python syntax error) nor the CTF env (it
-   * copies the task's files in when its runner opens, which a pool does ahead of time).
+   * the runner (it reads the episode's runner from the {@link EpisodeState}). Not so for
+   * the CTF env: it copies the task's files in when its runner opens, which a pool does
+   * ahead of time.
    */
   readonly sharesWorkspaces: boolean = false;
   private workspace: Workspace | undefined;
@@ -180,8 +182,8 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private episodeState(task: Task): EpisodeState {
-    const { sandbox, control, reference } = this.workspace!;
-    return { task, sandbox, control, ...(reference ? { reference } : {}), lastObservation: this.lastObservation, steps: this.steps };
+    const { sandbox, runner, control, reference } = this.workspace!;
+    return { task, sandbox, runner, control, ...(reference ? { reference } : {}), lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {

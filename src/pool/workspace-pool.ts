@@ -132,10 +132,13 @@ export class WorkspacePool implements WorkspaceSource {
     while (queue && queue.length > 0) queue.dequeue()?.reject(this.failure);
   }
 
-  /** A dead sandbox or shell fails a no-op command (a dead shell cannot be respawned in a dead sandbox). */
+  /**
+   * A dead sandbox fails a no-op command of its control shell (a bash, whatever the agent's
+   * runner is; a dead shell cannot be respawned in a dead sandbox).
+   */
   private async answers(workspace: Workspace): Promise<boolean> {
     try {
-      const result = await workspace.runner.run(':', { timeoutMs: 5_000 });
+      const result = await workspace.control.run(':', { timeoutMs: 5_000 });
       return result.exitCode === 0 && result.events.length === 0;
     } catch {
       return false;

@@ -16,6 +16,7 @@ import { replayTrajectories } from '../../src/replay/replay.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
+import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { buildImageUnlabelled, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
 
@@ -204,6 +205,28 @@ describe.skipIf(skipWithoutEngine(engine, 'python env'))('PythonEnv in Docker', 
       await intercode.close();
     }
   }, 300_000);
+
+  it('pooled envs share a warm pool restored in place: each episode starts from a new interpreter and scores as a plain env', async () => {
+    const envs = [make(), make()];
+    const { vec, pool } = pooledVecEnv(envs, { autoreset: 'disabled', pool: { minIdle: 1 } });
+    try {
+      const rewards: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const env = envs[i % 2]!;
+        await env.reset({ task: i % 2 });
+        // What an earlier episode defined (a global, a file) is gone.
+        expect((await env.step('print("leftover" in globals())')).observation).toBe('False\n');
+        expect((await env.step('import os\nos.path.exists("/tmp/mark")')).observation).toBe('False\n');
+        await env.step('leftover = 1\nopen("/tmp/mark", "w").close()');
+        await env.step(i % 2 === 0 ? 'def double(x):\n    return 2 * x' : 'def main():\n    a, b = map(int, input().split())\n    print(a + b)');
+        rewards.push((await env.step('submit')).reward);
+      }
+      expect(rewards).toEqual([1, 1, 1, 1, 1, 1]);
+      expect(pool.stats().restored).toBeGreaterThan(0);
+    } finally {
+      await vec.close();
+    }
+  }, 120_000);
 
   it('leaves no container of this run running after close', async () => {
     await env.close();
