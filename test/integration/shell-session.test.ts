@@ -375,13 +375,18 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
   }, 180_000);
 
   it('running out of memory is reported and the next command works', async () => {
-    const { shell } = await openShell({ timeoutMs: 60_000 });
+    const { sandbox, shell } = await openShell({ timeoutMs: 60_000 });
     const result = await shell.run('head -c 2000M /dev/zero | tail');
     expect(result.timedOut).toBe(false);
     expect(result.exitCode).not.toBe(0);
     expect(eventOf(result, 'out-of-memory')).toEqual({ kind: 'out-of-memory', kills: 1 });
     expect(renderObservation(result)).toContain("1 process(es) killed: out of memory (the sandbox's memory limit)");
     await expectClean(shell);
+    // A later session in the same sandbox (a warm pool's next episode) does not report it again.
+    shell.close();
+    const next = await ShellSession.open(sandbox);
+    expect((await next.run('sleep 0.1')).events).toEqual([]);
+    next.close();
   }, 120_000);
 });
 

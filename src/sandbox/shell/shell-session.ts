@@ -113,7 +113,10 @@ export class ShellSession implements CommandRunner {
   static async open(sandbox: Sandbox, options: Partial<ShellSessionOptions> = {}, cwd = '/'): Promise<ShellSession> {
     const session = new ShellSession(sandbox, options);
     session.currentCwd = cwd;
-    await session.spawn();
+    // The sandbox's OOM-kill count is cumulative over its life (a pool's sandbox serves many
+    // sessions): kills from before this session are not its own.
+    const banner = await session.spawn();
+    session.lastOomKills = Math.max(0, banner.oomKills);
     return session;
   }
 
@@ -230,7 +233,8 @@ export class ShellSession implements CommandRunner {
     }
   }
 
-  private async spawn(): Promise<void> {
+  /** @returns the new shell's start-up marker. */
+  private async spawn(): Promise<ShellMarker> {
     this.process?.close();
     this.alive = false;
     this.nonce = randomBytes(8).toString('hex');
@@ -262,6 +266,7 @@ export class ShellSession implements CommandRunner {
       });
     }
     this.alive = true;
+    return banner.marker!;
   }
 
   private onOutput(chunk: Buffer): void {
