@@ -4,7 +4,7 @@ import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createBashEnvs } from './index.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
-import { parseResetMode } from './intercode-reset.js';
+import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
 
 interface BashFlags extends CommonEnvFlags {
@@ -27,6 +27,15 @@ export function chooseBashBase(value: string | undefined, purpose: CliPurpose): 
   return parseBashBase(value ?? (purpose === 'replay' ? 'ubuntu-jammy' : 'debian-bookworm'));
 }
 
+/**
+ * The `--reset` value, checked, or the default for the command: replays reproduce
+ * InterCode's recordings, so they take its episode lifecycle (measured: more steps agree).
+ * @throws ConfigError for an unknown mode.
+ */
+export function chooseResetMode(value: string | undefined, purpose: CliPurpose): ResetMode {
+  return parseResetMode(value ?? (purpose === 'replay' ? 'intercode' : 'exact'));
+}
+
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
@@ -41,8 +50,9 @@ export const bashCli: EnvCli = {
       .option('--no-gold-cache', 'bash: run the gold command afresh for every score')
       .option(
         '--reset <mode>',
-        'bash: how episodes start, exact (a sandbox as the image made it; default) or intercode (as InterCode: each env keeps one agent ' +
-          'and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored paths such as /root keep state and empty folders and /tmp vanish)',
+        'bash: how episodes start, exact (a sandbox as the image made it; default for play/run/eval) or intercode (as InterCode, default for ' +
+          'replay: each env keeps one agent and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored ' +
+          'paths such as /root keep state, empty folders and /tmp vanish, and golds are never cached)',
       );
   },
   async createEnvs(flags: BashFlags, count: number, { purpose, log }: CreateEnvsOptions) {
@@ -51,7 +61,7 @@ export const bashCli: EnvCli = {
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
     const base = chooseBashBase(flags.base, purpose);
-    const reset = parseResetMode(flags.reset ?? 'exact');
+    const reset = chooseResetMode(flags.reset, purpose);
     const timeout = timeoutMs(flags.timeout);
     return createBashEnvs(
       {

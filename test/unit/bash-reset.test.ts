@@ -1,6 +1,6 @@
 /**
- * KeptWorkspace without Docker: a factory of in-memory workspaces records what is created,
- * reset, opened and destroyed.
+ * The bash env's --reset plumbing without Docker: KeptWorkspace (a factory of in-memory workspaces
+ * records what is created, reset, opened and destroyed), parseResetMode and chooseResetMode.
  */
 import { describe, expect, it } from 'vitest';
 import { EnvStateError, SandboxError } from '../../src/errors.js';
@@ -10,6 +10,7 @@ import type { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseResetMode } from '../../envs/bash/intercode-reset.js';
+import { chooseResetMode } from '../../envs/bash/cli.js';
 import { ConfigError } from '../../src/errors.js';
 
 function recordingFactory() {
@@ -93,5 +94,15 @@ describe('parseResetMode', () => {
     expect(parseResetMode('intercode')).toBe('intercode');
     expect(() => parseResetMode('git')).toThrow(ConfigError);
     expect(() => parseResetMode('git')).toThrow('--reset');
+  });
+});
+
+describe('chooseResetMode', () => {
+  it("defaults to InterCode's lifecycle for replays and to exact restores elsewhere; a given value wins", () => {
+    expect(chooseResetMode(undefined, 'replay')).toBe('intercode');
+    for (const purpose of ['play', 'run', 'eval', 'collect'] as const) expect(chooseResetMode(undefined, purpose)).toBe('exact');
+    expect(chooseResetMode('exact', 'replay')).toBe('exact');
+    expect(chooseResetMode('intercode', 'eval')).toBe('intercode');
+    expect(() => chooseResetMode('fresh', 'replay')).toThrow('--reset must be one of exact, intercode, got "fresh"');
   });
 });
