@@ -1,5 +1,5 @@
 /**
- * The bash env's --reset plumbing without Docker: KeptWorkspace (a factory of in-memory workspaces
+ * The bash env's --reset plumbing without Docker: KeptWorkspace (with a factory of in-memory workspaces that
  * records what is created, reset, opened and destroyed), parseResetMode and chooseResetMode.
  */
 import { describe, expect, it } from 'vitest';
