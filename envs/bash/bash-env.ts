@@ -10,6 +10,8 @@ import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
+import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
+import { intercodeReset, type ResetMode } from './intercode-reset.js';
 
 /**
  * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
@@ -31,22 +33,39 @@ export interface BashEnvConfig extends SandboxEnvConfig {
   intercodeShell?: string;
   /** Where rewards are computed (default: on the calling thread). */
   workers?: CpuWorkers;
+  /** How episodes and gold runs start (default `exact`; see {@link ResetMode}). */
+  reset?: ResetMode;
 }
 
 /** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
 export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
-  override readonly sharesWorkspaces = true;
+  /** Not in `intercode` reset mode: there each env keeps its own sandboxes, whose history matters. */
+  override readonly sharesWorkspaces: boolean;
   protected readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
+  /** `intercode` reset mode: the env's long-lived gold sandbox (InterCode's evaluation container). */
+  private readonly goldWorkspace: KeptWorkspace | undefined;
   private workers: CpuWorkers;
   /** What git lists in an untouched sandbox, read once from a workspace's reference sandbox. */
   private untouched: { reference: Sandbox; changes: Promise<FileChange[]> } | undefined;
 
   constructor(protected override readonly config: BashEnvConfig) {
     super(config);
-    this.goldCache = config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
     this.workers = config.workers ?? INLINE;
+    const keep = config.reset === 'intercode';
+    this.sharesWorkspaces = !keep;
+    // A gold run's outcome then depends on what earlier ones left in the gold sandbox: never cached.
+    this.goldCache = keep || config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
+    if (keep) {
+      this.useWorkspaces(new KeptWorkspace(this.workspaceFactory(), intercodeReset), { own: true });
+      this.goldWorkspace = new KeptWorkspace(this.workspaceFactory(), intercodeReset);
+    }
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.goldWorkspace?.close();
   }
 
   /** Computes rewards on `workers` from the next score on (the caller closes them). */
@@ -110,8 +129,16 @@ export class BashEnv extends SandboxEnv {
     return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run);
   }
 
-  /** Runs the gold command in a fresh sandbox set up like the agent's. */
+  /** Runs the gold command in a fresh sandbox set up like the agent's (`intercode` reset mode: in the env's gold sandbox, reset first). */
   private async runGold(gold: string): Promise<BashOutcome> {
+    if (this.goldWorkspace) {
+      const workspace = await this.goldWorkspace.acquire();
+      try {
+        return await goldOutcome(workspace.runner, new FileProbe(workspace.control), gold, this.config.hashMode);
+      } finally {
+        this.goldWorkspace.release(workspace);
+      }
+    }
     const sandbox = await this.config.runtime.create(this.config.spec);
     try {
       const runner = await this.openRunner(sandbox);
@@ -119,9 +146,7 @@ export class BashEnv extends SandboxEnv {
       runner.close();
       const probe = await FileProbe.open(sandbox);
       try {
-        const changes = await probe.changes();
-        const added = changes.filter(isAddition).map(([path]) => path);
-        return { observation, changes, hashes: await probe.hashes(added, this.config.hashMode) };
+        return await probedOutcome(observation, probe, this.config.hashMode);
       } finally {
         probe.close();
       }
@@ -129,4 +154,15 @@ export class BashEnv extends SandboxEnv {
       await sandbox.destroy();
     }
   }
+}
+
+/** Runs `gold` through `runner`, then reads what it changed through `probe`. */
+async function goldOutcome(runner: CommandRunner, probe: FileProbe, gold: string, hashMode: HashMode): Promise<BashOutcome> {
+  return probedOutcome(renderObservation(await runner.run(gold)), probe, hashMode);
+}
+
+async function probedOutcome(observation: string, probe: FileProbe, hashMode: HashMode): Promise<BashOutcome> {
+  const changes = await probe.changes();
+  const added = changes.filter(isAddition).map(([path]) => path);
+  return { observation, changes, hashes: await probe.hashes(added, hashMode) };
 }

@@ -4,6 +4,7 @@ import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createBashEnvs } from './index.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
+import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
 
 interface BashFlags extends CommonEnvFlags {
@@ -13,6 +14,7 @@ interface BashFlags extends CommonEnvFlags {
   hash?: string;
   shell?: string;
   goldCache?: boolean;
+  reset?: string;
   tool?: boolean;
 }
 
@@ -25,10 +27,19 @@ export function chooseBashBase(value: string | undefined, purpose: CliPurpose): 
   return parseBashBase(value ?? (purpose === 'replay' ? 'ubuntu-jammy' : 'debian-bookworm'));
 }
 
+/**
+ * The `--reset` value, checked, or the default for the command: replays reproduce
+ * InterCode's recordings, so they take its episode lifecycle (measured: more steps agree).
+ * @throws ConfigError for an unknown mode.
+ */
+export function chooseResetMode(value: string | undefined, purpose: CliPurpose): ResetMode {
+  return parseResetMode(value ?? (purpose === 'replay' ? 'intercode' : 'exact'));
+}
+
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
-  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache'],
+  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'reset'],
   addFlags(command: Command): void {
     command
       .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
@@ -36,7 +47,13 @@ export const bashCli: EnvCli = {
       .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
       .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
-      .option('--no-gold-cache', 'bash: run the gold command afresh for every score');
+      .option('--no-gold-cache', 'bash: run the gold command afresh for every score')
+      .option(
+        '--reset <mode>',
+        'bash: how episodes start, exact (a sandbox as the image made it; default for play/run/eval) or intercode (as InterCode, default for ' +
+          'replay: each env keeps one agent and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored ' +
+          'paths such as /root keep state, empty folders and /tmp vanish, and golds are never cached)',
+      );
   },
   async createEnvs(flags: BashFlags, count: number, { purpose, log, engines }: CreateEnvsOptions) {
     const exec = flags.exec ?? (purpose === 'replay' ? 'intercode' : 'session');
@@ -44,6 +61,7 @@ export const bashCli: EnvCli = {
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
     const base = chooseBashBase(flags.base, purpose);
+    const reset = chooseResetMode(flags.reset, purpose);
     const timeout = timeoutMs(flags.timeout);
     return createBashEnvs(
       {
@@ -53,6 +71,7 @@ export const bashCli: EnvCli = {
         execMode: exec,
         hashMode: hash,
         goldCache: flags.goldCache ?? true,
+        reset,
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
         ...(flags.shell ? { intercodeShell: flags.shell } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),

@@ -9,9 +9,11 @@ import { BashEnv, type ExecMode } from './bash-env.js';
 import type { HashMode } from './file-probe.js';
 import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
 import { bashTestbedRecipe, type BashBase } from './images.js';
+import type { ResetMode } from './intercode-reset.js';
 
 export { BashEnv, type ExecMode } from './bash-env.js';
 export { GoldCache } from './gold-cache.js';
+export { parseResetMode, RESET_MODES, INTERCODE_RESET_SCRIPT, type ResetMode } from './intercode-reset.js';
 export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
 export { bashTestbedRecipe, bashRuntimeRecipe, parseBashBase, BASH_BASES, BUILTIN_TESTBED, type BashBase } from './images.js';
 
@@ -28,6 +30,8 @@ export interface BashEnvOptions {
   execMode: ExecMode;
   hashMode: HashMode;
   goldCache: boolean | GoldCache;
+  /** How episodes start: `exact` (default) or InterCode's git-based `intercode` lifecycle (see {@link ResetMode}). */
+  reset: ResetMode;
   shell: Partial<ShellSessionOptions>;
   /** InterCode's shell for `intercode` exec mode: /bin/bash, or /bin/sh for its fs-0 image. */
   intercodeShell: string;
@@ -52,6 +56,7 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
     execMode: options.execMode ?? 'session',
     hashMode: options.hashMode ?? 'intercode',
     goldCache: options.goldCache ?? true,
+    reset: options.reset ?? 'exact',
     ...(options.shell ? { shell: options.shell } : {}),
     ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),
     ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),

@@ -97,14 +97,14 @@ export abstract class SandboxEnv implements TaskEnv {
 
   /**
    * Takes workspaces from `source` (e.g. a warm pool shared by several envs) from the next
-   * reset on. The caller keeps ownership: `close()` releases this env's workspace to it
-   * but does not close it.
+   * reset on. The caller keeps ownership unless `own` is set: `close()` then releases this
+   * env's workspace to it but does not close it.
    */
-  useWorkspaces(source: WorkspaceSource): void {
+  useWorkspaces(source: WorkspaceSource, { own = false }: { own?: boolean } = {}): void {
     this.retire();
     if (this.ownsSource) void this.source.close();
     this.source = source;
-    this.ownsSource = false;
+    this.ownsSource = own;
   }
 
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
