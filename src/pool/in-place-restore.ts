@@ -34,12 +34,36 @@ const KILL_ALL = `__ic_kill() {
   return 1
 }`;
 
-/** What a new sandbox of the image looks like where the image's layers don't tell: mounts and /dev. */
-interface Baseline {
-  /** Entries of /dev. */
-  dev: string[];
-  /** Contents of the /etc files the engine mounts (which ones depends on the container's network settings). */
-  etc: Map<string, string>;
+/**
+ * `__ic_settle`: kills every process but ours ({@link KILL_ALL}), then puts back what the
+ * layer diff does not see, as a new sandbox of the image has it: /dev (a tmpfs: entries a
+ * new sandbox lacks are removed, /dev/shm and /dev/mqueue emptied), System V IPC objects
+ * (`ipcrm` only when one exists: each process costs), the /etc files the engine mounts.
+ * Prints `clean` when done. One rm at most; otherwise builtins only.
+ * @param dev the entries of /dev in a new sandbox, as `/dev/*` lists them with dotglob.
+ * @param etc contents of the mounted /etc files in a new sandbox.
+ */
+function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, string>): string {
+  const devList = shellQuote(` ${dev.join(' ')} `);
+  return [
+    KILL_ALL,
+    '__ic_settle() {',
+    '  __ic_kill || return',
+    '  local f n gone=() ipc=0 found',
+    '  shopt -s nullglob dotglob',
+    '  found=(/dev/*)',
+    `  if [[ " \${found[*]} " != ${devList} ]]; then`,
+    `    for f in "\${found[@]}"; do case ${devList} in *" $f "*) ;; *) gone+=("$f");; esac; done`,
+    '  fi',
+    '  gone+=(/dev/shm/* /dev/mqueue/*)',
+    '  shopt -u nullglob dotglob',
+    '  (( ${#gone[@]} )) && { rm -rf -- "${gone[@]}" || return; }',
+    '  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do mapfile -t n 2>/dev/null < "$f"; (( ${#n[@]} > 1 )) && ipc=1; done',
+    '  (( ipc )) && ipcrm --all 2>/dev/null',
+    ...[...etc].map(([file, content]) => `  builtin printf '%s' ${shellQuote(content)} > ${file}`),
+    '  builtin echo clean',
+    '}',
+  ].join('\n');
 }
 
 /** One tar entry, kept to be written back. */
@@ -68,7 +92,8 @@ interface Entry {
  */
 export class InPlaceRestorer {
   private template: Promise<Workspace> | undefined;
-  private baseline: Promise<Baseline> | undefined;
+  /** {@link settleDefinition} for this image, read from the template. */
+  private settle: Promise<string> | undefined;
   /** Pristine tar entries per path, and per deleted path its whole subtree. */
   private readonly pristine = new Map<string, Entry[]>();
 
@@ -82,10 +107,11 @@ export class InPlaceRestorer {
     return this.template;
   }
 
-  private readBaseline(): Promise<Baseline> {
-    this.baseline ??= (async () => {
+  /** What a new sandbox of the image looks like where its layers don't tell (mounts, /dev), as {@link settleDefinition}. */
+  private settleScript(): Promise<string> {
+    this.settle ??= (async () => {
       const { control } = await this.templateWorkspace();
-      const dev = (await control.run('builtin printf "%s\\n" /dev/* /dev/.[!.]*')).output.split('\n').filter((p) => p && !p.includes('*'));
+      const dev = (await control.run('shopt -s nullglob dotglob; builtin printf "%s\\n" /dev/*; shopt -u nullglob dotglob')).output.split('\n').filter(Boolean);
       const mountPoints = (await control.run('while builtin read -r _ _ _ _ m _; do builtin printf "%s\\n" "$m"; done < /proc/self/mountinfo')).output.split('\n');
       const etc = new Map<string, string>();
       // An /etc file the engine does not mount is the image's, restored with the other files.
@@ -93,11 +119,11 @@ export class InPlaceRestorer {
         const read = await control.run(`cat ${file}`);
         if (read.exitCode === 0) etc.set(file, read.output);
       }
-      return { dev, etc };
+      return settleDefinition(dev, etc);
     })();
     // A template killed while it was read: read the next one's.
-    this.baseline.catch(() => (this.baseline = undefined));
-    return this.baseline;
+    this.settle.catch(() => (this.settle = undefined));
+    return this.settle;
   }
 
   /** Pristine entries for `paths` (recursive: whole subtrees), fetched once from the template. */
@@ -152,26 +178,10 @@ export class InPlaceRestorer {
   private async restoreInPlace(workspace: Workspace): Promise<boolean> {
     const { sandbox, control } = workspace;
     workspace.runner.close();
-    const baseline = await this.readBaseline();
-    // Processes first (nothing may write while files are compared), then what the layer
-    // diff does not see: /dev (a tmpfs), IPC objects, the mounted /etc files.
-    const etc = [...baseline.etc].map(([file, content]) => `builtin printf '%s' ${shellQuote(content)} > ${file}`).join('\n');
-    // One rm, and ipcrm only when an IPC object exists: each is a process.
-    const settle = [
-      KILL_ALL,
-      '__ic_kill || return',
-      '__ic_gone=()',
-      'shopt -s nullglob dotglob',
-      `for f in /dev/*; do case ${shellQuote(` ${baseline.dev.join(' ')} `)} in *" $f "*) ;; *) __ic_gone+=("$f");; esac; done`,
-      '__ic_gone+=(/dev/shm/* /dev/mqueue/*)',
-      'shopt -u nullglob dotglob',
-      '(( ${#__ic_gone[@]} )) && { rm -rf -- "${__ic_gone[@]}" || return; }',
-      '__ic_ipc=0; for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do __ic_n=0; while builtin read -r _; do __ic_n=$((__ic_n + 1)); done 2>/dev/null < "$f"; (( __ic_n > 1 )) && __ic_ipc=1; done',
-      '(( __ic_ipc )) && ipcrm --all 2>/dev/null',
-      etc,
-      'builtin echo clean',
-    ].join('\n');
-    if ((await control.run(`__ic_settle() {\n${settle}\n}; __ic_settle`)).output !== 'clean\n') return false;
+    // Processes first (nothing may write while files are compared), then /dev, IPC and the
+    // mounted /etc files: one round trip, the functions sent once per control shell.
+    const settled = await control.run('__ic_settle', { definitions: [await this.settleScript()] });
+    if (settled.output !== 'clean\n') return false;
 
     const template = await this.templateWorkspace();
     const changes = await sandbox.changes(template.sandbox);

@@ -328,6 +328,16 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     expect(shell.cwd).toBe('/tmp');
   });
 
+  it('sends a definition once per shell process: ahead of the first command that needs it, and again after a respawn', async () => {
+    const { shell } = await openShell();
+    const definitions = ['sent=$((sent + 1)); greet() { echo "hi $sent"; }'];
+    expect((await shell.run('greet', { definitions })).output).toBe('hi 1\n');
+    expect((await shell.run('greet', { definitions })).output).toBe('hi 1\n');
+    await shell.run('exit');
+    expect((await shell.run('greet', { definitions })).output).toBe('hi 1\n');
+    expect((await shell.run('greet; echo $sent')).output).toBe('hi 1\n1\n');
+  });
+
   it('a fork bomb is contained, and a new sandbox is clean', async () => {
     const { shell } = await openShell({ timeoutMs: 5_000 });
     const bomb = await shell.run(':(){ :|:& };:');

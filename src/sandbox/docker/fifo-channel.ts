@@ -51,21 +51,38 @@ export function execLauncher(container: Docker.Container): Launcher {
   };
 }
 
+/** Arguments longer than this go to the launching shell once, as variables (see {@link shellLauncher}). */
+const LONG_ARGUMENT = 256;
+
 /**
  * A shell of the harness's own already in the sandbox starts the process, in a process
  * group of its own and with none of the shell's descriptors: no engine round trip, no
  * runtime exec and no host process (each costs milliseconds of CPU), and the same limits,
- * since it is in the container.
+ * since it is in the container. A long argument (a shell's script) is sent to the launching
+ * shell once, as a variable, not with every start (see ShellRunOptions.definitions).
  */
 export function shellLauncher(shell: ShellSession): Launcher {
+  const variables = new Map<string, { name: string; definition: string }>();
+  const word = (arg: string): { text: string; definition?: string } => {
+    if (arg.length <= LONG_ARGUMENT) return { text: shellQuote(arg) };
+    let variable = variables.get(arg);
+    if (!variable) {
+      const name = `__ic_arg${variables.size}`;
+      variable = { name, definition: `${name}=${shellQuote(arg)}` };
+      variables.set(arg, variable);
+    }
+    return { text: `"$${variable.name}"`, definition: variable.definition };
+  };
   return {
     async launch(argv, options, pipes) {
+      const words = argv.map(word);
       // Assignments before the command and redirections done by the forked shell: no env, no sh.
       // Job control on for the start only: the process gets a process group of its own (so
       // its `kill 0` cannot reach this shell) without a setsid process (one exec fewer).
       const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)} `).join('');
-      const start = `set -m; ${env}${argv.map(shellQuote).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown; set +m`;
-      const result = await shell.run(`cd ${shellQuote(options.workdir ?? '/')} && { ${start}; }`, { timeoutMs: 10_000 });
+      const start = `set -m; ${env}${words.map((w) => w.text).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown; set +m`;
+      const definitions = words.flatMap((w) => (w.definition ? [w.definition] : []));
+      const result = await shell.run(`cd ${shellQuote(options.workdir ?? '/')} && { ${start}; }`, { timeoutMs: 10_000, definitions });
       if (result.exitCode !== 0) throw new Error(`launching ${argv.at(-1)} failed: ${result.output.slice(0, 500)}`);
     },
   };

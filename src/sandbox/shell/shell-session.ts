@@ -41,6 +41,17 @@ function resolveOptions(input: Partial<ShellSessionOptions>): ShellSessionOption
   return options;
 }
 
+/** {@link RunOptions} of a shell session. */
+export interface ShellRunOptions extends RunOptions {
+  /**
+   * Shell code the command needs in place first (function definitions, variables), sent
+   * once per shell process: ahead of the first command that names it, and again after the
+   * shell is respawned. Bash parses a long text at ~0.4 µs a character, so a harness
+   * script sent with every command would cost more than the command.
+   */
+  definitions?: readonly string[];
+}
+
 type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit';
 
 /** The command in flight, or the start-up banner (seq 0). */
@@ -100,6 +111,8 @@ export class ShellSession implements CommandRunner {
   private lastOomKills = 0;
   private currentCwd = '/';
   private queue: Promise<unknown> = Promise.resolve();
+  /** The definitions the current shell process has (see {@link ShellRunOptions.definitions}). */
+  private defined = new Set<string>();
   private readonly options: ShellSessionOptions;
 
   private constructor(private readonly sandbox: Sandbox, options: Partial<ShellSessionOptions>) {
@@ -128,13 +141,13 @@ export class ShellSession implements CommandRunner {
    * Runs `command` and returns its result. Calls made while one runs wait their turn (a
    * control shell serves the scorer, the restorer and the launcher).
    */
-  run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+  run(command: string, options: ShellRunOptions = {}): Promise<CommandResult> {
     const result = this.queue.then(() => this.runNow(command, options));
     this.queue = result.catch(() => undefined);
     return result;
   }
 
-  private async runNow(command: string, options: RunOptions): Promise<CommandResult> {
+  private async runNow(command: string, options: ShellRunOptions): Promise<CommandResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const started = performance.now();
     const events: CommandEvent[] = [];
@@ -142,9 +155,11 @@ export class ShellSession implements CommandRunner {
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'found-dead', cwd: this.currentCwd });
     }
+    const missing = (options.definitions ?? []).filter((definition) => !this.defined.has(definition));
+    for (const definition of missing) this.defined.add(definition);
     const pending = new PendingCommand(++this.seq);
     this.pending = pending;
-    this.process!.write(encodeCommand(pending.seq, command));
+    this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command));
 
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
@@ -237,6 +252,7 @@ export class ShellSession implements CommandRunner {
   private async spawn(): Promise<ShellMarker> {
     this.process?.close();
     this.alive = false;
+    this.defined = new Set();
     this.nonce = randomBytes(8).toString('hex');
     this.markerStart = Buffer.from(`\x1e${this.nonce} `);
     this.markerEnd = Buffer.from(`\x1f${this.nonce}\n`);
