@@ -20,6 +20,9 @@ export interface WorkspacePoolOptions {
   restore?: (workspace: Workspace) => Promise<boolean>;
 }
 
+/** How long after its creation or restore a workspace is handed out without a liveness round trip. */
+const JUST_CLEANED_MS = 1_000;
+
 const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3 };
 
 /** @throws ConfigError naming the bad option. */
@@ -69,6 +72,8 @@ export class WorkspacePool implements WorkspaceSource {
   private readonly dirty = new WeakSet<Workspace>();
   private readonly background = new Set<Promise<unknown>>();
   private readonly lent = new Set<Workspace>();
+  /** When each workspace was last made or cleaned (performance.now()). */
+  private readonly cleanedAt = new WeakMap<Workspace, number>();
   private consecutiveFailures = 0;
   private failure: SandboxError | undefined;
   private rejectFailed: ((error: SandboxError) => void) | undefined;
@@ -90,6 +95,7 @@ export class WorkspacePool implements WorkspaceSource {
             const workspace = await factory.create();
             this.consecutiveFailures = 0;
             this.counters.created += 1;
+            this.cleanedAt.set(workspace, performance.now());
             return workspace;
           } catch (error) {
             this.onCreateFailure(error);
@@ -101,7 +107,7 @@ export class WorkspacePool implements WorkspaceSource {
           await factory.destroy(workspace).catch(() => undefined);
         },
         validate: async (workspace) => {
-          const ok = !this.dirty.has(workspace) && (await this.answers(workspace));
+          const ok = !this.dirty.has(workspace) && (this.justCleaned(workspace) || (await this.answers(workspace)));
           if (!ok) this.counters.rejectedOnBorrow += 1;
           return ok;
         },
@@ -130,6 +136,17 @@ export class WorkspacePool implements WorkspaceSource {
     // clients (its queue is not public API; checked against generic-pool 3.9) so it stops.
     const queue = (this.pool as unknown as { _waitingClientsQueue?: { length: number; dequeue(): { reject(e: Error): void } | undefined } })._waitingClientsQueue;
     while (queue && queue.length > 0) queue.dequeue()?.reject(this.failure);
+  }
+
+  /**
+   * Made or cleaned within the last {@link JUST_CLEANED_MS} and its control shell has not
+   * exited (a sandbox that dies closes its shells' streams, which marks them dead): that
+   * proves it alive as well as a round trip would have then, without the round trip. The
+   * moment after either check, a sandbox may still die; its episode then ends truncated.
+   */
+  private justCleaned(workspace: Workspace): boolean {
+    const at = this.cleanedAt.get(workspace);
+    return at !== undefined && performance.now() - at < JUST_CLEANED_MS && workspace.control.isAlive;
   }
 
   /**
@@ -164,6 +181,7 @@ export class WorkspacePool implements WorkspaceSource {
         if (clean) {
           this.dirty.delete(workspace);
           this.counters.restored += 1;
+          this.cleanedAt.set(workspace, performance.now());
           await this.pool.release(workspace);
           return;
         }

@@ -11,6 +11,7 @@ import { VecEnv } from '../../src/vec/vec-env.js';
 
 function scriptedFactory(options: { failFirst?: number; failAlways?: boolean } = {}) {
   let made = 0;
+  let runs = 0;
   const alive = new Map<Workspace, boolean>();
   const destroyed: Workspace[] = [];
   const factory: WorkspaceFactory = {
@@ -19,10 +20,18 @@ function scriptedFactory(options: { failFirst?: number; failAlways?: boolean } =
       if (options.failAlways || made <= (options.failFirst ?? 0)) throw new SandboxError('SANDBOX_UNAVAILABLE', `image broken (attempt ${made})`);
       const id = made;
       const run = async (): Promise<CommandResult> => {
+        runs += 1;
         if (!alive.get(workspace)) throw new SandboxError('SANDBOX_LOST', `sandbox ${id} is gone`);
         return { output: '', exitCode: 0, timedOut: false, outputBytes: 0, durationMs: 0, cwd: '/', events: [] } as unknown as CommandResult;
       };
-      const runner = { run, cwd: '/', close() {} };
+      const runner = {
+        run,
+        cwd: '/',
+        close() {},
+        get isAlive() {
+          return alive.get(workspace);
+        },
+      };
       const workspace = { sandbox: { id: String(id) }, runner, control: runner } as unknown as Workspace;
       alive.set(workspace, true);
       return workspace;
@@ -35,7 +44,7 @@ function scriptedFactory(options: { failFirst?: number; failAlways?: boolean } =
       destroyed.push(workspace);
     },
   };
-  return { factory, alive, destroyed, made: () => made };
+  return { factory, alive, destroyed, made: () => made, runs: () => runs };
 }
 
 describe('WorkspacePool', () => {
@@ -66,6 +75,22 @@ describe('WorkspacePool', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(await pool.acquire()).toBe(a);
     expect(pool.stats().restored).toBe(1);
+    await pool.close();
+  });
+
+  it('hands out a workspace just made or restored without a liveness round trip, and checks an older one', async () => {
+    const { factory, runs } = scriptedFactory();
+    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => true });
+    const a = await pool.acquire();
+    expect(runs()).toBe(0);
+    pool.release(a);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await pool.acquire()).toBe(a);
+    expect(runs()).toBe(0);
+    pool.release(a);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(await pool.acquire()).toBe(a);
+    expect(runs()).toBe(1);
     await pool.close();
   });
 
