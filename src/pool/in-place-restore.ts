@@ -185,8 +185,7 @@ export class InPlaceRestorer {
 
     const template = await this.templateWorkspace();
     const changes = await sandbox.changes(template.sandbox);
-    const added = changes.filter((c) => c.kind === 'added').map((c) => c.path);
-    const outermostAdded = added.filter((p) => !added.some((q) => q !== p && p.startsWith(`${q}/`)));
+    const outermostAdded = outermost(changes.filter((c) => c.kind === 'added').map((c) => c.path));
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);
     const modified = changes.filter((c) => c.kind === 'modified').map((c) => c.path);
 
@@ -207,6 +206,26 @@ export class InPlaceRestorer {
     const template = await this.template?.catch(() => undefined);
     if (template) await this.factory.destroy(template);
   }
+}
+
+/**
+ * `items` sorted by their paths component-wise ("a/b" before "a-b"), so a directory's
+ * subtree is contiguous and follows the directory.
+ */
+function byComponents<T>(items: Iterable<T>, pathOf: (item: T) => string): T[] {
+  const keyed = [...items].map((item) => ({ key: pathOf(item).replaceAll('/', '\u0000'), item }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map(({ item }) => item);
+}
+
+/** The paths not inside another of `paths` (n log n: an episode may add a hundred thousand files). */
+function outermost(paths: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (const path of byComponents(paths, (p) => p)) {
+    const last = kept.at(-1);
+    if (last === undefined || !path.startsWith(`${last}/`)) kept.push(path);
+  }
+  return kept;
 }
 
 async function readTar(archive: Buffer): Promise<Entry[]> {
@@ -235,9 +254,7 @@ async function readTar(archive: Buffer): Promise<Entry[]> {
  */
 async function writeTar(entries: readonly Entry[]): Promise<Buffer> {
   const byName = new Map(entries.map((entry) => [entry.header.name.replace(/\/$/, ''), entry]));
-  // Component-wise order ("a/b" before "a-b"): a directory's subtree is not split.
-  const key = (name: string) => name.replaceAll('/', '\u0000');
-  const ordered = [...byName].sort(([a], [b]) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).map(([, entry]) => entry);
+  const ordered = byComponents(byName, ([name]) => name).map(([, entry]) => entry);
   const pack = tarPack();
   const chunks: Buffer[] = [];
   pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));

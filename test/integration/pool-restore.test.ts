@@ -44,6 +44,7 @@ const DESTRUCTIVE = [
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
   'rm -rf /testbed/docs && mkdir /testbed/docs && echo new > /testbed/docs/only.md',
   'rm -f /etc/issue && mkdir -p /etc/issue/sub && echo x > /etc/issue/sub/f',
+  'mkdir -p /opt/a/b /opt/a-b && touch /opt/a/b/f /opt/a-b/g; mkdir /tmp/many && (cd /tmp/many && seq 20000 | xargs touch)',
   '(sleep 1000 &) ; nohup sleep 999 >/dev/null 2>&1 &',
 ].join('\n');
 
