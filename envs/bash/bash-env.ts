@@ -11,6 +11,7 @@ import { GoldCache } from './gold-cache.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
 import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
+import type { Workspace } from '../../src/pool/types.js';
 import { intercodeReset, type ResetMode } from './intercode-reset.js';
 
 /**
@@ -129,40 +130,34 @@ export class BashEnv extends SandboxEnv {
     return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run);
   }
 
-  /** Runs the gold command in a fresh sandbox set up like the agent's (`intercode` reset mode: in the env's gold sandbox, reset first). */
+  /**
+   * Runs the gold command in a new sandbox set up like the agent's, removed afterwards
+   * (`intercode` reset mode: in the env's gold sandbox, reset first).
+   */
   private async runGold(gold: string): Promise<BashOutcome> {
     if (this.goldWorkspace) {
       const workspace = await this.goldWorkspace.acquire();
       try {
-        return await goldOutcome(workspace.runner, new FileProbe(workspace.control), gold, this.config.hashMode);
+        return await this.goldOutcomeIn(workspace, gold);
       } finally {
         this.goldWorkspace.release(workspace);
       }
     }
-    const sandbox = await this.config.runtime.create(this.config.spec);
+    const factory = this.workspaceFactory();
+    const workspace = await factory.create();
     try {
-      const runner = await this.openRunner(sandbox);
-      const observation = renderObservation(await runner.run(gold));
-      runner.close();
-      const probe = await FileProbe.open(sandbox);
-      try {
-        return await probedOutcome(observation, probe, this.config.hashMode);
-      } finally {
-        probe.close();
-      }
+      return await this.goldOutcomeIn(workspace, gold);
     } finally {
-      await sandbox.destroy();
+      await factory.destroy(workspace);
     }
   }
-}
 
-/** Runs `gold` through `runner`, then reads what it changed through `probe`. */
-async function goldOutcome(runner: CommandRunner, probe: FileProbe, gold: string, hashMode: HashMode): Promise<BashOutcome> {
-  return probedOutcome(renderObservation(await runner.run(gold)), probe, hashMode);
-}
-
-async function probedOutcome(observation: string, probe: FileProbe, hashMode: HashMode): Promise<BashOutcome> {
-  const changes = await probe.changes();
-  const added = changes.filter(isAddition).map(([path]) => path);
-  return { observation, changes, hashes: await probe.hashes(added, hashMode) };
+  /** Runs `gold` through the workspace's runner, then reads what it changed through its control shell. */
+  private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<BashOutcome> {
+    const observation = renderObservation(await workspace.runner.run(gold));
+    const probe = new FileProbe(workspace.control);
+    const changes = await probe.changes();
+    const added = changes.filter(isAddition).map(([path]) => path);
+    return { observation, changes, hashes: await probe.hashes(added, this.config.hashMode) };
+  }
 }

@@ -144,26 +144,26 @@ export class FifoChannel {
     return channel;
   }
 
-  /** A pair of new FIFOs in `shared/`, under a name never used before. */
+  /** A pair of new FIFOs in `shared/`, under a name never used before (nor seen by the sandbox while it was spare). */
   async takePipes(): Promise<FifoPair> {
     while (this.spares.length === 0) {
       this.making ??= this.makeSpares().finally(() => (this.making = undefined));
       await this.making;
     }
-    const spare = this.spares.pop()!;
-    const name = randomBytes(6).toString('hex');
+    const name = this.spares.pop()!;
     const pair: FifoPair = {
       host: { in: join(this.shared, `${name}.in`), out: join(this.shared, `${name}.out`) },
       sandbox: { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out` },
     };
-    renameSync(join(this.spareDir, `${spare}.in`), pair.host.in);
-    renameSync(join(this.spareDir, `${spare}.out`), pair.host.out);
+    renameSync(join(this.spareDir, `${name}.in`), pair.host.in);
+    renameSync(join(this.spareDir, `${name}.out`), pair.host.out);
     return pair;
   }
 
   private async makeSpares(): Promise<void> {
     const count = this.batches++ === 0 ? FIFO_BATCHES.first : FIFO_BATCHES.next;
-    const names = Array.from({ length: count }, (_, i) => `${randomBytes(4).toString('hex')}-${i}`);
+    const batch = randomBytes(6).toString('hex');
+    const names = Array.from({ length: count }, (_, i) => `${batch}-${i}`);
     await execFileAsync('mkfifo', ['-m', '600', ...names.flatMap((n) => [join(this.spareDir, `${n}.in`), join(this.spareDir, `${n}.out`)])]);
     this.spares.push(...names);
   }
@@ -200,15 +200,16 @@ export class FifoProcess implements AttachedProcess {
   private constructor(
     private readonly input: Socket,
     private readonly output: Socket,
-    private readonly names: readonly string[],
+    private names: readonly string[],
   ) {}
 
   /**
    * Once the sandbox side has both ends open the names are no longer needed. Synchronous
-   * (two unlinks), so they are gone before anyone sees the process's first output.
+   * (two unlinks), so they are gone before anyone sees the process's first output. Once only.
    */
   private unlinkNames(): void {
     for (const name of this.names) rmSync(name, { force: true });
+    this.names = [];
   }
 
   /**

@@ -52,6 +52,8 @@ export interface ShellRunOptions extends RunOptions {
   definitions?: readonly string[];
 }
 
+const NO_DEFINITIONS: readonly string[] = [];
+
 type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit';
 
 /** The command in flight, or the start-up banner (seq 0). */
@@ -155,7 +157,7 @@ export class ShellSession implements CommandRunner {
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'found-dead', cwd: this.currentCwd });
     }
-    const missing = (options.definitions ?? []).filter((definition) => !this.defined.has(definition));
+    const missing = options.definitions?.filter((definition) => !this.defined.has(definition)) ?? NO_DEFINITIONS;
     for (const definition of missing) this.defined.add(definition);
     const pending = new PendingCommand(++this.seq);
     this.pending = pending;
