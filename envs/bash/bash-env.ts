@@ -12,7 +12,8 @@ import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileCh
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
 import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
 import type { Workspace } from '../../src/pool/types.js';
-import { intercodeReset, type ResetMode } from './intercode-reset.js';
+import { intercodeFreshTestbed, intercodeReset, type ResetMode } from './intercode-reset.js';
+import { comparedGoldOutput, type ComparedGoldOutput } from './compared-gold-output.js';
 
 /**
  * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
@@ -36,6 +37,8 @@ export interface BashEnvConfig extends SandboxEnvConfig {
   workers?: CpuWorkers;
   /** How episodes and gold runs start (default `exact`; see {@link ResetMode}). */
   reset?: ResetMode;
+  /** Which part of the gold output the answer term compares (default `full`; see {@link ComparedGoldOutput}). */
+  comparedGoldOutput?: ComparedGoldOutput;
 }
 
 /** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
@@ -59,8 +62,8 @@ export class BashEnv extends SandboxEnv {
     // A gold run's outcome then depends on what earlier ones left in the gold sandbox: never cached.
     this.goldCache = keep || config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
     if (keep) {
-      this.useWorkspaces(new KeptWorkspace(this.workspaceFactory(), intercodeReset), { own: true });
-      this.goldWorkspace = new KeptWorkspace(this.workspaceFactory(), intercodeReset);
+      this.useWorkspaces(new KeptWorkspace(this.workspaceFactory(), intercodeReset, intercodeFreshTestbed), { own: true });
+      this.goldWorkspace = new KeptWorkspace(this.workspaceFactory(), intercodeReset, intercodeFreshTestbed);
     }
   }
 
@@ -85,7 +88,8 @@ export class BashEnv extends SandboxEnv {
   }
 
   protected async score(episode: EpisodeState): Promise<Score> {
-    const { outcome: gold, cached } = await this.goldOutcome(episode.task);
+    const { outcome, cached } = await this.goldOutcome(episode.task);
+    const gold = { ...outcome, observation: comparedGoldOutput(outcome.observation, episode.lastObservation, this.config.comparedGoldOutput ?? 'full') };
     const probe = new FileProbe(episode.control);
     const changes = await this.episodeChanges(episode, probe);
     const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);

@@ -6,6 +6,8 @@ import { createBashEnvs } from './index.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
 import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
+import { detectComparedGoldOutput, parseComparedGoldOutput, type ComparedGoldOutput } from './compared-gold-output.js';
+import type { RecordedEpisode } from '../../src/trajectory/index.js';
 
 interface BashFlags extends CommonEnvFlags {
   testbed?: string;
@@ -15,6 +17,7 @@ interface BashFlags extends CommonEnvFlags {
   shell?: string;
   goldCache?: boolean;
   reset?: string;
+  evalObs?: string;
   tool?: boolean;
 }
 
@@ -36,10 +39,26 @@ export function chooseResetMode(value: string | undefined, purpose: CliPurpose):
   return parseResetMode(value ?? (purpose === 'replay' ? 'intercode' : 'exact'));
 }
 
+/**
+ * The `--eval-obs` value, checked; without one, what a replayed recording's own logs show
+ * (see {@link detectComparedGoldOutput}), else `full`.
+ * @throws ConfigError for an unknown mode.
+ */
+export function chooseComparedGoldOutput(value: string | undefined, recording: readonly RecordedEpisode[] | undefined, log: (line: string) => void): ComparedGoldOutput {
+  if (value !== undefined) return parseComparedGoldOutput(value);
+  if (!recording) return 'full';
+  const { mode, cut, longer } = detectComparedGoldOutput(recording);
+  log(
+    `gold output compared: ${mode} (detected from the recording: ${cut} episode(s) log a gold output cut to the agent output's length, ` +
+      `${longer} a longer one; --eval-obs overrides)`,
+  );
+  return mode;
+}
+
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
-  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'reset'],
+  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'reset', 'evalObs'],
   addFlags(command: Command): void {
     command
       .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
@@ -53,15 +72,21 @@ export const bashCli: EnvCli = {
         'bash: how episodes start, exact (a sandbox as the image made it; default for play/run/eval) or intercode (as InterCode, default for ' +
           'replay: each env keeps one agent and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored ' +
           'paths such as /root keep state, empty folders and /tmp vanish, and golds are never cached)',
+      )
+      .option(
+        '--eval-obs <mode>',
+        "bash: the gold output the answer term compares, full (default) or tail (its last n characters, n the length of the agent's output, " +
+          "as the scoring behind InterCode's recorded Try Again fs-1 and fs-3 logs did); replay detects it from the recording",
       );
   },
-  async createEnvs(flags: BashFlags, count: number, { purpose, log, engines }: CreateEnvsOptions) {
+  async createEnvs(flags: BashFlags, count: number, { purpose, log, engines, recording }: CreateEnvsOptions) {
     const exec = flags.exec ?? (purpose === 'replay' ? 'intercode' : 'session');
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
     const base = chooseBashBase(flags.base, purpose);
     const reset = chooseResetMode(flags.reset, purpose);
+    const comparedGoldOutput = chooseComparedGoldOutput(flags.evalObs, recording, log);
     const timeout = timeoutMs(flags.timeout);
     return createBashEnvs(
       {
@@ -72,6 +97,7 @@ export const bashCli: EnvCli = {
         hashMode: hash,
         goldCache: flags.goldCache ?? true,
         reset,
+        comparedGoldOutput,
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
         ...(flags.shell ? { intercodeShell: flags.shell } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),

@@ -10,10 +10,12 @@ import type { HashMode } from './file-probe.js';
 import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
 import { bashTestbedRecipe, type BashBase } from './images.js';
 import type { ResetMode } from './intercode-reset.js';
+import type { ComparedGoldOutput } from './compared-gold-output.js';
 
 export { BashEnv, type ExecMode } from './bash-env.js';
 export { GoldCache } from './gold-cache.js';
 export { parseResetMode, RESET_MODES, INTERCODE_RESET_SCRIPT, type ResetMode } from './intercode-reset.js';
+export { parseComparedGoldOutput, detectComparedGoldOutput, COMPARED_GOLD_OUTPUTS, type ComparedGoldOutput } from './compared-gold-output.js';
 export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
 export { bashTestbedRecipe, bashRuntimeRecipe, parseBashBase, BASH_BASES, BUILTIN_TESTBED, type BashBase } from './images.js';
 
@@ -32,6 +34,8 @@ export interface BashEnvOptions {
   goldCache: boolean | GoldCache;
   /** How episodes start: `exact` (default) or InterCode's git-based `intercode` lifecycle (see {@link ResetMode}). */
   reset: ResetMode;
+  /** Which part of the gold output the answer term compares: `full` (default) or `tail` (see {@link ComparedGoldOutput}). */
+  comparedGoldOutput: ComparedGoldOutput;
   shell: Partial<ShellSessionOptions>;
   /** InterCode's shell for `intercode` exec mode: /bin/bash, or /bin/sh for its fs-0 image. */
   intercodeShell: string;
@@ -57,6 +61,7 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
     hashMode: options.hashMode ?? 'intercode',
     goldCache: options.goldCache ?? true,
     reset: options.reset ?? 'exact',
+    comparedGoldOutput: options.comparedGoldOutput ?? 'full',
     ...(options.shell ? { shell: options.shell } : {}),
     ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),
     ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),

@@ -3,6 +3,7 @@ import type { Task } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import type { EngineSet } from '../sandbox/multi/engine-set.js';
+import type { RecordedEpisode } from '../trajectory/index.js';
 import { addEngineFlag, type EngineFlags } from './engine-flag.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
@@ -21,6 +22,8 @@ export interface CreateEnvsOptions {
   log: (line: string) => void;
   /** The engines the command's `--engine` flags name (see {@link commandEngines}): every env of the command shares them. */
   engines: EngineSet;
+  /** `replay`: the recorded episodes, for envs that read how the recording was scored from its logs. */
+  recording?: readonly RecordedEpisode[];
 }
 
 /**

@@ -67,7 +67,7 @@ export function registerReplayCommand(program: Command): void {
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines });
+    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {

@@ -11,7 +11,8 @@ export type WorkspaceReset = (workspace: Workspace) => Promise<void>;
 /**
  * One workspace kept for the source's whole life and lent to one borrower at a time:
  * every `acquire` runs `reset` on it first (also the first time, as InterCode reset its
- * containers before every episode) and gives it a new agent runner. Unlike the other
+ * containers before every episode) and gives it a new agent runner; a new workspace
+ * first gets `prepare`, once. Unlike the other
  * sources it does NOT promise a clean workspace — only what `reset` restores — which is
  * the point: it reproduces environments whose episodes saw state earlier ones left.
  * A workspace whose sandbox was lost is replaced by a new one (its history is lost with it).
@@ -22,9 +23,14 @@ export class KeptWorkspace implements WorkspaceSource {
   /** The runner the workspace was created with: fresh, so the first loan uses it. */
   private runnerFresh = false;
 
+  /**
+   * @param prepare runs once on each new workspace, before its first reset (e.g. to make it
+   *   look as InterCode's container looked when its run began).
+   */
   constructor(
     private readonly factory: WorkspaceFactory,
     private readonly reset: WorkspaceReset,
+    private readonly prepare?: WorkspaceReset,
   ) {}
 
   /** @throws EnvStateError while the workspace is lent; SandboxError when no sandbox can be made or reset. */
@@ -70,6 +76,7 @@ export class KeptWorkspace implements WorkspaceSource {
     }
     const workspace = await this.factory.create();
     try {
+      await this.prepare?.(workspace);
       await this.reset(workspace);
     } catch (error) {
       await this.factory.destroy(workspace).catch(() => undefined);

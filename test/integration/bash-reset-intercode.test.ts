@@ -2,9 +2,12 @@
  * The bash env's `intercode` reset mode against the default in real sandboxes: state in a
  * git-ignored folder (/root) carries over to the next episode, tracked files are restored,
  * untracked ones and empty folders (/tmp) are gone; the gold runs in a kept sandbox whose
- * /root keeps what earlier gold runs wrote. The default mode shows none of it.
+ * /root keeps what earlier gold runs wrote; the testbed's files look as freshly written as
+ * InterCode's did at the start of its runs, except those dated on purpose. The default mode
+ * shows none of it.
  */
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { pack } from 'tar-stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnv, type BashEnvOptions } from '../../envs/bash/index.js';
@@ -114,5 +117,34 @@ describe.skipIf(skipWithoutEngine(engine, 'bash --reset intercode'))('bash env r
     expect((await testContainers(docker, testRun)).length - before).toBe(2);
     await env.close();
     expect((await testContainers(docker, testRun)).length).toBe(before);
+  });
+
+  it('intercode: testbed files written with the tree look minutes old, on both sides; files dated on purpose keep their dates', async () => {
+    const docker = requireEngine(engine);
+    const written = Math.floor(Date.now() / 1000) - 3 * 3600;
+    const tar = pack();
+    tar.entry({ name: 'tb/', type: 'directory', mtime: new Date(written * 1000) });
+    tar.entry({ name: 'tb/setup.txt', mtime: new Date((written - 60) * 1000) }, 'written by the setup\n');
+    tar.entry({ name: 'tb/later.txt', mtime: new Date(written * 1000) }, 'a minute later\n');
+    tar.entry({ name: 'tb/old.txt', mtime: new Date('2023-05-31T23:59:00Z') }, 'dated on purpose\n');
+    tar.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of tar) chunks.push(chunk as Buffer);
+    const tarPath = join(dataDir, 'dated.tar');
+    await writeFile(tarPath, Buffer.concat(chunks));
+    await bashTestbedImage(docker, tarPath);
+    const tasks = join(dataDir, 'dated-tasks.json');
+    await writeFile(tasks, JSON.stringify([{ query: 'Which files in /tb changed in the last hour?', gold: 'find /tb -cmin -60 -type f | sort' }]));
+    const probe = 'find /tb -mmin -60 | sort; find /tb -amin -60 -type f | wc -l; date -u -r /tb/old.txt +%F; echo $(( $(stat -c %Y /tb/later.txt) - $(stat -c %Y /tb/setup.txt) ))';
+
+    const fresh = await newEnv({ reset: 'intercode', data: tasks, testbed: tarPath });
+    await fresh.reset({ task: 0 });
+    expect((await fresh.step(probe)).observation).toBe('/tb\n/tb/later.txt\n/tb/setup.txt\n3\n2023-05-31\n60\n');
+    const score = await fresh.peekScore();
+    expect(score.details?.eval_obs).toBe('/tb/later.txt\n/tb/old.txt\n/tb/setup.txt\n');
+
+    const exact = await newEnv({ data: tasks, testbed: tarPath });
+    await exact.reset({ task: 0 });
+    expect((await exact.step(probe)).observation).toBe('0\n2023-05-31\n60\n');
   });
 });

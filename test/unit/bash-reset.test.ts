@@ -52,6 +52,28 @@ describe('KeptWorkspace', () => {
     expect(events).toEqual(['create s1', 'reset s1', 'close r1', 'reset s1', 'open r2 in s1', 'close r2', 'destroy s1']);
   });
 
+  it('prepares each new sandbox once, before its first reset; a sandbox that fails to prepare is removed', async () => {
+    const { factory, events } = recordingFactory();
+    let failNext = true;
+    const source = new KeptWorkspace(
+      factory,
+      async (w) => void events.push(`reset ${w.sandbox.id}`),
+      async (w) => {
+        events.push(`prepare ${w.sandbox.id}`);
+        if (failNext) {
+          failNext = false;
+          throw new SandboxError('SANDBOX_UNAVAILABLE', 'cannot date the testbed');
+        }
+      },
+    );
+    await expect(source.acquire()).rejects.toThrow(/cannot date the testbed/);
+    const first = await source.acquire();
+    source.release(first);
+    source.release(await source.acquire());
+    await source.close();
+    expect(events).toEqual(['create s1', 'prepare s1', 'destroy s1', 'create s2', 'prepare s2', 'reset s2', 'close r2', 'reset s2', 'open r3 in s2', 'close r3', 'destroy s2']);
+  });
+
   it('refuses a second borrower while the workspace is lent', async () => {
     const { factory } = recordingFactory();
     const source = new KeptWorkspace(factory, async () => undefined);
