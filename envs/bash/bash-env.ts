@@ -14,6 +14,7 @@ import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
 import type { Workspace } from '../../src/pool/types.js';
 import { intercodeFreshTestbed, intercodeReset, type ResetMode } from './intercode-reset.js';
 import { comparedGoldOutput, type ComparedGoldOutput } from './compared-gold-output.js';
+import type { TestbedTree } from './images.js';
 
 /**
  * How actions run. `session`: a persistent bash per episode (cwd, variables, functions
@@ -37,6 +38,8 @@ export interface BashEnvConfig extends SandboxEnvConfig {
   workers?: CpuWorkers;
   /** How episodes and gold runs start (default `exact`; see {@link ResetMode}). */
   reset?: ResetMode;
+  /** `intercode` reset mode: the testbed tree to date as freshly written in each new sandbox (none: nothing to date). */
+  testbedTree?: TestbedTree;
   /** Which part of the gold output the answer term compares (default `full`; see {@link ComparedGoldOutput}). */
   comparedGoldOutput?: ComparedGoldOutput;
 }
@@ -62,8 +65,9 @@ export class BashEnv extends SandboxEnv {
     // A gold run's outcome then depends on what earlier ones left in the gold sandbox: never cached.
     this.goldCache = keep || config.goldCache === false ? undefined : config.goldCache === true ? new GoldCache() : config.goldCache;
     if (keep) {
-      this.useWorkspaces(new KeptWorkspace(this.workspaceFactory(), intercodeReset, intercodeFreshTestbed), { own: true });
-      this.goldWorkspace = new KeptWorkspace(this.workspaceFactory(), intercodeReset, intercodeFreshTestbed);
+      const prepare = config.testbedTree ? intercodeFreshTestbed(config.testbedTree) : undefined;
+      this.useWorkspaces(new KeptWorkspace(this.workspaceFactory(), intercodeReset, prepare), { own: true });
+      this.goldWorkspace = new KeptWorkspace(this.workspaceFactory(), intercodeReset, prepare);
     }
   }
 

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
+import { extract } from 'tar-stream';
 import { UBUNTU_JAMMY } from '../../src/images/base-images.js';
 import type { ImageRecipe } from '../../src/images/recipe.js';
-import { directoryEntries, packEntries } from '../../src/images/tar.js';
+import { directoryEntries, FIXED_MTIME, packEntries } from '../../src/images/tar.js';
 import { ConfigError } from '../../src/errors.js';
 
 import { packagePath } from '../../src/package-path.js';
@@ -50,3 +51,37 @@ export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base:
 }
 
 const TESTBED_ADD = /^ADD testbed\.tar \/\n/m;
+
+/** Where a testbed lands at / and when it was written: what `--reset intercode` re-dates (see INTERCODE_FRESH_TESTBED_SCRIPT). */
+export interface TestbedTree {
+  /** Its top-level entries at / (e.g. `workspace`, `backup`). */
+  roots: string[];
+  /** Its newest modification time, in seconds since the epoch. */
+  newest: number;
+}
+
+/**
+ * The tree a `--testbed` value puts at /: a tarball's top-level entries and newest time, or
+ * `/testbed` at the fixed time of a packed directory; undefined for `none` or an empty tarball.
+ */
+export async function testbedTree(testbed: string = BUILTIN_TESTBED): Promise<TestbedTree | undefined> {
+  if (testbed === 'none') return undefined;
+  if ((await stat(testbed)).isDirectory()) return { roots: ['testbed'], newest: FIXED_MTIME.getTime() / 1000 };
+  const roots = new Set<string>();
+  let newest = -Infinity;
+  const reader = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    reader.on('entry', (header, stream, next) => {
+      const root = header.name.replace(/^(\.?\/)+/, '').split('/')[0];
+      if (root && root !== '.') roots.add(root);
+      if (header.mtime) newest = Math.max(newest, Math.floor(header.mtime.getTime() / 1000));
+      stream.on('end', next);
+      stream.resume();
+    });
+    reader.on('finish', resolve);
+    reader.on('error', reject);
+  });
+  reader.end(await readFile(testbed));
+  await done;
+  return roots.size > 0 ? { roots: [...roots].sort(), newest } : undefined;
+}

@@ -8,7 +8,7 @@ import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../..
 import { BashEnv, type ExecMode } from './bash-env.js';
 import type { HashMode } from './file-probe.js';
 import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
-import { bashTestbedRecipe, type BashBase } from './images.js';
+import { bashTestbedRecipe, testbedTree, type BashBase } from './images.js';
 import type { ResetMode } from './intercode-reset.js';
 import type { ComparedGoldOutput } from './compared-gold-output.js';
 
@@ -17,7 +17,7 @@ export { GoldCache } from './gold-cache.js';
 export { parseResetMode, RESET_MODES, INTERCODE_RESET_SCRIPT, type ResetMode } from './intercode-reset.js';
 export { parseComparedGoldOutput, detectComparedGoldOutput, COMPARED_GOLD_OUTPUTS, type ComparedGoldOutput } from './compared-gold-output.js';
 export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
-export { bashTestbedRecipe, bashRuntimeRecipe, parseBashBase, BASH_BASES, BUILTIN_TESTBED, type BashBase } from './images.js';
+export { bashTestbedRecipe, bashRuntimeRecipe, testbedTree, type TestbedTree, parseBashBase, BASH_BASES, BUILTIN_TESTBED, type BashBase } from './images.js';
 
 /** The project's own NL2Bash-style tasks over its own testbed. */
 export const BUILTIN_BASH_TASKS = packagePath('datasets', 'bash', 'tasks.json');
@@ -61,6 +61,7 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
     hashMode: options.hashMode ?? 'intercode',
     goldCache: options.goldCache ?? true,
     reset: options.reset ?? 'exact',
+    ...(options.reset === 'intercode' ? { testbedTree: await testbedTree(options.testbed) } : {}),
     comparedGoldOutput: options.comparedGoldOutput ?? 'full',
     ...(options.shell ? { shell: options.shell } : {}),
     ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),

@@ -1,6 +1,7 @@
 import { ConfigError, SandboxError } from '../../src/errors.js';
 import type { Workspace } from '../../src/pool/types.js';
 import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
+import type { TestbedTree } from './images.js';
 
 /**
  * How a bash episode starts. `exact`: a sandbox exactly as the image made it, every
@@ -29,18 +30,17 @@ export const INTERCODE_RESET_SCRIPT = 'git reset --hard; git clean -fd;';
  * InterCode built its image (its setup script writing the testbed) minutes before each
  * recorded run, so during the run the testbed was minutes old: `find -mmin -60`, `-cmin -60`
  * and `-amin -60` listed it. Ours carries the times of the tarball, or of an image built long
- * ago. This script, run once in each new `intercode` sandbox, dates the testbed (the paths
- * below git's tracked top-level entries, `/.gitignore` aside) as that build left it: what
- * was written with the tree (modified within an hour of its newest time) moves forward by
- * one offset, so the newest is a second old and the spacing is kept; what was dated on
- * purpose (e.g. 2023-05-31, by `touch -m`) keeps its modification time and gets the build's
- * access time; every change time becomes the present. Git's index is then refreshed.
+ * ago. This script, run once in each new `intercode` sandbox with the testbed's newest time
+ * and its top-level entries as arguments, dates the testbed as that build left it: what was
+ * written with the tree (modified within an hour of its newest time) moves forward by one
+ * offset, so the newest is a second old and the spacing is kept; what was dated on purpose
+ * (e.g. 2023-05-31, by `touch -m`) keeps its modification time and gets the build's access
+ * time; every change time becomes the present. Git's index is then refreshed.
  */
-export const INTERCODE_FRESH_TESTBED_SCRIPT = String.raw`cd / || exit 1
-newest=$(git ls-files -z -- ':!.gitignore' | xargs -0r stat -c %Y -- | sort -n | tail -n 1)
-[ -n "$newest" ] || exit 0
+export const INTERCODE_FRESH_TESTBED_SCRIPT = String.raw`newest=$1; shift
+cd / || exit 1
 offset=$(( $(date +%s) - 1 - newest ))
-git ls-files -z -- ':!.gitignore' | cut -z -d/ -f1 | sort -zu | xargs -0r -I{} find {} -printf '%Ts %p\0' |
+find "$@" -printf '%Ts %p\0' |
   while IFS= read -r -d '' entry; do
     modified=${'${entry%% *}'} path=${'${entry#* }'}
     if (( modified >= newest - 3600 )); then touch -h -d "@$(( modified + offset ))" -- "$path"
@@ -50,16 +50,19 @@ git update-index -q --refresh >/dev/null
 exit 0`;
 
 /**
- * Runs {@link INTERCODE_FRESH_TESTBED_SCRIPT} in a new workspace through its control shell.
- * @throws SandboxError SANDBOX_UNAVAILABLE when it fails.
+ * A workspace preparation that runs {@link INTERCODE_FRESH_TESTBED_SCRIPT} for `tree` through
+ * the workspace's control shell. @throws SandboxError SANDBOX_UNAVAILABLE when it fails.
  */
-export async function intercodeFreshTestbed(workspace: Workspace): Promise<void> {
-  const result = await workspace.control.run(`bash -c ${shellQuote(INTERCODE_FRESH_TESTBED_SCRIPT)}`);
-  if (result.exitCode !== 0) {
-    throw new SandboxError('SANDBOX_UNAVAILABLE', `dating the testbed as freshly written failed in ${workspace.sandbox.id}: ${result.output.slice(0, 500)}`, {
-      details: { sandbox: workspace.sandbox.id, exitCode: result.exitCode, output: result.output.slice(0, 2000) },
-    });
-  }
+export function intercodeFreshTestbed(tree: TestbedTree): (workspace: Workspace) => Promise<void> {
+  const command = ['bash', '-c', INTERCODE_FRESH_TESTBED_SCRIPT, 'bash', String(tree.newest), ...tree.roots.map((root) => `/${root}`)].map(shellQuote).join(' ');
+  return async (workspace) => {
+    const result = await workspace.control.run(command);
+    if (result.exitCode !== 0) {
+      throw new SandboxError('SANDBOX_UNAVAILABLE', `dating the testbed as freshly written failed in ${workspace.sandbox.id}: ${result.output.slice(0, 500)}`, {
+        details: { sandbox: workspace.sandbox.id, exitCode: result.exitCode, output: result.output.slice(0, 2000) },
+      });
+    }
+  };
 }
 
 /**
