@@ -31,15 +31,22 @@ export const INTERCODE_RESET_SCRIPT = 'git reset --hard; git clean -fd;';
  * recorded run, so during the run the testbed was minutes old: `find -mmin -60`, `-cmin -60`
  * and `-amin -60` listed it. Ours carries the times of the tarball, or of an image built long
  * ago. This script, run once in each new `intercode` sandbox with the testbed's newest time
- * and its top-level entries as arguments, dates the testbed as that build left it: what was
- * written with the tree (modified within an hour of its newest time) moves forward by one
- * offset, so the newest is a second old and the spacing is kept; what was dated on purpose
- * (e.g. 2023-05-31, by `touch -m`) keeps its modification time and gets the build's access
- * time; every change time becomes the present. Git's index is then refreshed.
+ * and its top-level entries as arguments, writes the testbed anew as that build did: each
+ * top-level folder is copied (`cp -a`, holes filled) and put in place of the original, so
+ * its folders are new ones, as git's and InterCode's were (a folder the sandbox's overlay
+ * copies up to change its times grows an extended-attribute block, which `du` counts); then
+ * what was written with the tree (modified within an hour of its newest time) moves forward
+ * by one offset, so the newest is a second old and the spacing is kept, and what was dated
+ * on purpose (e.g. 2023-05-31, by `touch -m`) keeps its modification time and gets the
+ * build's access time; every change time is the present. Git's index is then refreshed.
  */
 export const INTERCODE_FRESH_TESTBED_SCRIPT = String.raw`newest=$1; shift
 cd / || exit 1
 offset=$(( $(date +%s) - 1 - newest ))
+for root in "$@"; do
+  [ -d "$root" ] && [ ! -L "$root" ] || continue
+  cp -a --sparse=never -- "$root" "$root.intercode-ts-new" && rm -rf -- "$root" && mv -- "$root.intercode-ts-new" "$root" || exit 1
+done
 find "$@" -printf '%Ts %p\0' |
   while IFS= read -r -d '' entry; do
     modified=${'${entry%% *}'} path=${'${entry#* }'}

@@ -135,16 +135,19 @@ describe.skipIf(skipWithoutEngine(engine, 'bash --reset intercode'))('bash env r
     await bashTestbedImage(docker, tarPath);
     const tasks = join(dataDir, 'dated-tasks.json');
     await writeFile(tasks, JSON.stringify([{ query: 'Which files in /tb changed in the last hour?', gold: 'find /tb -cmin -60 -type f | sort' }]));
-    const probe = 'find /tb -mmin -60 | sort; find /tb -amin -60 -type f | wc -l; date -u -r /tb/old.txt +%F; echo $(( $(stat -c %Y /tb/later.txt) - $(stat -c %Y /tb/setup.txt) ))';
+    // Folders must take the room of new ones (an overlay copy-up would add an extended-attribute block `du` counts).
+    const probe =
+      'find /tb -mmin -60 | sort; find /tb -amin -60 -type f | wc -l; date -u -r /tb/old.txt +%F; ' +
+      'echo $(( $(stat -c %Y /tb/later.txt) - $(stat -c %Y /tb/setup.txt) )); mkdir /new-dir; [ $(stat -c %b /tb) = $(stat -c %b /new-dir) ] && echo same-room; rmdir /new-dir';
 
     const fresh = await newEnv({ reset: 'intercode', data: tasks, testbed: tarPath });
     await fresh.reset({ task: 0 });
-    expect((await fresh.step(probe)).observation).toBe('/tb\n/tb/later.txt\n/tb/setup.txt\n3\n2023-05-31\n60\n');
+    expect((await fresh.step(probe)).observation).toBe('/tb\n/tb/later.txt\n/tb/setup.txt\n3\n2023-05-31\n60\nsame-room\n');
     const score = await fresh.peekScore();
     expect(score.details?.eval_obs).toBe('/tb/later.txt\n/tb/old.txt\n/tb/setup.txt\n');
 
     const exact = await newEnv({ data: tasks, testbed: tarPath });
     await exact.reset({ task: 0 });
-    expect((await exact.step(probe)).observation).toBe('0\n2023-05-31\n60\n');
+    expect((await exact.step(probe)).observation).toBe('0\n2023-05-31\n60\nsame-room\n');
   });
 });
