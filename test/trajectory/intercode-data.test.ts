@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { episodesOf, readRecordedTrajectories } from '../../src/trajectory/index.js';
+import { detectComparedGoldOutput } from '../../envs/bash/compared-gold-output.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const root = resolve(repoRoot, '../shared/intercode-data/trajectories');
@@ -48,5 +49,17 @@ describe.skipIf(!present)('recorded InterCode trajectories (reference data)', ()
       expect(e.validActions).toHaveLength(e.actions.length);
       if (e.rewards.length > 0) expect(e.maxReward).toBe(Math.max(...e.rewards));
     }
+  });
+
+  it("bash: the gold-output cut shows in the Try Again logs of fs-1 and fs-3 only (what replay's --eval-obs default reads)", async () => {
+    const found: Record<string, unknown> = {};
+    for (const name of FILES.filter((n) => n.startsWith('bash'))) {
+      found[name] = detectComparedGoldOutput(await readRecordedTrajectories(join(root, name))).mode;
+    }
+    expect(Object.entries(found).filter(([, mode]) => mode === 'tail').map(([name]) => name.split('\\').join('/'))).toEqual([
+      'bash/ic_bash_multiturn_gpt-3.5_10_turns_fs_1.json',
+      'bash/ic_bash_multiturn_gpt-3.5_10_turns_fs_3.json',
+    ]);
+    expect(Object.keys(found)).toHaveLength(12);
   });
 });
