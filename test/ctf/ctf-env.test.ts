@@ -19,20 +19,10 @@ import type { Task } from '../../src/datasets/index.js';
 import { EnvStateError } from '../../src/errors.js';
 import { detectProtocol, replayTrajectories } from '../../src/replay/replay.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
-import {
-  buildImageUnlabelled,
-  probeEngine,
-  removeTestContainers,
-  requireEngine,
-  skipWithoutEngine,
-  startTestRun,
-  writeTree,
-} from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, writeTree } from '../setup/docker.js';
 import { runSolvers, solverFiles } from './solvers.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { engine } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () => {
   let env: CtfEnv;

@@ -8,14 +8,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCtfEnvs, ctfRecipe, type CtfEnv } from '../../envs/ctf/index.js';
-import {
-  buildImageUnlabelled,
-  probeEngine,
-  removeTestContainers,
-  requireEngine,
-  skipWithoutEngine,
-  startTestRun,
-} from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { runSolvers, solverFiles, type SolverRun } from './solvers.js';
 
 const DATA = resolve(import.meta.dirname, '../../../shared/intercode-data/ctf/ic_ctf.json');
@@ -28,9 +21,7 @@ const PRINTS_KEY_PART = '13';
 /** Talks to the challenge's server on the internet; sandboxes have no network. */
 const NEEDS_NETWORK = '85';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { engine } = await dockerTestFile();
 
 const skip = !existsSync(DATA) || skipWithoutEngine(engine, "InterCode's CTF solvers");
 if (!existsSync(DATA)) console.warn(`skipping InterCode's CTF solvers: ${DATA} does not exist`);

@@ -17,22 +17,15 @@ import { EnvStateError } from '../../src/errors.js';
 import type { EpisodeLog } from '../../src/trajectory/index.js';
 import {
   bashTestbedImage,
+  dockerTestFile,
   FALLBACK_TESTBED_FILES,
-  probeEngine,
-  removeTestContainers,
   requireEngine,
   skipWithoutEngine,
-  startTestRun,
   testContainers,
   writeTree,
 } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { testRun, engine } = await dockerTestFile();
 
 /** Golds of the tasks these tests use; all are in the built-in task set. */
 const GOLD = {

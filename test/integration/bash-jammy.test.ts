@@ -13,23 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_BASH_TASKS, createBashEnv, type BashEnvOptions } from '../../envs/bash/index.js';
 import { bashTestbedRecipe, BUILTIN_TESTBED } from '../../envs/bash/images.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
-import {
-  buildImageUnlabelled,
-  FALLBACK_TESTBED_FILES,
-  probeEngine,
-  removeTestContainers,
-  requireEngine,
-  skipWithoutEngine,
-  startTestRun,
-  writeTree,
-} from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, FALLBACK_TESTBED_FILES, requireEngine, skipWithoutEngine, writeTree } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { engine } = await dockerTestFile();
 
 /** Changes the testbed (adds a file) and prints; in the built-in tasks and written for the fallback. */
 const GOLD = 'gzip -dk /testbed/data/archive/readings-2022-12.csv.gz && grep -c , /testbed/data/archive/readings-2022-12.csv';

@@ -12,14 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnv, type BashEnvOptions } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers, writeTree } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine, testContainers, writeTree } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { testRun, engine } = await dockerTestFile();
 
 /** Task 0 changes nothing; task 1's gold makes a folder in /root, which fails once it exists. */
 const TASKS = [

@@ -8,22 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type Docker from 'dockerode';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBaseImage, BASE_IMAGE } from '../../src/images/image-builder.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { channelOwner, channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { RUN_LABEL, runLabelValue } from '../../src/sandbox/docker/labels.js';
 import { reapCrashedRuns } from '../../src/sandbox/lifecycle/reaper.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
-import { probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
+const { testRun, engine } = await dockerTestFile();
 const CHILD = fileURLToPath(new URL('./crash-recovery.child.ts', import.meta.url));
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
 
 interface HoldingRun {
   child: ChildProcess;

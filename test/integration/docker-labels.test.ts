@@ -10,14 +10,9 @@ import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { OWNER_LABEL, TEST_LABEL } from '../../src/sandbox/docker/labels.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { testRun, engine } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'Docker label tests'))('container labels and cleanup', () => {
   let docker: Docker;

@@ -13,11 +13,9 @@ import { goldText } from '../../src/datasets/index.js';
 import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
-import { probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { testRun, engine } = await dockerTestFile();
 
 /**
  * Everything an episode could leave behind, as text: every path with type, mode, owner,

@@ -7,17 +7,15 @@
 import type Docker from 'dockerode';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { CHANNEL_LABEL } from '../../src/sandbox/docker/labels.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { engine } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'transport tests'))('shell transports', () => {
   let docker: Docker;

@@ -18,11 +18,9 @@ import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { loadDataset } from '../../src/datasets/index.js';
-import { buildImageUnlabelled, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { testRun, engine } = await dockerTestFile();
 
 const DOUBLE: Task = {
   index: 0,

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { BUILTIN_TESTBED, bashTestbedRecipe } from '../../envs/bash/images.js';
 import { EngineUnreachableError } from '../../src/errors.js';
 import { ensureImage } from '../../src/images/image-builder.js';
@@ -93,6 +93,17 @@ export async function removeTestContainers(docker: Docker | undefined, testRun: 
   await cleanup(docker, { testRun });
   const left = await testContainers(docker, testRun);
   expect(left.map((c) => `${c.Id.slice(0, 12)} ${c.State}`)).toEqual([]);
+}
+
+/**
+ * What every Docker-backed test file starts with: its own test-run label, the engine probe,
+ * and an `afterAll` that removes the file's containers and checks that none is left.
+ */
+export async function dockerTestFile(): Promise<{ testRun: string; engine: EngineProbe }> {
+  const testRun = startTestRun();
+  const engine = await probeEngine();
+  afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+  return { testRun, engine };
 }
 
 /**

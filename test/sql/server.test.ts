@@ -1,15 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { builtinDump, createSqlEnvs, DumpLoadError, ensureSqlImage, type SqlEnvOptions } from '../../envs/sql/index.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
-import { probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { sqlEnvBehaviour } from './env-behaviour.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { testRun, engine } = await dockerTestFile();
 
 /** Images are built with the test label off (see buildImageUnlabelled in test/setup/docker.ts). */
 async function unlabelled<T>(work: () => Promise<T>): Promise<T> {

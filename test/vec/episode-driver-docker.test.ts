@@ -3,17 +3,15 @@
  * vecEnvFor gives the bash envs one warm pool whose used sandboxes are restored in place, so
  * more episodes run than sandboxes are made, each in a clean one, and gold episodes score 1.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { GoldPolicy } from '../../src/policy/index.js';
 import { vecEnvFor } from '../../src/vec/index.js';
 import { VecEpisodeRunner } from '../../training/loops/episode-runner.js';
-import { probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-afterAll(() => removeTestContainers(engine.ok ? engine.docker : undefined, testRun));
+const { engine } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'episode driver in bash sandboxes'))('episode driver over pooled bash envs', () => {
   let envs: BashEnv[];
