@@ -138,6 +138,12 @@ export class ConfigError extends IntercodeError {
   }
 }
 
+/** `value` as one of `choices`. @throws ConfigError naming `option`, the choices and the value. */
+export function oneOf<T extends string>(option: string, value: string, choices: readonly T[]): T {
+  if (!(choices as readonly string[]).includes(value)) throw new ConfigError(option, `must be one of ${choices.join(', ')}, got "${value}"`);
+  return value as T;
+}
+
 /** `make()` was given an environment id that is not registered. */
 export class UnknownEnvError extends IntercodeError {
   constructor(id: string, known: readonly string[]) {

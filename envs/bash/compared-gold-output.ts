@@ -1,4 +1,4 @@
-import { ConfigError } from '../../src/errors.js';
+import { oneOf } from '../../src/errors.js';
 import type { RecordedEpisode } from '../../src/trajectory/index.js';
 
 /**
@@ -16,10 +16,7 @@ export const COMPARED_GOLD_OUTPUTS: readonly ComparedGoldOutput[] = ['full', 'ta
 
 /** Checks an `--eval-obs` value. @throws ConfigError naming the flag and the known modes. */
 export function parseComparedGoldOutput(value: string, option = '--eval-obs'): ComparedGoldOutput {
-  if (!(COMPARED_GOLD_OUTPUTS as readonly string[]).includes(value)) {
-    throw new ConfigError(option, `must be one of ${COMPARED_GOLD_OUTPUTS.join(', ')}, got "${value}"`);
-  }
-  return value as ComparedGoldOutput;
+  return oneOf(option, value, COMPARED_GOLD_OUTPUTS);
 }
 
 const ASCII = /^[\x00-\x7f]*$/;

@@ -3,7 +3,7 @@ import { extract } from 'tar-stream';
 import { UBUNTU_JAMMY } from '../../src/images/base-images.js';
 import type { ImageRecipe } from '../../src/images/recipe.js';
 import { directoryEntries, FIXED_MTIME, packEntries } from '../../src/images/tar.js';
-import { ConfigError } from '../../src/errors.js';
+import { oneOf } from '../../src/errors.js';
 
 import { packagePath } from '../../src/package-path.js';
 
@@ -21,9 +21,7 @@ export type BashBase = (typeof BASH_BASES)[number];
 
 /** Checks a `--base` value. @throws ConfigError naming the flag and the known bases. */
 export function parseBashBase(value: string, option = '--base'): BashBase {
-  const known = BASH_BASES as readonly string[];
-  if (!known.includes(value)) throw new ConfigError(option, `must be one of ${BASH_BASES.join(', ')}, got "${value}"`);
-  return value as BashBase;
+  return oneOf(option, value, BASH_BASES);
 }
 
 /** The image with the NL2Bash tools, on `base`. */

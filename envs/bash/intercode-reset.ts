@@ -1,4 +1,4 @@
-import { ConfigError, SandboxError } from '../../src/errors.js';
+import { oneOf, SandboxError } from '../../src/errors.js';
 import type { Workspace } from '../../src/pool/types.js';
 import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
 import type { TestbedTree } from './images.js';
@@ -16,8 +16,7 @@ export const RESET_MODES: readonly ResetMode[] = ['exact', 'intercode'];
 
 /** Checks a `--reset` value. @throws ConfigError naming the flag and the known modes. */
 export function parseResetMode(value: string, option = '--reset'): ResetMode {
-  if (!(RESET_MODES as readonly string[]).includes(value)) throw new ConfigError(option, `must be one of ${RESET_MODES.join(', ')}, got "${value}"`);
-  return value as ResetMode;
+  return oneOf(option, value, RESET_MODES);
 }
 
 /**
