@@ -107,6 +107,15 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ownsSource = own;
   }
 
+  /**
+   * Where this env's episodes get their workspaces now (new ones, or a shared pool's): for
+   * work of the env's own that needs a clean sandbox too (a gold run). Hand each workspace
+   * back with `release`, never to another source.
+   */
+  protected workspaceSource(): WorkspaceSource {
+    return this.source;
+  }
+
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
   protected abstract score(episode: EpisodeState): Promise<Score>;
 
