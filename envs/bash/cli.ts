@@ -90,6 +90,7 @@ export const bashCli: EnvCli = {
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
+    if (flags.goldCache === false && flags.goldCacheDir !== undefined) throw new ConfigError('--gold-cache-dir', 'cannot go with --no-gold-cache');
     const base = chooseBashBase(flags.base, purpose);
     const reset = chooseResetMode(flags.reset, purpose);
     const comparedGoldOutput = chooseComparedGoldOutput(flags.evalObs, recording, log);
