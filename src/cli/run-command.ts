@@ -44,7 +44,10 @@ export function registerRunCommand(program: Command): void {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes });
+    // No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed.
+    const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
+    await Promise.all(envs.slice(used.length).map((env) => env.close()));
+    const engine = new EpisodeEngine(used, { sandboxes });
     log(describeEngine(engine));
     const tasks = envs[0]!.tasks;
     const gold = new GoldPolicy((context) => cli.goldActions(context.task));
