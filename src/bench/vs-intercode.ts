@@ -44,7 +44,7 @@ Options:
                   "runs":[{"parallel","run","episodesPerSec","setupSec","elapsedSec","wallSec","solved","episodes","meanReward"}],
                   "ratios":{"1":{"first","second"},"8":{"first","second"}},
                   "builtin":{"firstWallSec","secondWallSec","episodes","solved"},
-                  "rewardsDiffering":[{"index","intercode","ours":[…]}],"loadAverage1m","tasks","exec"}
+                  "rewardsDiffering":[{"index","intercode":[per pass],"ours":[per run]}],"loadAverage1m","tasks","exec"}
   -h, --help     show this help
 `;
 
@@ -70,8 +70,8 @@ export interface VsIntercodeResult {
   runs: { parallel: number; run: 'first' | 'second'; episodesPerSec: number; setupSec: number; elapsedSec: number; wallSec: number; solved: number; episodes: number; meanReward: number }[];
   ratios: Record<string, { first: number; second: number }>;
   builtin: { firstWallSec: number; secondWallSec: number; episodes: number; solved: number };
-  /** Tasks where one of our runs scored differently from InterCode (InterCode's reward: 1 unless listed in its below1). */
-  rewardsDiffering: { index: number; intercode: number; ours: number[] }[];
+  /** Tasks where one of our runs scored a reward InterCode gave in none of its passes (`intercode`: its reward per pass; `ours`: per run, in `runs` order). */
+  rewardsDiffering: { index: number; intercode: number[]; ours: number[] }[];
   loadAverage1m: number;
   tasks: number;
   exec: string;
@@ -169,10 +169,12 @@ export const vsIntercodeBench: Bench = {
       const b2 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, second run');
       log(`built-in tasks: first run ${b1.wallSec.toFixed(2)} s, second ${b2.wallSec.toFixed(2)} s wall (${b2.solved}/${b2.episodes} scored 1)`);
 
-      const icReward = (index: number) => intercode.below1.find((b) => b.index === index)?.reward ?? 1;
+      // InterCode's reward for a task in each pass: 1 unless its below1 lists it for that pass.
+      const icRewards = (index: number) =>
+        Array.from({ length: passes }, (_, pass) => intercode.below1.find((b) => b.index === index && b.pass === pass)?.reward ?? 1);
       const rewardsDiffering = [...rewards]
-        .filter(([index, ourRewards]) => ourRewards.some((r) => Math.abs(r - icReward(index)) > 0.01))
-        .map(([index, ourRewards]) => ({ index, intercode: icReward(index), ours: ourRewards }))
+        .filter(([index, ourRewards]) => ourRewards.some((r) => !icRewards(index).some((ic) => Math.abs(r - ic) <= 0.01)))
+        .map(([index, ourRewards]) => ({ index, intercode: icRewards(index), ours: ourRewards }))
         .sort((a, b) => a.index - b.index);
       const ratio = (parallel: number, run: 'first' | 'second') => runs.find((r) => r.parallel === parallel && r.run === run)!.episodesPerSec / intercode.episodesPerSec;
       const result: VsIntercodeResult = {
@@ -211,7 +213,7 @@ function formatReport(r: VsIntercodeResult): string {
     `built-in tasks                    first run ${r.builtin.firstWallSec.toFixed(2)} s, second run ${r.builtin.secondWallSec.toFixed(2)} s wall (${r.builtin.solved}/${r.builtin.episodes} scored 1)`,
     r.rewardsDiffering.length === 0
       ? 'every reward as InterCode\'s'
-      : `rewards differing from InterCode's: ${r.rewardsDiffering.map((d) => `task ${d.index} (InterCode ${d.intercode}, ours ${d.ours.join('/')})`).join(', ')}`,
+      : `rewards differing from InterCode's: ${r.rewardsDiffering.map((d) => `task ${d.index} (InterCode ${d.intercode.join('/')}, ours ${d.ours.join('/')})`).join(', ')}`,
     `tasks ${r.tasks}, --exec ${r.exec}, 1-minute load at start ${r.loadAverage1m.toFixed(2)}`,
   ];
   return `${lines.join('\n')}\n`;

@@ -14,7 +14,7 @@ export interface EpisodeEngineFlags {
  */
 export function addEpisodeEngineFlags(command: Command): Command {
   return command
-    .option('--parallel <n>', `episodes in flight (default: ${defaultParallel()}, 4 per CPU core, 2–16)`)
+    .option('--parallel <n>', `episodes in flight (default: ${defaultParallel()}, one per CPU core, at least 2; more for an LLM agent, which waits on the model)`)
     .option(
       '--sandboxes <mode>',
       'pooled (default: a warm pool shared by the envs, each used sandbox restored in place) or fresh ' +

@@ -34,6 +34,9 @@ export interface EpisodeEngineOptions {
  */
 export type EngineMode = 'pooled' | 'fresh' | 'own';
 
+/** Idle sandboxes the engine's pool keeps ready beyond those in use. */
+const SPARES = 2;
+
 /**
  * The one way commands (run, eval, collect, train, replay; servers too) drive episodes:
  * the command's envs behind one {@link VecEnv} without autoreset, and a
@@ -60,14 +63,17 @@ export class EpisodeEngine {
     const poolable = envs.length > 0 && envs.every((env) => env instanceof SandboxEnv && env.sharesWorkspaces);
     const wanted = options.sandboxes ?? 'pooled';
     if (wanted === 'pooled' && poolable) {
-      const { vec, pool } = pooledVecEnv(envs as SandboxEnv[], { ...options.pool, autoreset: 'disabled' });
+      // Two spares, not one per env (pooledVecEnv's default, tuned for trivial steps): a sandbox
+      // costs about ten restores of CPU to create, which a short run never earns back.
+      const pool = { ...options.pool, pool: { minIdle: SPARES, ...options.pool?.pool } };
+      const { vec, pool: made } = pooledVecEnv(envs as SandboxEnv[], { ...pool, autoreset: 'disabled' });
       this.vec = vec;
-      this.pool = pool;
+      this.pool = made;
       this.mode = 'pooled';
     } else {
       this.vec = new VecEnv(envs, { autoreset: 'disabled' });
       this.pool = undefined;
-      this.mode = poolable || wanted === 'fresh' ? 'fresh' : 'own';
+      this.mode = poolable ? 'fresh' : 'own';
     }
     this.driver = new VecEpisodeDriver(this.vec);
   }

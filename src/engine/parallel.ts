@@ -1,12 +1,14 @@
 import { availableParallelism } from 'node:os';
 
 /**
- * Episodes in flight when a command is not told (`--parallel`): four per CPU core, at least
- * 2 and at most 16. An episode spends most of its time waiting on the engine (a restore, a
- * shell round trip), so more episodes than cores keep the cores busy; past about four per
- * core, gold episodes/s stopped rising on the 2-core machine the figures in
- * docs/episode-engine.md come from (measured there with `run bash --parallel 1…16`).
+ * Episodes in flight when a command is not told (`--parallel`): one per CPU core, at least 2.
+ * Measured on the 2-core machine of docs/episode-engine.md (40 NL2Bash fs-1 gold episodes,
+ * verified golds on disk, the machine shared with other work): throughput after set-up was
+ * highest with 1–2 envs and fell with 4 and 8, because every env brings pooled sandboxes whose
+ * creation (about ten restores' worth of CPU each) competes with the episodes, and the gold
+ * commands themselves keep the cores busy. An LLM-driven `eval` waits on the model, not the
+ * cores: give it a higher `--parallel` there.
  */
 export function defaultParallel(cores: number = availableParallelism()): number {
-  return Math.max(2, Math.min(16, 4 * Math.max(1, Math.floor(cores))));
+  return Math.max(2, Math.floor(cores));
 }
