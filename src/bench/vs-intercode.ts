@@ -77,6 +77,23 @@ export interface VsIntercodeResult {
   exec: string;
 }
 
+/**
+ * The tasks where one of our rewards is none of InterCode's for that task (within 0.01).
+ * InterCode's reward for a task in each pass is 1 unless its `below1` lists the task for that pass.
+ * @param ours our rewards per task index, one per run.
+ */
+export function compareRewards(
+  below1: readonly { pass: number; index: number; reward: number }[],
+  passes: number,
+  ours: ReadonlyMap<number, readonly number[]>,
+): VsIntercodeResult['rewardsDiffering'] {
+  const theirs = (index: number) => Array.from({ length: passes }, (_, pass) => below1.find((b) => b.index === index && b.pass === pass)?.reward ?? 1);
+  return [...ours]
+    .filter(([index, rewards]) => rewards.some((r) => !theirs(index).some((ic) => Math.abs(r - ic) <= 0.01)))
+    .map(([index, rewards]) => ({ index, intercode: theirs(index), ours: [...rewards] }))
+    .sort((a, b) => a.index - b.index);
+}
+
 /** Runs `command` with `args`; @returns stdout, exit code and wall seconds. Stderr lines go to `progress`. */
 function runProcess(command: string, args: readonly string[], progress: (line: string) => void): Promise<{ code: number | null; stdout: string; wallSec: number; stderrTail: string }> {
   const started = performance.now();
@@ -169,13 +186,7 @@ export const vsIntercodeBench: Bench = {
       const b2 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, second run');
       log(`built-in tasks: first run ${b1.wallSec.toFixed(2)} s, second ${b2.wallSec.toFixed(2)} s wall (${b2.solved}/${b2.episodes} scored 1)`);
 
-      // InterCode's reward for a task in each pass: 1 unless its below1 lists it for that pass.
-      const icRewards = (index: number) =>
-        Array.from({ length: passes }, (_, pass) => intercode.below1.find((b) => b.index === index && b.pass === pass)?.reward ?? 1);
-      const rewardsDiffering = [...rewards]
-        .filter(([index, ourRewards]) => ourRewards.some((r) => !icRewards(index).some((ic) => Math.abs(r - ic) <= 0.01)))
-        .map(([index, ourRewards]) => ({ index, intercode: icRewards(index), ours: ourRewards }))
-        .sort((a, b) => a.index - b.index);
+      const rewardsDiffering = compareRewards(intercode.below1, passes, rewards);
       const ratio = (parallel: number, run: 'first' | 'second') => runs.find((r) => r.parallel === parallel && r.run === run)!.episodesPerSec / intercode.episodesPerSec;
       const result: VsIntercodeResult = {
         intercode: { episodesPerSec: intercode.episodesPerSec, meanReward: intercode.meanReward, below1: intercode.below1 },
