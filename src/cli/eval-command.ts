@@ -95,7 +95,8 @@ export function registerEvalCommand(program: Command): void {
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
-    const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+    // Where verified golds are kept changes no result: not part of what makes two runs the same experiment.
+    const envFlags = Object.fromEntries(cli.flagNames.filter((k) => k !== 'goldCacheDir').map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
     const settings = {
       env: cli.name,
       data: flags.data ?? null,
