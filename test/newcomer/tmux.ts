@@ -4,7 +4,7 @@
  * command starts, its final screen read with capture-pane. `close()` ends that server only.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export class TmuxTerminal {
@@ -43,7 +43,9 @@ export class TmuxTerminal {
     throw new Error(`${name} did not finish within ${timeoutMs} ms; screen:\n${screen}`);
   }
 
+  /** Ends this server and removes its socket file (kill-server leaves it). */
   close(): void {
     spawnSync('tmux', ['-L', this.server, 'kill-server']);
+    rmSync(join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${process.getuid?.() ?? 0}`, this.server), { force: true });
   }
 }
