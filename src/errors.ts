@@ -62,9 +62,8 @@ export class EngineUnreachableError extends IntercodeError {
   constructor(endpoint: string, cause?: unknown) {
     super(
       'ENGINE_UNREACHABLE',
-      `No Docker engine answers at ${endpoint}. Start one (for example ` +
-        '`sudo dockerd --bridge=none --iptables=false --ip-masq=false &`, or run `bash .ci/run` ' +
-        'which installs and starts it), or point DOCKER_HOST at a running engine.',
+      `No Docker engine answers at ${endpoint}. Run \`npx intercode setup\`: it installs and starts one ` +
+        '(as root on Debian/Ubuntu) or prints the commands for this machine; `npx intercode doctor` says what is missing.',
       { details: { endpoint }, cause },
     );
   }
