@@ -16,9 +16,14 @@ const notChecked = (id: string): CheckResult => ({ id, status: 'fail', summary: 
 
 /**
  * Runs every check: engine, cgroup version, runtimes, disk-quota support, image state and
- * free disk. Never throws for what it finds; each finding is a check with its fix.
+ * free disk, then `extraChecks` in order (another backend's, e.g. a cluster). Never throws
+ * for what it finds; each finding is a check with its fix.
  */
-export async function runDoctor(recipes: Record<string, () => Promise<ImageRecipe>>, probe: ProbeOptions = {}): Promise<DoctorReport> {
+export async function runDoctor(
+  recipes: Record<string, () => Promise<ImageRecipe>>,
+  probe: ProbeOptions = {},
+  extraChecks: readonly (() => Promise<CheckResult>)[] = [],
+): Promise<DoctorReport> {
   const facts = await probeHost(probe);
   const checks: CheckResult[] = [engineCheck(facts)];
   if (facts.engine.answers) {
@@ -30,5 +35,6 @@ export async function runDoctor(recipes: Record<string, () => Promise<ImageRecip
   } else {
     checks.push(cgroupCheck({}), notChecked('runtimes'), notChecked('disk-quota'), notChecked('images'), freeDiskCheck('/var/lib/docker'));
   }
+  for (const extra of extraChecks) checks.push(await extra());
   return { healthy: checks.every((c) => c.status !== 'fail'), endpoint: facts.endpoint, checks };
 }

@@ -73,3 +73,14 @@ describe('doctor checks', () => {
     expect(freeDiskCheck('/', 1e9, 1e9)).toMatchObject({ status: 'fail', fix: expect.stringContaining('cleanup --dead-only') });
   });
 });
+
+describe('runDoctor', () => {
+  it('appends extra checks (another backend\'s) after its own, and a failing one makes the report unhealthy', async () => {
+    const { runDoctor } = await import('../../src/doctor/index.js');
+    const report = await runDoctor({}, { env: { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-none.sock' } }, [
+      async () => ({ id: 'cluster', status: 'ok', summary: 'a test check' }),
+    ]);
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk', 'cluster']);
+    expect(report.healthy).toBe(false);
+  });
+});

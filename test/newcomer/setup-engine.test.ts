@@ -10,7 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
-import { planSetup, probeHost, runSetup, type DockerdLayout, type SetupResult } from '../../src/setup/index.js';
+import { SetupError } from '../../src/errors.js';
+import { missingPackages, planSetup, probeHost, runSetup, startDockerdStep, type DockerdLayout, type SetupResult } from '../../src/setup/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
 import { mountsUnder, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
@@ -105,5 +106,35 @@ describe.skipIf(!!cannotStart && !IN_CI)('setup install-and-start on an engine o
 
     const again = await runSetup(facts, planSetup(facts, { layout, images: false }), () => undefined, layout);
     expect(again.steps.map((s) => [s.id, s.status])).toEqual([['engine-packages', 'skipped'], ['runsc-runtime', 'skipped'], ['start-dockerd', 'skipped']]);
+  });
+});
+
+describe('setup steps on their own', () => {
+  it.skipIf(!existsSync('/usr/bin/dpkg-query'))('missingPackages asks dpkg', () => {
+    expect(missingPackages(['bash', 'coreutils', 'ic-no-such-package'])).toEqual(['ic-no-such-package']);
+  });
+
+  it.skipIf(!!cannotStart)('a dockerd that cannot start fails the step with the end of its log', async () => {
+    const dir = await mkdtemp('/tmp/ic-setup-bad-');
+    try {
+      const layout: DockerdLayout = {
+        socket: join(dir, 'docker.sock'),
+        configFile: join(dir, 'daemon.json'),
+        logFile: join(dir, 'dockerd.log'),
+        pidfile: join(dir, 'docker.pid'),
+        dataRoot: join(dir, 'data'),
+        execRoot: join(dir, 'exec'),
+      };
+      await writeFile(layout.configFile, '{"runtimes": ');
+      const facts = await probeHost({ defaultSocket: layout.socket, pidfile: layout.pidfile });
+      const failure = await startDockerdStep(30_000).run({ facts, layout, log: () => undefined }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(SetupError);
+      expect((failure as SetupError).message).toMatch(/^setup: start-dockerd: dockerd exited with 1; the end of .*dockerd\.log: .*daemon\.json/);
+      expect((failure as SetupError).details.commands).toEqual([`tail -n 50 ${layout.logFile}`]);
+    } finally {
+      for (const { pid } of processesMentioning(`${dir}/`)) process.kill(pid, 'SIGKILL');
+      for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
