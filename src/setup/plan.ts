@@ -46,7 +46,7 @@ const isRootless = (endpoint: string) => /^unix:\/\/\/run\/user\/\d+\//.test(end
 export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPlan {
   const layout = options.layout ?? SYSTEM_DOCKERD;
   const tail: SetupStep[] = [...(options.extraSteps ?? []), ...(options.images ? [buildImagesStep(options.images)] : [])];
-  const testTools = options.withTestTools ? [aptPackagesStep('test-tools', 'install the test suite\'s tools', TEST_TOOL_PACKAGES)] : [];
+  const testTools = options.withTestTools ? [aptPackagesStep('test-tools', 'install the test suite\'s tools', TEST_TOOL_PACKAGES, facts.root)] : [];
   const sudo = facts.root ? '' : 'sudo ';
   const again = `${sudo}npx intercode setup${options.withTestTools ? ' --with-test-tools' : ''}`;
 
@@ -54,7 +54,7 @@ export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPla
     return {
       situation: 'engine-answers',
       summary: `Docker ${facts.engine.serverVersion} answers at ${facts.endpoint}`,
-      steps: [...(facts.root && isDebianLike(facts) ? testTools : []), ...tail],
+      steps: [...(isDebianLike(facts) ? testTools : []), ...tail],
     };
   }
   const why = facts.engine.message;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SetupError } from '../../src/errors.js';
-import { mergeRuntime, planSetup, probeHost, type SetupPlan } from '../../src/setup/index.js';
+import { SYSTEM_DOCKERD, TEST_TOOL_PACKAGES, mergeRuntime, missingPackages, planSetup, probeHost, type SetupPlan } from '../../src/setup/index.js';
 
 let dir: string;
 let debian: string;
@@ -37,6 +37,17 @@ describe('setup plan from probed facts', () => {
     const plan = planSetup(facts, { images: async () => [] });
     expect(plan.situation).toBe('engine-answers');
     expect(stepIds(plan)).toEqual(['build-images']);
+  });
+
+  it('test tools asked for by a user who is not root: a step that says which sudo command installs what is missing', async () => {
+    const facts = { ...(await probeHost({ osReleasePath: debian, env: env() })), root: false, engine: { answers: true as const, serverVersion: 'probe' } };
+    const plan = planSetup(facts, { withTestTools: true });
+    expect(stepIds(plan)).toEqual(['test-tools']);
+    const step = (plan as Extract<SetupPlan, { steps: unknown }>).steps[0]!;
+    const missing = missingPackages([...TEST_TOOL_PACKAGES]);
+    const outcome = await step.run({ facts, layout: SYSTEM_DOCKERD, log: () => undefined }).catch((error: unknown) => error);
+    if (missing.length === 0) expect(outcome).toMatchObject({ status: 'skipped' });
+    else expect(outcome).toMatchObject({ details: { commands: [`sudo apt-get install -y ${missing.join(' ')}`] } });
   });
 
   it.skipIf(!asRoot)('root on Debian with no engine: install, register runsc, start dockerd, build images', async () => {

@@ -34,14 +34,19 @@ async function aptGet(args: string[], log: (line: string) => void, stepId: strin
   if (status !== 0) throw new SetupError(stepId, `apt-get ${args.join(' ')} exited with ${status}: ${tail.join(' | ')}`, [`apt-get ${args.join(' ')}`]);
 }
 
-/** A step that installs the Debian packages missing from `packages` (apt-get update once, then install). */
-export function aptPackagesStep(id: string, title: string, packages: readonly string[]): SetupStep {
+/**
+ * A step that installs the Debian packages missing from `packages` (apt-get update once,
+ * then install). With `canInstall` false (not root) it only checks, and fails with the
+ * `sudo apt-get install` command when something is missing.
+ */
+export function aptPackagesStep(id: string, title: string, packages: readonly string[], canInstall = true): SetupStep {
   return {
     id,
     title,
     async run({ log }: StepContext): Promise<StepOutcome> {
       const missing = missingPackages(packages);
       if (missing.length === 0) return { status: 'skipped', detail: `already installed: ${packages.join(', ')}` };
+      if (!canInstall) throw new SetupError(id, `missing ${missing.join(', ')}, and installing them needs root`, [`sudo apt-get install -y ${missing.join(' ')}`]);
       log(`apt-get update, then installing ${missing.join(', ')}`);
       await aptGet(['update', '-q'], log, id);
       await aptGet(['install', '-y', '-q', ...missing], log, id);
