@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { IntercodeError } from '../errors.js';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
@@ -50,3 +52,7 @@ export async function runCli(argv: readonly string[]): Promise<void> {
     throw error;
   }
 }
+
+// Run directly (`node --import tsx src/cli/main.ts …`, as some tests do): parse here. Through
+// bin/intercode.js, which calls runCli itself, and when imported (the docs test), do not.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) await runCli(process.argv);

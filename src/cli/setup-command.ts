@@ -24,7 +24,12 @@ export function registerSetupCommand(program: Command): void {
       const result = await runSetup(facts, plan, log);
       if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
       else if (result.ok) console.log(`ready: an engine answers at ${result.endpoint} (${result.elapsedSec} s); next: npx intercode run bash`);
-      else console.log(['setup could not finish; run:', ...result.commands.map((c) => `  ${c}`)].join('\n'));
+      else {
+        const failed = result.steps.find((step) => step.status === 'failed');
+        const lines = [failed ? `setup failed at ${failed.id}: ${failed.detail}` : `setup cannot go on: ${result.summary}`];
+        if (result.commands.length > 0) lines.push(failed ? 'to fix it, run:' : 'run:', ...result.commands.map((c) => `  ${c}`));
+        console.log(lines.join('\n'));
+      }
       if (!result.ok) process.exitCode = 1;
     });
 }

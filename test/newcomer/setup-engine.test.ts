@@ -42,7 +42,7 @@ describe('intercode setup (CLI)', () => {
     expect(json!.commands[0]).toContain('docker -H unix:///tmp/ic-setup-no-such.sock info');
     const text = setup([], { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-setup-no-such.sock' });
     expect(text.status).toBe(1);
-    expect(text.stdout).toContain('setup could not finish; run:\n  docker -H unix:///tmp/ic-setup-no-such.sock info');
+    expect(text.stdout).toContain('setup cannot go on: DOCKER_HOST=unix:///tmp/ic-setup-no-such.sock does not answer (/tmp/ic-setup-no-such.sock does not exist); setup starts engines only on this machine\'s default socket\nrun:\n  docker -H unix:///tmp/ic-setup-no-such.sock info');
   });
 
   it.skipIf(process.getuid?.() !== 0 || !engine.ok || !existsSync('/usr/bin/setpriv'))('as a user outside the docker group: says how to join it', () => {
