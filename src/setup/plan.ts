@@ -4,7 +4,7 @@ import { SYSTEM_DOCKERD } from './step.js';
 import { ENGINE_PACKAGES, TEST_TOOL_PACKAGES, aptPackagesStep } from './steps/apt-packages.js';
 import { buildImagesStep, type ImageBuilder } from './steps/build-images.js';
 import { runscRuntimeStep } from './steps/runsc-runtime.js';
-import { dockerdCommand, startDockerdStep } from './steps/start-dockerd.js';
+import { startDockerdStep, sudoDockerdCommand } from './steps/start-dockerd.js';
 
 /**
  * The situations set-up tells apart. Two it handles itself (`engine-answers`: build the
@@ -93,7 +93,7 @@ export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPla
       summary: `no engine answers at ${facts.endpoint}, and setup installs one only on Debian or Ubuntu (this is ${facts.osName})`,
       commands: [
         '# install Docker Engine for your system: https://docs.docker.com/engine/install/',
-        `sudo ${dockerdCommand(SYSTEM_DOCKERD)}`,
+        sudoDockerdCommand(SYSTEM_DOCKERD),
         'npx intercode setup',
       ],
     };
@@ -104,8 +104,8 @@ export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPla
       situation: 'needs-root',
       summary: `no engine answers at ${facts.endpoint}; installing and starting one needs root`,
       commands: facts.commands.dockerd
-        ? [`sudo ${dockerdCommand(SYSTEM_DOCKERD)}`, 'npx intercode setup', `# or let setup do it all: ${again}`]
-        : [`sudo apt-get install -y ${packages.join(' ')}`, `sudo ${dockerdCommand(SYSTEM_DOCKERD)}`, 'npx intercode setup', `# or let setup do it all: ${again}`],
+        ? [sudoDockerdCommand(SYSTEM_DOCKERD), 'npx intercode setup', `# or let setup do it all: ${again}`]
+        : [`sudo apt-get install -y ${packages.join(' ')}`, sudoDockerdCommand(SYSTEM_DOCKERD), 'npx intercode setup', `# or let setup do it all: ${again}`],
     };
   }
   return {

@@ -24,6 +24,11 @@ export function dockerdCommand(layout: DockerdLayout): string {
   return `nohup dockerd ${dockerdArgs(layout).join(' ')} >${layout.logFile} 2>&1 &`;
 }
 
+/** The same for a user who is not root: the whole line under sudo, so the log's redirection has root's rights too. */
+export function sudoDockerdCommand(layout: DockerdLayout): string {
+  return `sudo sh -c '${dockerdCommand(layout)}'`;
+}
+
 /** The last `lines` lines of a file, or "". */
 function tail(file: string, lines: number): string {
   try {
