@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SetupError } from '../../src/errors.js';
-import { missingPackages, planSetup, probeHost, runSetup, startDockerdStep, type DockerdLayout, type SetupResult } from '../../src/setup/index.js';
+import { dockerdCommand, missingPackages, pingEngine, planSetup, probeHost, runSetup, startDockerdStep, type DockerdLayout, type SetupResult } from '../../src/setup/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
 import { mountsUnder, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
@@ -133,6 +133,29 @@ describe('setup steps on their own', () => {
       expect((failure as SetupError).details.commands).toEqual([`tail -n 50 ${layout.logFile}`]);
     } finally {
       for (const { pid } of processesMentioning(`${dir}/`)) process.kill(pid, 'SIGKILL');
+      for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!!cannotStart)('the dockerd command setup prints for a user starts an engine when a shell runs it', async () => {
+    const dir = await mkdtemp('/tmp/ic-setup-cmd-');
+    try {
+      const layout: DockerdLayout = { socket: join(dir, 'docker.sock'), configFile: join(dir, 'daemon.json'), logFile: join(dir, 'dockerd.log'), pidfile: join(dir, 'docker.pid'), dataRoot: join(dir, 'data'), execRoot: join(dir, 'exec') };
+      expect(spawnSync('sh', ['-c', dockerdCommand(layout)]).status).toBe(0);
+      let answer = await pingEngine(`unix://${layout.socket}`, 1_000);
+      for (let waited = 0; !answer.answers && waited < 60_000; waited += 250) {
+        await new Promise((r) => setTimeout(r, 250));
+        answer = await pingEngine(`unix://${layout.socket}`, 1_000);
+      }
+      expect(answer.answers, readFileSync(layout.logFile, 'utf8').slice(-500)).toBe(true);
+    } finally {
+      const pid = Number(existsSync(join(dir, 'docker.pid')) ? readFileSync(join(dir, 'docker.pid'), 'utf8') : NaN);
+      if (pid > 0) {
+        process.kill(pid, 'SIGTERM');
+        for (let waited = 0; existsSync(`/proc/${pid}`) && waited < 30_000; waited += 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      for (const { pid: left } of processesMentioning(`${dir}/`)) process.kill(left, 'SIGKILL');
       for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
       await rm(dir, { recursive: true, force: true });
     }
