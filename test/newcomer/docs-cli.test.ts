@@ -218,6 +218,6 @@ describe('the README guides', () => {
     const table = readme().split('## Headline figures')[1]!.split('\n## ')[0]!;
     const rows = table.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| what'));
     expect(rows.length).toBeGreaterThanOrEqual(8);
-    for (const row of rows) expect(row, row).toMatch(/`(npm run -s bench|intercode) [^`]+`.*\]\(docs\//);
+    for (const row of rows) expect(row, row).toMatch(/`(npx )?(npm run -s bench|intercode) [^`]+`.*\]\(docs\//);
   });
 });
