@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { bashTestbedRecipe } from '../../envs/bash/index.js';
 import { pythonRecipe } from '../../envs/python/images.js';
 import { ConfigError } from '../errors.js';
-import { ensureImage } from '../images/image-builder.js';
+import { ensureImage, findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 
@@ -14,20 +14,24 @@ export const IMAGE_RECIPES: Record<string, (testbed?: string) => Promise<ImageRe
 
 /**
  * Builds what is missing of the named envs' images (all of {@link IMAGE_RECIPES} when none).
- * @returns `name: tag` per env. @throws ConfigError for an unknown name, EngineUnreachableError, ImageError.
+ * @returns `name: tag` per env, and whether anything had to be built.
+ * @throws ConfigError for an unknown name, EngineUnreachableError, ImageError.
  */
-export async function buildEnvImages(endpoint: string | undefined, names: readonly string[], log: (line: string) => void, testbed?: string): Promise<string[]> {
+export async function buildEnvImages(endpoint: string | undefined, names: readonly string[], log: (line: string) => void, testbed?: string): Promise<{ tags: string[]; built: boolean }> {
   const chosen = names.length > 0 ? names : Object.keys(IMAGE_RECIPES);
   for (const name of chosen) {
     if (!IMAGE_RECIPES[name]) throw new ConfigError('[envs]', `unknown environment "${name}"; known: ${Object.keys(IMAGE_RECIPES).join(', ')}`);
   }
   const docker = await connectEngine(endpoint);
   const tags: string[] = [];
+  let built = false;
   for (const name of chosen) {
-    const tag = await ensureImage(docker, await IMAGE_RECIPES[name]!(testbed), (line) => log(`[${name}] ${line}`));
+    const recipe = await IMAGE_RECIPES[name]!(testbed);
+    if (!(await findImage(docker, recipe)).present) built = true;
+    const tag = await ensureImage(docker, recipe, (line) => log(`[${name}] ${line}`));
     tags.push(`${name}: ${tag}`);
   }
-  return tags;
+  return { tags, built };
 }
 
 /** `intercode images build [env…]`: builds what is missing, tagged by a hash of its inputs. */
@@ -39,6 +43,6 @@ export function registerImagesCommand(program: Command): void {
     .option('--testbed <path>', 'bash: build for this testbed (tarball or directory) instead of the built-in one')
     .description('build the base image (pulled, or bootstrapped offline with debootstrap) and the env images, if missing')
     .action(async (names: string[], flags: { testbed?: string }) => {
-      for (const line of await buildEnvImages(undefined, names, (line) => process.stderr.write(`${line}\n`), flags.testbed)) console.log(line);
+      for (const line of (await buildEnvImages(undefined, names, (line) => process.stderr.write(`${line}\n`), flags.testbed)).tags) console.log(line);
     });
 }

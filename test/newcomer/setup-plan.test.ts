@@ -34,7 +34,7 @@ describe('setup plan from probed facts', () => {
   it('an engine that answers: only the images are built', async () => {
     const facts = await probeHost();
     if (!facts.engine.answers) return expect(process.env.CI).not.toBe('true');
-    const plan = planSetup(facts, { images: async () => [] });
+    const plan = planSetup(facts, { images: async () => ({ tags: [], built: false }) });
     expect(plan.situation).toBe('engine-answers');
     expect(stepIds(plan)).toEqual(['build-images']);
   });
@@ -53,7 +53,7 @@ describe('setup plan from probed facts', () => {
   it.skipIf(!asRoot)('root on Debian with no engine: install, register runsc, start dockerd, build images', async () => {
     const facts = await probeHost({ osReleasePath: debian, env: env(), defaultSocket: missingSocket, pidfile: join(dir, 'none.pid') });
     expect(facts.engine).toMatchObject({ answers: false, reason: 'no-socket' });
-    const plan = planSetup(facts, { images: async () => [] });
+    const plan = planSetup(facts, { images: async () => ({ tags: [], built: false }) });
     expect(plan.situation).toBe('install-and-start');
     expect(stepIds(plan)).toEqual(['engine-packages', 'runsc-runtime', 'start-dockerd', 'build-images']);
     expect(stepIds(planSetup(facts, { withTestTools: true }))).toEqual(['engine-packages', 'test-tools', 'runsc-runtime', 'start-dockerd']);

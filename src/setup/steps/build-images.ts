@@ -1,7 +1,7 @@
 import type { SetupStep, StepContext, StepOutcome } from '../step.js';
 
-/** Builds what is missing, as `intercode images build` does; returns the tags. The CLI passes its own image builder in. */
-export type ImageBuilder = (endpoint: string, log: (line: string) => void) => Promise<string[]>;
+/** Builds what is missing, as `intercode images build` does; returns the tags and whether anything was built. The CLI passes its own image builder in. */
+export type ImageBuilder = (endpoint: string, log: (line: string) => void) => Promise<{ tags: string[]; built: boolean }>;
 
 /** The images step: every env image `images build` makes, on the engine set-up found or started. */
 export function buildImagesStep(build: ImageBuilder): SetupStep {
@@ -11,8 +11,9 @@ export function buildImagesStep(build: ImageBuilder): SetupStep {
     async run({ facts, layout, log }: StepContext): Promise<StepOutcome> {
       const endpoint = facts.engine.answers ? facts.endpoint : `unix://${layout.socket}`;
       const began = Date.now();
-      const tags = await build(endpoint, log);
-      return { status: 'done', detail: `${tags.join(', ')} ready in ${((Date.now() - began) / 1000).toFixed(1)} s` };
+      const { tags, built } = await build(endpoint, log);
+      if (!built) return { status: 'skipped', detail: `already built: ${tags.join(', ')}` };
+      return { status: 'done', detail: `built in ${((Date.now() - began) / 1000).toFixed(1)} s: ${tags.join(', ')}` };
     },
   };
 }
