@@ -11,7 +11,7 @@ export function registerSetupCommand(program: Command): void {
         'debootstrap, runsc and btrfs-progs, register runsc, start dockerd (log: /var/log/intercode-dockerd.log) and wait for it; ' +
         'anywhere else print the commands for this machine and exit 1',
     )
-    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets; root on Debian/Ubuntu)')
+    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets, xfsprogs; root on Debian/Ubuntu)')
     .option('--no-images', 'stop once the engine answers, without building the images')
     .option('--json', 'print one JSON object: {"ok","situation","summary","endpoint","steps":[{"id","status","seconds","detail"}],"commands","elapsedSec"}')
     .action(async (flags: { withTestTools?: boolean; images: boolean; json?: boolean }) => {
