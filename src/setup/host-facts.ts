@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import Docker from 'dockerode';
 
@@ -36,8 +35,8 @@ export interface ProbeOptions {
   pingTimeoutMs?: number;
 }
 
-/** The commands set-up and doctor look for. */
-export const PROBED_COMMANDS = ['dockerd', 'docker', 'apt-get', 'debootstrap', 'runsc', 'mkfs.btrfs', 'chromium', 'dockerd-rootless-setuptool.sh'] as const;
+/** The commands the set-up plan looks for (in {@link HostFacts.commands}). */
+export const PROBED_COMMANDS = ['dockerd', 'apt-get'] as const;
 
 /** /etc/os-release as key → value. Missing file: empty. */
 export function readOsRelease(path = '/etc/os-release'): Record<string, string> {
@@ -104,11 +103,4 @@ export async function probeHost(options: ProbeOptions = {}): Promise<HostFacts> 
   const pid = livePid(options.pidfile ?? '/var/run/docker.pid');
   if (pid !== undefined) facts.dockerdPid = pid;
   return facts;
-}
-
-/** The version of a command's `--version` output's first line, or undefined. */
-export function commandVersion(command: string, args: string[] = ['--version']): string | undefined {
-  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 10_000 });
-  if (result.error || result.status !== 0) return undefined;
-  return `${result.stdout}${result.stderr}`.split('\n')[0]?.trim();
 }
