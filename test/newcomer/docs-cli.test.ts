@@ -149,6 +149,23 @@ describe('docs match the CLI', () => {
     expect(problems).toEqual([]);
   });
 
+  it('a flag written alone (`--reset intercode`) is one of the CLI\'s, or another tool\'s named here', () => {
+    // Flags of other programs the docs quote, with the program.
+    const FOREIGN: Record<string, string> = {
+      '--bridge': 'dockerd', '--iptables': 'dockerd', '--ip-masq': 'dockerd', '--network': 'docker run', '--variant': 'debootstrap',
+      '--no-check-gpg': 'debootstrap', '--user': 'systemctl', '--short': 'git status', '--hard': 'git reset', '--no-preserve-root': 'rm',
+    };
+    const known = new Set([...cli.flags.values(), ...cli.benchFlags.values()].flatMap((set) => [...set]));
+    const unknown: string[] = [];
+    for (const page of pages()) {
+      for (const snippet of codeSnippets(readFileSync(page, 'utf8'))) {
+        if (/^(npx )?intercode |^npm run/.test(snippet.trim())) continue;
+        for (const flag of flagsIn(snippet)) if (!known.has(flag) && !FOREIGN[flag]) unknown.push(`${relative(ROOT, page)}: \`${snippet.trim()}\`: ${flag}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
   it('docs/cli.md names every command and every flag of the CLI', () => {
     const reference = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8');
     const missing: string[] = [];
