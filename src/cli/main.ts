@@ -1,7 +1,7 @@
 import { Command } from 'commander';
-import { IntercodeError } from '../errors.js';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { reportFailure } from './error-boundary.js';
 import { registerCollectCommand } from './collect-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
@@ -29,14 +29,18 @@ registerTrainCommand(program);
 registerPlotCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
 
+/** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
+async function fail(error: unknown): Promise<never> {
+  // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
+  await shutdownUnderWay();
+  process.exit(reportFailure(error));
+}
+// Errors thrown outside the command's promise (an event handler, a stream without an error listener).
+process.on('uncaughtException', (error) => void fail(error));
+process.on('unhandledRejection', (reason) => void fail(reason));
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
-  await shutdownUnderWay();
-  if (error instanceof IntercodeError) {
-    process.stderr.write(`intercode: ${error.message}\n`);
-    process.exit(error.code === 'CONFIG_INVALID' ? 2 : 1);
-  }
-  throw error;
+  await fail(error);
 }
