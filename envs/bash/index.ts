@@ -51,8 +51,9 @@ export interface BashEnvOptions {
 /** Builds the image if needed, loads the tasks and returns a ready {@link BashEnv}. */
 export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
   const engines = options.engines ?? EngineSet.local();
-  const image = await engines.ensureImage(await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
+  // The task file first: bad input fails before an image is built.
   const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
+  const image = await engines.ensureImage(await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
   return new BashEnv({
     runtime: await engines.runtime(),
     spec: { image, hostname: 'intercode', limits: { ...DEFAULT_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },

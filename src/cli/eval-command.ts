@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
+import { readRunSettings } from '../eval/journal.js';
 import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
@@ -90,11 +91,14 @@ export function registerEvalCommand(program: Command): void {
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
     const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
+    const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
+    await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
+
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
     const all = envs[0]!.tasks;
-    const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
+    const tasks = limit === undefined ? all : all.slice(0, limit);
     const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
     const settings = {
       env: cli.name,

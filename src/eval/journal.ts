@@ -59,7 +59,15 @@ export class RunJournal {
   }
 }
 
-/** The settings of the run already in the folder, or null when there is none. */
+/**
+ * The settings of the run already in `dir`, or null when there is none (checked before a
+ * command starts sandboxes, so a broken folder fails first).
+ * @throws TrajectoryError naming the file (and line) when `run.json` is not a JSON object.
+ */
+export function readRunSettings(dir: string): Promise<RunSettings | null> {
+  return readSettings(join(dir, SETTINGS_FILE));
+}
+
 async function readSettings(path: string): Promise<RunSettings | null> {
   let text: string;
   try {
