@@ -47,7 +47,9 @@ export interface ReplayReport {
  * `execute[<command>]`, and only `submit` carried a reward; other steps recorded 0.
  * `on-flag` (CTF): nothing was scored after an action; only `submit <flag>` actions
  * carried a reward, and after a wrong flag the episode went on (the env must answer a
- * wrong flag and continue, as the CTF env does by default).
+ * wrong flag and continue, as the CTF env does by default). Actions written `cmd <command>`
+ * run `<command>`, and a wrong flag compares as -1 in files that scored it so (see
+ * {@link wrongFlagRewardOf}), as InterCode's first CTF env did.
  * `def-submit` (Python): an action starting with `def` was run and immediately followed
  * by `submit <that function's name>`, whose reward was recorded; any other action recorded 0.
  */
@@ -104,13 +106,14 @@ const solved = (reward: number) => Math.abs(reward - 1) < 1e-9;
  */
 export async function replayTrajectories(options: ReplayOptions): Promise<ReplayReport> {
   const { paired, mismatches } = pairEpisodesWithTasks(options.episodes, options.tasks, options.onQueryMismatch ?? 'fail', options.file ?? '<recording>');
+  const wrongFlagReward = wrongFlagRewardOf(options.episodes);
   const results: { steps: ReplayedStep[]; best: number; recordedBest: number }[] = [];
   let next = 0;
   let done = 0;
   async function worker(env: TaskEnv): Promise<void> {
     for (let i = next++; i < paired.length; i = next++) {
       const { episode, task } = paired[i]!;
-      results[i] = await replayEpisode(env, episode, task, options.protocol, options.reactCommand ?? defaultReactCommand);
+      results[i] = await replayEpisode(env, episode, task, options.protocol, options.reactCommand ?? defaultReactCommand, wrongFlagReward);
       options.onEpisode?.(++done, paired.length);
     }
   }
@@ -138,7 +141,22 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
 
 const defaultReactCommand = (action: string) => REACT_ACTION.exec(action.trim())?.[1] ?? action;
 
-async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, task: Task, protocol: RecordingProtocol, reactCommand: (action: string) => string) {
+/**
+ * `on-flag` files: InterCode's first CTF env (`intercode/envs/game/ctf_env.py`, behind the
+ * GPT-4 25-turn log) took actions as `cmd <command>` and ran the command (its `clean_cmd`
+ * dropped the first four characters); later logs hold plain commands.
+ */
+const ctfCommand = (action: string) => (/^cmd\s/.test(action) ? action.slice(4).trim() : action);
+
+/**
+ * How a recording scored a wrong flag: that first CTF env gave -1 (and counted submissions
+ * as rewards of 1 or -1), later ones 0. Read from the file: any recorded -1 means -1.
+ */
+export function wrongFlagRewardOf(episodes: readonly RecordedEpisode[]): 0 | -1 {
+  return episodes.some((e) => e.rewards.some((r) => r === -1)) ? -1 : 0;
+}
+
+async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, task: Task, protocol: RecordingProtocol, reactCommand: (action: string) => string, wrongFlagReward: 0 | -1) {
   await env.reset({ task });
   const steps: ReplayedStep[] = [];
   let observation = task.query;
@@ -146,14 +164,15 @@ async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, task: Task,
     // InterCode's scripts answered a reply without code with the retry message: nothing ran, nothing was scored.
     if (episode.noCode[k]) continue;
     if (protocol === 'on-flag') {
-      const result = await env.step(action);
+      const result = await env.step(ctfCommand(action));
       if (result.truncated) break;
+      const wrongFlag = FLAG_SUBMISSION.test(action.trim()) && result.reward === 0;
       steps.push({
         taskIndex: episode.taskIndex,
         step: k,
         action,
         recordedReward: episode.rewards[k] ?? 0,
-        reward: result.reward,
+        reward: wrongFlag ? wrongFlagReward : result.reward,
         parts: result.info.score?.parts ?? {},
         recordedObservation: episode.observations[k],
         observation: result.observation,

@@ -6,6 +6,7 @@ import { TrajectoryError } from '../../src/errors.js';
 import { replayTrajectories } from '../../src/replay/replay.js';
 import { QueryMismatchError } from '../../src/replay/task-match.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
+import type { Task } from '../../src/datasets/index.js';
 import { FakeEnv, task } from '../eval/fake-env.js';
 
 let dir: string;
@@ -114,5 +115,57 @@ describe('recorded queries that differ from the data file', () => {
       { taskIndex: 2, recordedQuery: 'first query', dataQuery: 'third query', foundAt: 0, handling: 'trusted' },
       { taskIndex: 7, recordedQuery: 'a task the data file does not have', dataQuery: null, foundAt: null, handling: 'skipped' },
     ]);
+  });
+});
+
+/** A CTF-like env: `submit X` scores 1 when X is the gold flag (the episode goes on after a wrong one); other actions echo. */
+class FlagEnv extends FakeEnv {
+  readonly commands: string[] = [];
+  private gold = '';
+  override async reset(options: { task?: number | Task } = {}) {
+    const result = await super.reset(options);
+    this.gold = String((result.info.task as Task).gold);
+    return result;
+  }
+  override async step(action: string) {
+    const flag = /^submit\s+(.*)$/.exec(action.trim())?.[1];
+    if (flag === undefined) {
+      this.commands.push(action);
+      return super.step(action);
+    }
+    const reward = flag.trim() === this.gold ? 1 : 0;
+    const score = { reward, parts: { flag: reward }, details: {} };
+    return { observation: reward ? 'The submitted flag is correct.' : 'Submitted flag is incorrect. Keep trying!', reward, terminated: reward === 1, truncated: false, info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [], score } };
+  }
+}
+
+describe('replay of the GPT-4 CTF logs (InterCode\'s first CTF env)', () => {
+  const FLAGS = [task(0, 'find the flag', 'picoCTF{a}')];
+  const ctf = (actions: string[], rewards: number[]) => ({
+    environment: 'ic_ctf',
+    query: 'find the flag',
+    // no valid_action: that script did not record it
+    turn_history: { actions, observations: actions.map(() => ''), rewards },
+    summary: { max_reward: Math.max(...rewards), num_submissions: rewards.filter((r) => r !== 0).length },
+  });
+
+  it('runs `cmd <command>` actions as the command, and compares a wrong flag as -1 where the file scored it so', async () => {
+    const file = await write('ctf-25-turns.json', {
+      '0': ctf(['cmd /bin/bash -c "cat flag.txt"', 'submit picoCTF{b}', 'submit picoCTF{a}'], [0, -1, 1]),
+    });
+    const episodes = await readRecordedTrajectories(file);
+    const env = new FlagEnv(FLAGS);
+    const report = await replayTrajectories({ protocol: 'on-flag', envs: [env], tasks: FLAGS, episodes, file });
+    expect(env.commands).toEqual(['/bin/bash -c "cat flag.txt"']);
+    expect(report).toMatchObject({ episodes: 1, steps: 3, agreeingSteps: 3, successRate: 1, recordedSuccessRate: 1 });
+  });
+
+  it('keeps a wrong flag at 0 in files that scored it 0', async () => {
+    const file = await write('ctf-10-turns.json', { '0': ctf(['ls', 'submit picoCTF{b}', 'submit picoCTF{a}'], [0, 0, 1]) });
+    const episodes = await readRecordedTrajectories(file);
+    const env = new FlagEnv(FLAGS);
+    const report = await replayTrajectories({ protocol: 'on-flag', envs: [env], tasks: FLAGS, episodes, file });
+    expect(env.commands).toEqual(['ls']);
+    expect(report).toMatchObject({ steps: 3, agreeingSteps: 3 });
   });
 });
