@@ -11,6 +11,7 @@ import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerServeCommand } from './serve-command.js';
 import { registerTrainCommand } from './train-command.js';
 
 const program = new Command()
@@ -27,7 +28,8 @@ registerCleanupCommand(program);
 registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
-addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
+registerServeCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval', 'serve']);
 
 try {
   await program.parseAsync(process.argv);
