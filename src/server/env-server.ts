@@ -42,6 +42,7 @@ export class EnvServer {
   private readonly ws: WebSocketTransport;
   private readonly mcp: McpTransport;
   private closing: Promise<void> | undefined;
+  private listeningPort = 0;
 
   private constructor(private readonly options: EnvServerOptions) {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
@@ -68,15 +69,16 @@ export class EnvServer {
       server.http.once('error', reject);
       server.http.listen(options.port, options.host, () => {
         server.http.off('error', reject);
+        server.listeningPort = (server.http.address() as AddressInfo).port;
         resolve();
       });
     });
     return server;
   }
 
-  /** The address it listens on. */
+  /** The port it listens (or listened) on. */
   get port(): number {
-    return (this.http.address() as AddressInfo).port;
+    return this.listeningPort;
   }
 
   /** `http://host:port` (what OpenEnv clients and `base_url` take). */
