@@ -21,6 +21,8 @@ export interface EnvSlots {
   give(env: TaskEnv): Promise<void>;
   /** Sandboxes alive now (in use and spare), for `/health` and tests; undefined when the source cannot tell. */
   sandboxes(): number | undefined;
+  /** The most sandboxes that can exist at once (in use, spare, and any the source keeps for itself); undefined: no fixed bound. */
+  readonly sandboxLimit: number | undefined;
   /** Removes every sandbox and closes every env. */
   close(): Promise<void>;
 }

@@ -15,7 +15,7 @@ export interface PooledEnvSlotsOptions {
  * {@link EnvSlots} over envs made once at start (one per possible session). Envs that can
  * share workspaces (bash, python) share one warm {@link WorkspacePool} whose used
  * sandboxes are restored in place, as `collect` and `eval` do (see vecEnvFor); at most
- * `envs + spares` sandboxes exist. Other SandboxEnvs (CTF) get a new sandbox per reset,
+ * `envs + spares + 1` sandboxes exist (the one more: the restorer's pristine template). Other SandboxEnvs (CTF) get a new sandbox per reset,
  * removed when the session ends; envs without sandboxes of their own (SQL sessions on a
  * shared server) are reset by their next session.
  * @throws ConfigError when `envs` is empty.
@@ -25,6 +25,7 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
   const shared = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv && env.sharesWorkspaces);
   let pool: WorkspacePool | undefined;
   let restorer: InPlaceRestorer | undefined;
+  let sandboxLimit: number | undefined;
   if (shared.length === envs.length) {
     const factory = shared[0]!.workspaceFactory();
     restorer = new InPlaceRestorer(factory);
@@ -37,6 +38,8 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
       restore: (workspace) => r.restore(workspace),
     });
     for (const env of shared) env.useWorkspaces(pool);
+    // Envs in use, the spares, and the restorer's pristine template.
+    sandboxLimit = envs.length + spares + 1;
   }
   const free = [...envs];
   const lent = new Set<TaskEnv>();
@@ -53,6 +56,7 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
   return {
     envName,
     capacity: envs.length,
+    sandboxLimit,
     get inUse() {
       return lent.size;
     },
