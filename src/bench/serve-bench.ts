@@ -102,6 +102,7 @@ function clients(job: ClientsJob): Promise<ClientsResult> {
 
 async function serverRow(envs: readonly BashEnv[], durationMs: number): Promise<ServeRow> {
   const slots = pooledEnvSlots('bash', envs, { spares: spares(envs.length) });
+  await slots.ready();
   const server = await EnvServer.start({
     slots,
     host: '127.0.0.1',

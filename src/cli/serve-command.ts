@@ -66,6 +66,8 @@ export function registerServeCommand(program: Command): void {
     const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
     let server: EnvServer;
     try {
+      log(`intercode serve: warming the ${cli.name} sandboxes`);
+      await slots.ready();
       server = await EnvServer.start({
         slots,
         host: flags.host,

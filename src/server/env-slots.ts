@@ -23,6 +23,8 @@ export interface EnvSlots {
   sandboxes(): number | undefined;
   /** The most sandboxes that can exist at once (in use, spare, and any the source keeps for itself); undefined: no fixed bound. */
   readonly sandboxLimit: number | undefined;
+  /** Resolves once the source's spare sandboxes are warm (at once when it keeps none). @throws the source's failure (an image or engine error). */
+  ready(): Promise<void>;
   /** Removes every sandbox and closes every env. */
   close(): Promise<void>;
 }

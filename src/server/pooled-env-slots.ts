@@ -75,6 +75,9 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
       lent.delete(env);
       free.push(env);
     },
+    async ready() {
+      await pool?.ready();
+    },
     sandboxes() {
       if (!pool) return undefined;
       const stats = pool.stats();

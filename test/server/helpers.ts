@@ -96,10 +96,21 @@ export class TestClient {
     this.ws.send(typeof message === 'string' ? message : JSON.stringify(message));
   }
 
-  next(): Promise<Message> {
+  /** The next message; rejects after `timeoutMs` (so a lost reply fails a test instead of hanging it). */
+  next(timeoutMs = 60_000): Promise<Message> {
     const queued = this.queue.shift();
     if (queued) return Promise.resolve(queued);
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        reject(new Error(`no message from the server within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = (message: Message) => {
+        clearTimeout(timer);
+        resolve(message);
+      };
+      this.waiting.push(waiter);
+    });
   }
 
   async request(message: unknown): Promise<Message> {

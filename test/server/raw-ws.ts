@@ -15,7 +15,7 @@ export function clientTextFrame(text: string): Buffer {
  * the server's replies contain `until` — then it is left to the caller, who makes it
  * half-open by never reading or answering again.
  */
-export async function rawSession(port: number, messages: string[], until: string): Promise<Socket> {
+export async function rawSession(port: number, messages: string[], until: string, timeoutMs = 60_000): Promise<Socket> {
   const socket = connect(port, '127.0.0.1');
   await new Promise((resolve, reject) => {
     socket.once('connect', resolve);
@@ -27,6 +27,7 @@ export async function rawSession(port: number, messages: string[], until: string
   );
   let seen = '';
   await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${until} within ${timeoutMs} ms; got ${JSON.stringify(seen.slice(-300))}`)), timeoutMs);
     let sent = false;
     const onData = (chunk: Buffer) => {
       seen += chunk.toString('latin1');
@@ -36,6 +37,7 @@ export async function rawSession(port: number, messages: string[], until: string
       }
       if (seen.includes(until)) {
         socket.off('data', onData);
+        clearTimeout(timer);
         resolve();
       }
     };

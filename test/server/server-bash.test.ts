@@ -50,6 +50,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     envs = await createBashEnvs({}, SESSIONS);
     slots = pooledEnvSlots('bash', envs, { spares: SPARES });
     expect(slots.sandboxLimit).toBe(SESSIONS + SPARES + 1);
+    await slots.ready();
     server = await EnvServer.start({
       slots,
       host: '127.0.0.1',
@@ -124,9 +125,11 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
             holder.once('exit', (code) => reject(new Error(`holder exited ${code} before ready`)));
           });
           holder.kill('SIGKILL');
+          await new Promise((resolve) => holder.once('exit', resolve));
           dropped.killed += WAVE;
         }
         await until(() => server.leases.active === 0, 30_000);
+        console.log(`wave ${wave} (${['half-open', 'tcp reset', 'killed'][kind]}): ${JSON.stringify(dropped)}, ${await sandboxes()} sandboxes`);
       }
     } finally {
       clearInterval(watch);
