@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { packagePath } from '../package-path.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
+import { checkListening, EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
@@ -59,6 +59,7 @@ export function registerServeCommand(program: Command): void {
     const spares = flags.spares === undefined ? undefined : Number(flags.spares);
     if (spares !== undefined && !(Number.isInteger(spares) && spares >= 0)) throw new ConfigError('--spares', `must be an integer ≥ 0, got "${flags.spares}"`);
     const token = flags.token ?? process.env.INTERCODE_SERVE_TOKEN;
+    checkListening(flags.host, token);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });

@@ -31,6 +31,17 @@ export interface EnvServerOptions {
 export const SERVER_DEFAULTS = { host: '127.0.0.1', port: 8000, idleTimeoutMs: 300_000, heartbeatMs: 15_000, maxMessageBytes: 1024 * 1024 } as const;
 
 /**
+ * Refuses a host beyond loopback without a token, and a token too short to guess-proof.
+ * @throws ConfigError naming --host or --token.
+ */
+export function checkListening(host: string, token: string | undefined): void {
+  if (!isLoopback(host) && !token) {
+    throw new ConfigError('--host', `listening on ${host} (not loopback) needs --token: anyone who reaches the port could run code in the sandboxes`);
+  }
+  if (token !== undefined && token.length < 8) throw new ConfigError('--token', 'must be at least 8 characters');
+}
+
+/**
  * `intercode serve`: one node:http server with OpenEnv's routes, its `/ws` sessions and
  * MCP on `/mcp`, all over the same {@link SessionLeases} of one {@link EnvSlots}. It
  * knows nothing of any env's kind.
@@ -60,10 +71,7 @@ export class EnvServer {
    * @throws ConfigError when `host` is not loopback and no token is set, or for a bad option.
    */
   static async start(options: EnvServerOptions): Promise<EnvServer> {
-    if (!isLoopback(options.host) && !options.token) {
-      throw new ConfigError('--host', `listening on ${options.host} (not loopback) needs --token: anyone who reaches the port could run code in the sandboxes`);
-    }
-    if (options.token !== undefined && options.token.length < 8) throw new ConfigError('--token', 'must be at least 8 characters');
+    checkListening(options.host, options.token);
     const server = new EnvServer(options);
     await new Promise<void>((resolve, reject) => {
       server.http.once('error', reject);
