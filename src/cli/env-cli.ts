@@ -7,7 +7,7 @@ import type { RecordedEpisode } from '../trajectory/index.js';
 import { addEngineFlag, type EngineFlags } from './engine-flag.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
-export type CliPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect';
+export type CliPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect' | 'serve';
 
 /** Flags every env command shares; each env adds its own through its {@link EnvCli}. */
 export interface CommonEnvFlags extends EngineFlags {

@@ -15,6 +15,7 @@ import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerServeCommand } from './serve-command.js';
 import { registerSetupCommand } from './setup-command.js';
 import { registerTrainCommand } from './train-command.js';
 
@@ -36,7 +37,8 @@ registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
 registerBenchCommand(program);
-addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
+registerServeCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
 async function fail(error: unknown): Promise<never> {

@@ -1,0 +1,105 @@
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { packagePath } from '../package-path.js';
+import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
+import { checkListening, EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
+
+interface ServeFlags extends CommonEnvFlags {
+  env: string;
+  port: string;
+  host: string;
+  maxSessions: string;
+  idleTimeout: string;
+  token?: string;
+  heartbeat: string;
+  maxMessageBytes: string;
+  spares?: string;
+}
+
+/** `--idle-timeout`/`--heartbeat` seconds as milliseconds. @throws ConfigError naming the flag. */
+function seconds(flag: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0) || !Number.isFinite(n)) throw new ConfigError(flag, `must be a positive number of seconds, got "${value}"`);
+  return n * 1000;
+}
+
+/**
+ * `intercode serve --env NAME`: the env behind OpenEnv's protocol (HTTP, `/ws` sessions)
+ * and MCP (`/mcp`), sessions on the warm pool. Prints one JSON line when ready; SIGTERM or
+ * Ctrl-C drains (sessions end, sandboxes are removed), a second one exits at once.
+ */
+export function registerServeCommand(program: Command): void {
+  const command = program
+    .command('serve')
+    .description(
+      'serve an env over OpenEnv\'s protocol (GET /health /schema /metadata, WebSocket /ws: one connection = one session, ' +
+        'stateless POST /reset /step, GET /state) and MCP (/mcp, streamable HTTP); prints {"url","env","maxSessions","tasks"} when ready',
+    )
+    .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .option('--port <port>', 'TCP port (0: any free one)', String(SERVER_DEFAULTS.port))
+    .option('--host <address>', 'address to listen on; anything but loopback requires --token', SERVER_DEFAULTS.host)
+    .option('--max-sessions <n>', 'sessions at once (one sandbox each); the next connection gets CAPACITY_REACHED', '64')
+    .option('--idle-timeout <seconds>', 'a session with no request for this long is ended and its sandbox returned', String(SERVER_DEFAULTS.idleTimeoutMs / 1000))
+    .option('--token <token>', 'bearer token required on every route but /health (default: $INTERCODE_SERVE_TOKEN; keeps it out of `ps`)')
+    .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that misses a ping is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
+    .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted', String(SERVER_DEFAULTS.maxMessageBytes))
+    .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))');
+  addEnvFlags(command, ENV_CLIS).action(async (flags: ServeFlags, self: Command) => {
+    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    const port = Number(flags.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('--port', `must be an integer 0–65535, got "${flags.port}"`);
+    const maxSessions = positiveInteger('--max-sessions', flags.maxSessions);
+    const idleTimeoutMs = seconds('--idle-timeout', flags.idleTimeout);
+    const heartbeatMs = seconds('--heartbeat', flags.heartbeat);
+    const maxMessageBytes = positiveInteger('--max-message-bytes', flags.maxMessageBytes);
+    const spares = flags.spares === undefined ? undefined : Number(flags.spares);
+    if (spares !== undefined && !(Number.isInteger(spares) && spares >= 0)) throw new ConfigError('--spares', `must be an integer ≥ 0, got "${flags.spares}"`);
+    const token = flags.token ?? process.env.INTERCODE_SERVE_TOKEN;
+    checkListening(flags.host, token);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const engines = commandEngines(flags, log);
+    const envs = await cli.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
+    const slots = pooledEnvSlots(cli.name, envs, spares === undefined ? {} : { spares });
+    const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+    let server: EnvServer;
+    try {
+      log(`intercode serve: warming the ${cli.name} sandboxes`);
+      await slots.ready();
+      server = await EnvServer.start({
+        slots,
+        host: flags.host,
+        port,
+        ...(token ? { token } : {}),
+        idleTimeoutMs,
+        heartbeatMs,
+        maxMessageBytes,
+        metadata: {
+          name: `intercode-${cli.name}`,
+          description: `InterCode ${cli.name} tasks as an OpenEnv environment: the action is {"code": string}; "submit" ends the episode and scores it.`,
+          version,
+        },
+        log,
+      });
+    } catch (error) {
+      await slots.close();
+      releaseEngines(engines, log);
+      throw error;
+    }
+    const stopped = new Promise<void>((resolve) => {
+      windDownOnSignal(() => {
+        log('intercode serve: draining (sessions end, sandboxes are removed)');
+        void server.close().then(resolve, resolve);
+      });
+    });
+    process.stdout.write(`${JSON.stringify({ url: server.url, env: cli.name, maxSessions, tasks: envs[0]!.tasks.length })}\n`);
+    log(`intercode serve: ${cli.name} at ${server.url} (WebSocket ${server.url.replace(/^http/, 'ws')}/ws, MCP ${server.url}/mcp), up to ${maxSessions} sessions`);
+    await stopped;
+    releaseEngines(engines, log);
+    const stats = server.leases.stats();
+    log(`intercode serve: stopped after ${stats.opened} sessions (${Object.entries(stats.ended).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+  });
+}

@@ -1,0 +1,147 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ConfigError } from '../errors.js';
+import { authorized, isLoopback } from './auth.js';
+import type { EnvSlots } from './env-slots.js';
+import { SessionLeases } from './sessions.js';
+import { sendJson } from './transports/http-body.js';
+import { HttpRoutes, type ServerMetadata } from './transports/http-routes.js';
+import { McpTransport } from './transports/mcp.js';
+import { WebSocketTransport } from './transports/websocket.js';
+
+export interface EnvServerOptions {
+  slots: EnvSlots;
+  /** Default 127.0.0.1. Any host that is not loopback needs a `token`. */
+  host: string;
+  /** Default 8000 (OpenEnv's); 0 picks a free port. */
+  port: number;
+  /** Bearer token required on every route but /health (HTTP, WebSocket upgrade, MCP). */
+  token?: string;
+  /** A session idle this long is ended and its sandbox returned. Default 300 000 ms. */
+  idleTimeoutMs: number;
+  /** WebSocket ping interval; a connection that missed the previous ping is dropped. Default 15 000 ms. */
+  heartbeatMs: number;
+  /** Largest message or request body accepted. Default 1 MiB. */
+  maxMessageBytes: number;
+  metadata: ServerMetadata;
+  log: (line: string) => void;
+}
+
+export const SERVER_DEFAULTS = { host: '127.0.0.1', port: 8000, idleTimeoutMs: 300_000, heartbeatMs: 15_000, maxMessageBytes: 1024 * 1024 } as const;
+
+/**
+ * Refuses a host beyond loopback without a token, and a token too short to guess-proof.
+ * @throws ConfigError naming --host or --token.
+ */
+export function checkListening(host: string, token: string | undefined): void {
+  if (!isLoopback(host) && !token) {
+    throw new ConfigError('--host', `listening on ${host} (not loopback) needs --token: anyone who reaches the port could run code in the sandboxes`);
+  }
+  if (token !== undefined && token.length < 8) throw new ConfigError('--token', 'must be at least 8 characters');
+}
+
+/**
+ * `intercode serve`: one node:http server with OpenEnv's routes, its `/ws` sessions and
+ * MCP on `/mcp`, all over the same {@link SessionLeases} of one {@link EnvSlots}. It
+ * knows nothing of any env's kind.
+ */
+export class EnvServer {
+  readonly leases: SessionLeases;
+  private readonly http: Server;
+  private readonly routes: HttpRoutes;
+  private readonly ws: WebSocketTransport;
+  private readonly mcp: McpTransport;
+  private closing: Promise<void> | undefined;
+  private listeningPort = 0;
+
+  private constructor(private readonly options: EnvServerOptions) {
+    const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
+    this.leases = new SessionLeases(slots, { idleTimeoutMs });
+    this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
+    this.ws = new WebSocketTransport({ leases: this.leases, maxMessageBytes, heartbeatMs, log });
+    this.mcp = new McpTransport({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
+    this.http = createServer((request, response) => void this.request(request, response));
+    this.http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
+    this.http.on('clientError', (_error, socket) => socket.destroy());
+  }
+
+  /**
+   * Starts listening.
+   * @throws ConfigError when `host` is not loopback and no token is set, or for a bad option.
+   */
+  static async start(options: EnvServerOptions): Promise<EnvServer> {
+    checkListening(options.host, options.token);
+    const server = new EnvServer(options);
+    await new Promise<void>((resolve, reject) => {
+      server.http.once('error', reject);
+      server.http.listen(options.port, options.host, () => {
+        server.http.off('error', reject);
+        server.listeningPort = (server.http.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+    return server;
+  }
+
+  /** The port it listens (or listened) on. */
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  /** `http://host:port` (what OpenEnv clients and `base_url` take). */
+  get url(): string {
+    const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
+    return `http://${host}:${this.port}`;
+  }
+
+  private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    try {
+      if (path !== '/health' && !authorized(request, this.options.token)) {
+        sendJson(response, 401, { detail: 'missing or wrong bearer token', code: 'UNAUTHORIZED' }, { 'www-authenticate': 'Bearer' });
+        return;
+      }
+      if (this.closing) {
+        sendJson(response, 503, { detail: 'the server is shutting down', code: 'SESSION_ERROR' });
+        return;
+      }
+      if (path === '/mcp') await this.mcp.handle(request, response);
+      else if (this.routes.handles(path)) await this.routes.handle(request, response, path);
+      else sendJson(response, 404, { detail: `no route ${path}; see GET /schema, /metadata, /health, WebSocket /ws, MCP /mcp`, code: 'NOT_FOUND' });
+    } catch (error) {
+      this.options.log(`intercode serve: ${request.method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!response.headersSent) sendJson(response, 500, { detail: 'internal error', code: 'EXECUTION_ERROR' });
+      else response.destroy();
+    }
+  }
+
+  private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const refuse = (status: string) => {
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (path !== '/ws') return refuse('404 Not Found');
+    if (!authorized(request, this.options.token)) return refuse('401 Unauthorized');
+    if (this.closing) return refuse('503 Service Unavailable');
+    this.ws.upgrade(request, socket, head);
+  }
+
+  /**
+   * Drains: stops accepting, ends every session (`shutdown`; the requests in flight finish),
+   * then closes the env slots, which removes every sandbox. Later calls get the same promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+      await this.leases.shutdown();
+      await this.mcp.close();
+      this.ws.close();
+      this.http.closeAllConnections();
+      await closed;
+      await this.options.slots.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { EnvSlots } from './env-slots.js';
+import { EpisodeSession } from './episode-session.js';
+import { WireError } from './protocol.js';
+
+/** Why a session ended: the client said so, its connection went away, it sat idle, or the server is stopping. */
+export type EndReason = 'close' | 'drop' | 'idle' | 'shutdown';
+
+/**
+ * A session's lease on one env (and so one sandbox): who holds it, until when it may sit
+ * idle, and how it ended. Leases are made and ended only by {@link SessionLeases}.
+ */
+export interface Lease {
+  readonly id: string;
+  /** Who holds it, for logs: the transport and the peer (`ws 127.0.0.1:53122`, `mcp 1f0c…`). */
+  readonly owner: string;
+  readonly session: EpisodeSession;
+  /** performance.now() after which an idle lease is ended; moved on by every request. */
+  readonly deadline: number;
+  /** Set once the lease is ending or ended. */
+  readonly ended: EndReason | undefined;
+}
+
+interface LeaseRecord extends Lease {
+  deadline: number;
+  ended: EndReason | undefined;
+  readonly env: ReturnType<EnvSlots['take']> & object;
+  readonly onEnd: (reason: EndReason) => void;
+  /** The requests of this session run one after another: the tail of that chain. */
+  tail: Promise<unknown>;
+  queued: number;
+  ending?: Promise<void>;
+}
+
+export interface SessionLeasesOptions {
+  /** A lease with no request for this long is ended and its sandbox returned. */
+  idleTimeoutMs: number;
+  /** Requests one session may have waiting (beyond this: SESSION_ERROR). Default 8. */
+  maxQueued?: number;
+}
+
+export interface LeaseCounts {
+  active: number;
+  max: number;
+  opened: number;
+  ended: Record<EndReason, number>;
+}
+
+/**
+ * The sessions of a server as leases on its {@link EnvSlots}. {@link end} is the one place a
+ * lease ends — on close, drop, idle and shutdown alike: it tells the transport (which closes
+ * its connection), waits for the request in flight, and gives the env back, which returns
+ * the sandbox to the pool at once. A session's requests run in order, one at a time.
+ */
+export class SessionLeases {
+  private readonly leases = new Map<string, LeaseRecord>();
+  private readonly reaper: NodeJS.Timeout;
+  private stopping = false;
+  private readonly counts: LeaseCounts;
+  private readonly maxQueued: number;
+
+  constructor(
+    private readonly slots: EnvSlots,
+    private readonly options: SessionLeasesOptions,
+  ) {
+    this.maxQueued = options.maxQueued ?? 8;
+    this.counts = { active: 0, max: slots.capacity, opened: 0, ended: { close: 0, drop: 0, idle: 0, shutdown: 0 } };
+    const every = Math.max(10, Math.min(1_000, options.idleTimeoutMs / 4));
+    this.reaper = setInterval(() => this.reapIdle(), every);
+    this.reaper.unref();
+  }
+
+  /**
+   * A new lease for `owner`; `onEnd` is called once when it ends (for any reason).
+   * @throws WireError CAPACITY_REACHED (with active_sessions, max_sessions) when every env is lent; SESSION_ERROR while shutting down.
+   */
+  open(owner: string, onEnd: (reason: EndReason) => void): Lease {
+    if (this.stopping) throw new WireError('SESSION_ERROR', 'the server is shutting down');
+    const env = this.slots.take();
+    if (!env) {
+      throw new WireError('CAPACITY_REACHED', `all ${this.slots.capacity} sessions are in use`, {
+        active_sessions: this.leases.size,
+        max_sessions: this.slots.capacity,
+      });
+    }
+    const lease: LeaseRecord = {
+      id: randomUUID(),
+      owner,
+      session: new EpisodeSession(env, this.slots.envName),
+      deadline: performance.now() + this.options.idleTimeoutMs,
+      ended: undefined,
+      env,
+      onEnd,
+      tail: Promise.resolve(),
+      queued: 0,
+    };
+    this.leases.set(lease.id, lease);
+    this.counts.opened += 1;
+    return lease;
+  }
+
+  /**
+   * Runs `request` on the lease's session after the ones before it.
+   * @throws WireError SESSION_ERROR when the lease has ended or too many requests wait; whatever `request` throws.
+   */
+  run<T>(lease: Lease, request: (session: EpisodeSession) => Promise<T>): Promise<T> {
+    const record = this.leases.get(lease.id);
+    if (!record || record.ended) return Promise.reject(new WireError('SESSION_ERROR', `the session has ended (${lease.ended ?? 'close'})`));
+    if (record.queued >= this.maxQueued) {
+      return Promise.reject(new WireError('SESSION_ERROR', `${record.queued} requests of this session are already waiting; wait for their replies`));
+    }
+    record.queued += 1;
+    const result = record.tail.then(async () => {
+      if (record.ended) throw new WireError('SESSION_ERROR', `the session has ended (${record.ended})`);
+      try {
+        return await request(record.session);
+      } finally {
+        record.deadline = performance.now() + this.options.idleTimeoutMs;
+      }
+    });
+    record.tail = result.then(
+      () => (record.queued -= 1),
+      () => (record.queued -= 1),
+    );
+    return result;
+  }
+
+  /**
+   * Ends the lease (once; later calls get the same promise): the transport's `onEnd` runs,
+   * the request in flight finishes, and the env goes back to the slots with its sandbox.
+   */
+  end(lease: Lease, reason: EndReason): Promise<void> {
+    const record = this.leases.get(lease.id);
+    if (!record) return Promise.resolve();
+    if (record.ending) return record.ending;
+    record.ended = reason;
+    this.counts.ended[reason] += 1;
+    try {
+      record.onEnd(reason);
+    } catch {
+      // The transport's socket may already be gone; the lease ends all the same.
+    }
+    record.ending = record.tail
+      .then(() => this.slots.give(record.env))
+      .finally(() => this.leases.delete(record.id));
+    return record.ending;
+  }
+
+  /** Sessions open now (those still ending included: their sandboxes are not back yet). */
+  get active(): number {
+    return this.leases.size;
+  }
+
+  stats(): LeaseCounts {
+    return { ...this.counts, active: this.leases.size, ended: { ...this.counts.ended } };
+  }
+
+  /** Refuses new leases, ends every one (`shutdown`) and waits until their envs are back. */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.reaper);
+    await Promise.all([...this.leases.values()].map((lease) => this.end(lease, 'shutdown')));
+  }
+
+  private reapIdle(): void {
+    const now = performance.now();
+    for (const lease of this.leases.values()) {
+      if (!lease.ended && lease.queued === 0 && now > lease.deadline) void this.end(lease, 'idle');
+    }
+  }
+}

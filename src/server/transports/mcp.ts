@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { EpisodeSession } from '../episode-session.js';
+import { WireError, type ObservationReply } from '../protocol.js';
+import type { Lease, SessionLeases } from '../sessions.js';
+import { readJsonBody, sendJson } from './http-body.js';
+
+export interface McpTransportOptions {
+  leases: SessionLeases;
+  envName: string;
+  version: string;
+  maxMessageBytes: number;
+}
+
+interface McpSession {
+  transport: StreamableHTTPServerTransport;
+  lease: Lease;
+}
+
+/**
+ * MCP on `/mcp` (streamable HTTP, the official TypeScript SDK): each MCP session holds one
+ * lease — one env and sandbox — from its `initialize` until the client deletes the session,
+ * it idles out, or the server stops. Tools: `reset(task_id?, seed?)`, `execute(code)`,
+ * `submit(answer?)`; each answers with the output text and a JSON line
+ * `{"reward","done","exit_code",...}`. A refused call (step before reset…) is a tool result
+ * with `isError` and the wire code, so a model sees it.
+ */
+export class McpTransport {
+  private readonly sessions = new Map<string, McpSession>();
+
+  constructor(private readonly options: McpTransportOptions) {}
+
+  async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let body: unknown;
+    try {
+      body = request.method === 'POST' ? await readJsonBody(request, this.options.maxMessageBytes) : undefined;
+    } catch (error) {
+      const wire = error as WireError;
+      sendJson(response, wire.code === 'INVALID_JSON' ? 400 : 413, rpcError(-32700, wire.message, wire.code));
+      return;
+    }
+    const id = request.headers['mcp-session-id'];
+    const known = typeof id === 'string' ? this.sessions.get(id) : undefined;
+    if (known) {
+      await known.transport.handleRequest(request, response, body);
+      return;
+    }
+    if (typeof id === 'string') {
+      sendJson(response, 404, rpcError(-32001, 'unknown or ended MCP session; initialize a new one', 'SESSION_ERROR'));
+      return;
+    }
+    if (request.method !== 'POST' || !isInitializeRequest(body)) {
+      sendJson(response, 400, rpcError(-32000, 'no MCP session: send an initialize request first (without Mcp-Session-Id)', 'SESSION_ERROR'));
+      return;
+    }
+    await this.start(request, response, body);
+  }
+
+  private async start(request: IncomingMessage, response: ServerResponse, body: unknown): Promise<void> {
+    const { leases } = this.options;
+    let transport: StreamableHTTPServerTransport | undefined;
+    let lease: Lease;
+    try {
+      lease = leases.open(`mcp ${request.socket.remoteAddress ?? '?'}`, () => {
+        const sessionId = transport?.sessionId;
+        if (sessionId) this.sessions.delete(sessionId);
+        void transport?.close();
+      });
+    } catch (error) {
+      const wire = error as WireError;
+      sendJson(response, wire.code === 'CAPACITY_REACHED' ? 503 : 500, rpcError(-32000, wire.message, wire.code, wire.extra));
+      return;
+    }
+    const current = lease;
+    transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (sessionId) => void this.sessions.set(sessionId, { transport: transport!, lease: current }),
+    });
+    transport.onclose = () => void leases.end(current, 'close');
+    const server = this.server(current);
+    await server.connect(transport);
+    await transport.handleRequest(request, response, body);
+    // An initialize that did not make a session (a malformed one) frees its lease at once.
+    if (!transport.sessionId) await leases.end(current, 'close');
+  }
+
+  private server(lease: Lease): McpServer {
+    const { leases, envName, version } = this.options;
+    const server = new McpServer({ name: `intercode-${envName}`, version });
+    const call = async (request: (session: EpisodeSession) => Promise<ObservationReply>): Promise<CallToolResult> => {
+      try {
+        return toolResult(await leases.run(lease, request));
+      } catch (error) {
+        const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error));
+        return { isError: true, content: [{ type: 'text', text: `${wire.code}: ${wire.message}` }] };
+      }
+    };
+    server.registerTool(
+      'reset',
+      {
+        description: `Start a new ${envName} episode in a clean sandbox. Returns the task's query. task_id: the dataset index (default: a random task, drawn from seed if given).`,
+        inputSchema: { task_id: z.number().int().min(0).optional(), seed: z.number().int().min(0).optional() },
+      },
+      ({ task_id, seed }) => call((session) => session.reset({ ...(task_id === undefined ? {} : { task_id }), ...(seed === undefined ? {} : { seed }) })),
+    );
+    server.registerTool(
+      'execute',
+      { description: `Run code in the episode's ${envName} sandbox; returns its output and exit code.`, inputSchema: { code: z.string() } },
+      ({ code }) => call((session) => session.step({ code })),
+    );
+    server.registerTool(
+      'submit',
+      {
+        description: 'End the episode and get its reward. answer: what the env\'s submit takes, if anything (the flag in CTF, the function name in Python).',
+        inputSchema: { answer: z.string().optional() },
+      },
+      ({ answer }) => call((session) => session.step({ code: answer ? `submit ${answer}` : 'submit' })),
+    );
+    return server;
+  }
+
+  /** Ends every MCP session's transport (their leases end with the server's shutdown). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.sessions.values()].map(({ transport }) => transport.close()));
+    this.sessions.clear();
+  }
+}
+
+function toolResult(reply: ObservationReply): CallToolResult {
+  const { output, exit_code, task, info } = reply.observation;
+  const summary = { reward: reply.reward, done: reply.done, exit_code, task_id: task?.task_id ?? null, ...('truncation' in info ? { truncation: info.truncation } : {}) };
+  return { content: [{ type: 'text', text: output }, { type: 'text', text: JSON.stringify(summary) }] };
+}
+
+function rpcError(code: number, message: string, wireCode: string, extra: Readonly<Record<string, unknown>> = {}) {
+  return { jsonrpc: '2.0', error: { code, message, data: { ...extra, code: wireCode } }, id: null };
+}

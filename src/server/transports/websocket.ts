@@ -1,0 +1,147 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { errorMessage, parseClientMessage, WireError, type ServerMessage } from '../protocol.js';
+import type { EndReason, Lease, SessionLeases } from '../sessions.js';
+
+export interface WebSocketTransportOptions {
+  leases: SessionLeases;
+  /** A text message longer than this gets VALIDATION_ERROR (the session stays open). */
+  maxMessageBytes: number;
+  /** Every this often each connection is pinged; one that has not answered the previous ping is dropped. */
+  heartbeatMs: number;
+  log: (line: string) => void;
+}
+
+/** WebSocket close codes the server uses, besides 1000 (normal) and 1001 (going away). */
+export const CLOSE_CODES = { capacity: 1013, idle: 4000 } as const;
+
+/**
+ * OpenEnv's `/ws`: one connection is one session (one {@link Lease}). Messages are handled
+ * in order; each gets exactly one reply (`close` gets none: the connection closes). A
+ * connection that stops answering pings (half-open, its peer gone without a FIN) is
+ * terminated, and any way a connection ends — close frame, TCP reset, missed heartbeat —
+ * ends its lease, which returns the sandbox at once.
+ */
+export class WebSocketTransport {
+  private readonly wss: WebSocketServer;
+  private readonly alive = new WeakMap<WebSocket, boolean>();
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(private readonly options: WebSocketTransportOptions) {
+    // Frames past 4× the limit are not even buffered: ws closes the connection with 1009.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes * 4, perMessageDeflate: false });
+    this.wss.on('connection', (ws, request: IncomingMessage) => this.accept(ws, request));
+    this.heartbeat = setInterval(() => this.ping(), options.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Takes over an HTTP upgrade request (already authorized) for `/ws`. */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.wss.emit('connection', ws, request));
+  }
+
+  /** Connections open now. */
+  get connections(): number {
+    return this.wss.clients.size;
+  }
+
+  private accept(ws: WebSocket, request: IncomingMessage): void {
+    const owner = `ws ${request.socket.remoteAddress ?? '?'}:${request.socket.remotePort ?? '?'}`;
+    this.alive.set(ws, true);
+    ws.on('pong', () => this.alive.set(ws, true));
+    let lease: Lease;
+    try {
+      lease = this.options.leases.open(owner, (reason) => this.onEnd(ws, reason));
+    } catch (error) {
+      const wire = error instanceof WireError ? error : new WireError('FACTORY_ERROR', String(error));
+      send(ws, errorMessage(wire));
+      ws.close(wire.code === 'CAPACITY_REACHED' ? CLOSE_CODES.capacity : 1001, wire.code);
+      return;
+    }
+    const drop = () => void this.options.leases.end(lease, 'drop');
+    ws.on('close', drop);
+    ws.on('error', drop);
+    ws.on('message', (data) => {
+      this.alive.set(ws, true);
+      void this.handle(ws, lease, data);
+    });
+  }
+
+  private async handle(ws: WebSocket, lease: Lease, data: RawData): Promise<void> {
+    const leases = this.options.leases;
+    try {
+      const size = byteLength(data);
+      if (size > this.options.maxMessageBytes) {
+        throw new WireError('VALIDATION_ERROR', `the message is ${size} bytes; the limit is ${this.options.maxMessageBytes} (--max-message-bytes)`, {
+          limit_bytes: this.options.maxMessageBytes,
+        });
+      }
+      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+      const message = parseClientMessage(text);
+      switch (message.type) {
+        case 'reset':
+          send(ws, { type: 'observation', data: await leases.run(lease, (session) => session.reset(message.data)) });
+          return;
+        case 'step':
+          send(ws, { type: 'observation', data: await leases.run(lease, (session) => session.step(message.data)) });
+          return;
+        case 'state':
+          send(ws, { type: 'state', data: await leases.run(lease, async (session) => session.state()) });
+          return;
+        case 'close':
+          await leases.end(lease, 'close');
+          return;
+        case 'mcp':
+          throw new WireError('UNKNOWN_TYPE', 'MCP over /ws is not served here: use the /mcp endpoint (streamable HTTP)');
+      }
+    } catch (error) {
+      const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', error instanceof Error ? error.message : String(error));
+      send(ws, errorMessage(wire));
+    }
+  }
+
+  private onEnd(ws: WebSocket, reason: EndReason): void {
+    switch (reason) {
+      case 'close':
+        ws.close(1000, 'closed');
+        return;
+      case 'idle':
+        send(ws, errorMessage(new WireError('SESSION_ERROR', 'the session was idle too long (--idle-timeout); its sandbox was returned')));
+        ws.close(CLOSE_CODES.idle, 'idle timeout');
+        return;
+      case 'shutdown':
+        ws.close(1001, 'server shutting down');
+        return;
+      case 'drop':
+        ws.terminate();
+    }
+  }
+
+  private ping(): void {
+    for (const ws of this.wss.clients) {
+      if (!this.alive.get(ws)) {
+        ws.terminate();
+        continue;
+      }
+      this.alive.set(ws, false);
+      ws.ping();
+    }
+  }
+
+  /** Stops the heartbeat and terminates every connection still open (their leases end as drops). */
+  close(): void {
+    clearInterval(this.heartbeat);
+    for (const ws of this.wss.clients) ws.terminate();
+    this.wss.close();
+  }
+}
+
+function send(ws: WebSocket, message: ServerMessage): void {
+  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
+}

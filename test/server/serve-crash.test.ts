@@ -1,0 +1,89 @@
+/**
+ * `intercode serve` as a process: a SIGKILLed server's sandboxes (warm spares and those of
+ * open sessions) are gone once the next server has started (the crash reaper every
+ * env command runs), and SIGTERM drains: sessions end with 1001, every sandbox is removed,
+ * the process exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type Docker from 'dockerode';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RUN_LABEL, runLabelValue } from '../../src/sandbox/docker/labels.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { TestClient } from './helpers.js';
+
+const { testRun, engine } = await dockerTestFile();
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+interface Serving {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function serve(): Promise<Serving> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--env', 'bash', '--port', '0', '--max-sessions', '3', '--spares', '2'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    void exit.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before ready: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr, exit };
+}
+
+describe.skipIf(skipWithoutEngine(engine, 'serve process tests'))('intercode serve process', () => {
+  let docker: Docker;
+  const ofRun = async (pid: number) => (await testContainers(docker, testRun)).filter((c) => c.Labels[RUN_LABEL] === runLabelValue(pid));
+
+  beforeAll(() => {
+    docker = requireEngine(engine);
+  });
+
+  /** Opens `count` sessions, each reset (holding a sandbox). */
+  async function hold(url: string, count: number): Promise<TestClient[]> {
+    return Promise.all(Array.from({ length: count }, async () => {
+      const client = new TestClient(url);
+      await client.opened;
+      expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+      return client;
+    }));
+  }
+
+  it('leaves nothing of a SIGKILLed server once the next one has started', async () => {
+    const first = await serve();
+    const clients = await hold(first.url, 2);
+    const pid = first.child.pid!;
+    expect((await ofRun(pid)).length).toBeGreaterThanOrEqual(2);
+    first.child.kill('SIGKILL');
+    expect(await first.exit).toEqual({ code: null, signal: 'SIGKILL' });
+    for (const client of clients) await client.closed;
+    expect((await ofRun(pid)).length).toBeGreaterThanOrEqual(2);
+
+    const second = await serve();
+    expect(await ofRun(pid)).toEqual([]);
+    expect(second.stderr()).toMatch(/removed \d+ sandbox\(es\) left by crashed runs/);
+    second.child.kill('SIGTERM');
+    await second.exit;
+  }, 300_000);
+
+  it('drains on SIGTERM: sessions end with 1001, every sandbox is removed, the process exits', async () => {
+    const run = await serve();
+    const [client] = await hold(run.url, 1);
+    const pid = run.child.pid!;
+    run.child.kill('SIGTERM');
+    expect((await client!.closed).code).toBe(1001);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+    expect(run.stderr()).toMatch(/stopped after 1 sessions \(close 0, drop 0, idle 0, shutdown 1\)/);
+    expect(await ofRun(pid)).toEqual([]);
+  }, 300_000);
+});

@@ -1,0 +1,283 @@
+/**
+ * The server over a scripted env (no Docker): OpenEnv's shapes on every route, and every
+ * hostile input a client controls — not JSON, unknown types, steps out of order, oversized
+ * messages, wrong tokens, too many sessions, idle and half-open connections — each gets
+ * its typed error, nothing crashes, and every slot comes back.
+ */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import { EnvServer, pooledEnvSlots, type EnvServerOptions } from '../../src/server/index.js';
+import { ScriptedEnv, TestClient, until } from './helpers.js';
+
+const TOKEN = 'correct-horse-battery';
+let servers: EnvServer[] = [];
+
+async function start(options: Partial<EnvServerOptions> & { sessions?: number } = {}): Promise<{ server: EnvServer; envs: ScriptedEnv[] }> {
+  const envs = Array.from({ length: options.sessions ?? 4 }, () => new ScriptedEnv());
+  const server = await EnvServer.start({
+    slots: pooledEnvSlots('scripted', envs),
+    host: '127.0.0.1',
+    port: 0,
+    idleTimeoutMs: 60_000,
+    heartbeatMs: 60_000,
+    maxMessageBytes: 4096,
+    metadata: { name: 'intercode-scripted', description: 'test', version: '0' },
+    log: () => undefined,
+    ...options,
+  });
+  servers.push(server);
+  return { server, envs };
+}
+
+afterEach(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  servers = [];
+});
+
+const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+
+describe('OpenEnv HTTP routes', () => {
+  it('serves health, schema, metadata and a stateless state', async () => {
+    const { server } = await start();
+    expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: 'healthy', active_sessions: 0, max_sessions: 4 });
+    const schema = (await (await fetch(`${server.url}/schema`)).json()) as Record<string, { required: string[] }>;
+    expect(Object.keys(schema)).toEqual(['action', 'observation', 'state']);
+    expect(schema.action!.required).toEqual(['code']);
+    expect(await (await fetch(`${server.url}/metadata`)).json()).toMatchObject({ name: 'intercode-scripted', version: '0' });
+    expect(await (await fetch(`${server.url}/state`)).json()).toEqual({ episode_id: null, step_count: 0, env: 'scripted', task_id: null });
+  });
+
+  it('POST /reset and /step each use an env of their own and give it back', async () => {
+    const { server } = await start();
+    const reset = await post(`${server.url}/reset`, JSON.stringify({ task_id: 2 }));
+    expect(await reset.json()).toEqual({
+      observation: { output: 'query 2', exit_code: null, task: { task_id: 2, query: 'query 2' }, info: {} },
+      reward: null,
+      done: false,
+    });
+    const step = await post(`${server.url}/step`, JSON.stringify({ action: { code: 'echo' }, task_id: 1 }));
+    expect(await step.json()).toMatchObject({ observation: { output: 'ran echo', exit_code: 0, task: { task_id: 1 } }, reward: 0, done: false });
+    expect(server.leases.active).toBe(0);
+  });
+
+  it('answers bad requests with OpenEnv\'s statuses and typed bodies', async () => {
+    const { server } = await start();
+    const bad = async (response: Promise<Response>) => {
+      const r = await response;
+      return { status: r.status, code: ((await r.json()) as { code: string }).code };
+    };
+    expect(await bad(post(`${server.url}/step`, JSON.stringify({ action: { cmd: 'ls' } })))).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(await bad(post(`${server.url}/step`, '{not json'))).toEqual({ status: 422, code: 'INVALID_JSON' });
+    expect(await bad(post(`${server.url}/reset`, JSON.stringify({ task_id: 99 })))).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(await bad(post(`${server.url}/reset`, JSON.stringify({ seed: -1 })))).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(await bad(post(`${server.url}/reset`, JSON.stringify({ episode_id: 'x'.repeat(256) })))).toEqual({ status: 422, code: 'VALIDATION_ERROR' });
+    expect(await bad(post(`${server.url}/reset`, 'x'.repeat(5000)))).toEqual({ status: 413, code: 'VALIDATION_ERROR' });
+    expect(await bad(fetch(`${server.url}/reset`))).toEqual({ status: 405, code: 'VALIDATION_ERROR' });
+    expect(await bad(fetch(`${server.url}/nope`))).toEqual({ status: 404, code: 'NOT_FOUND' });
+    expect(server.leases.active).toBe(0);
+  });
+
+  it('refuses to listen beyond loopback without a token', async () => {
+    await expect(start({ host: '0.0.0.0' })).rejects.toThrow(ConfigError);
+    await expect(start({ host: '0.0.0.0' })).rejects.toThrow(/needs --token/);
+    await expect(start({ token: 'short' })).rejects.toThrow(/at least 8/);
+  });
+});
+
+describe('WebSocket sessions', () => {
+  it('plays an episode: reset, step, submit with the reward beside the observation, state', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    const reset = await client.request({ type: 'reset', data: { task_id: 1, episode_id: 'ep-1' } });
+    expect(reset).toEqual({ type: 'observation', data: { observation: { output: 'query 1', exit_code: null, task: { task_id: 1, query: 'query 1' }, info: {} }, reward: null, done: false } });
+    expect((await client.request({ type: 'step', data: { code: 'gold 1' } })).data).toMatchObject({ reward: 0, done: false });
+    const end = await client.request({ type: 'step', data: { code: 'submit' } });
+    expect(end.data).toMatchObject({ reward: 1, done: true, observation: { info: { terminated: true, truncated: false } } });
+    expect(await client.request({ type: 'state' })).toEqual({ type: 'state', data: { episode_id: 'ep-1', step_count: 2, env: 'scripted', task_id: 1 } });
+    client.send({ type: 'close' });
+    expect((await client.closed).code).toBe(1000);
+    await until(() => server.leases.active === 0);
+  });
+
+  it('draws the same task from the same seed', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    const ids = [];
+    for (const seed of [7, 7, 8, 7]) ids.push(((await client.request({ type: 'reset', data: { seed } })).data.observation!.task as { task_id: number }).task_id);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[3]).toBe(ids[0]);
+    client.ws.close();
+  });
+
+  it('gives each bad message its typed error and the session stays usable', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    const code = async (message: unknown) => (await client.request(message)).data.code;
+    expect(await code('{"type": "reset", ')).toBe('INVALID_JSON');
+    expect(await code('[1, 2]')).toBe('INVALID_JSON');
+    expect(await code('null')).toBe('INVALID_JSON');
+    expect(await code({ type: 'launch' })).toBe('UNKNOWN_TYPE');
+    expect(await code({ data: {} })).toBe('UNKNOWN_TYPE');
+    expect(await code({ type: 'step', data: { code: 'ls' } })).toBe('SESSION_ERROR'); // before reset
+    expect(await code({ type: 'step', data: { action: 'ls' } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'step', data: { code: 42 } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'reset', data: { task_id: 3 } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'reset', data: { task_id: 1.5 } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'reset', data: 'task 1' })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'mcp', data: { jsonrpc: '2.0', method: 'tools/list', id: 1 } })).toBe('UNKNOWN_TYPE');
+    const oversized = await client.request({ type: 'step', data: { code: 'x'.repeat(5000) } });
+    expect(oversized.data).toMatchObject({ code: 'VALIDATION_ERROR', limit_bytes: 4096 });
+    expect(oversized.data.message).toMatch(/the limit is 4096 \(--max-message-bytes\)/);
+    // Still usable: a whole episode after all that.
+    expect((await client.request({ type: 'reset', data: { task_id: 0 } })).type).toBe('observation');
+    expect((await client.request({ type: 'step', data: { code: 'crash' } })).data).toMatchObject({ code: 'EXECUTION_ERROR', retryable: true });
+    expect((await client.request({ type: 'step', data: { code: 'gold 0' } })).type).toBe('observation');
+    expect((await client.request({ type: 'step', data: { code: 'submit' } })).data).toMatchObject({ reward: 1, done: true });
+    expect(await code({ type: 'step', data: { code: 'ls' } })).toBe('SESSION_ERROR'); // after done
+    client.ws.close();
+  });
+
+  it('closes the connection (1009) on a frame past 4× the limit, and frees the session', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    client.send('x'.repeat(4096 * 4 + 1));
+    expect((await client.closed).code).toBe(1009);
+    await until(() => server.leases.active === 0);
+  });
+
+  it('reports a lost sandbox as a done observation with the cause, never a crash', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    const lost = await client.request({ type: 'step', data: { code: 'lose' } });
+    expect(lost.data).toMatchObject({ done: true, reward: 0, observation: { info: { truncated: true, truncation: { reason: 'sandbox-lost', message: 'container died' } } } });
+    expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+    client.ws.close();
+  });
+
+  it('answers a reset that gets no sandbox with FACTORY_ERROR (retryable)', async () => {
+    const { server, envs } = await start({ sessions: 1 });
+    envs[0]!.failResets = true;
+    const client = new TestClient(server.url);
+    await client.opened;
+    expect((await client.request({ type: 'reset', data: {} })).data).toMatchObject({ code: 'FACTORY_ERROR', retryable: true, cause_code: 'SANDBOX_UNAVAILABLE' });
+    envs[0]!.failResets = false;
+    expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+    client.ws.close();
+  });
+
+  it('runs a session\'s requests in order and refuses a flood beyond the queue', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    for (let i = 0; i < 12; i++) client.send({ type: 'step', data: { code: i === 0 ? 'sleep 200' : `a${i}` } });
+    const replies = await Promise.all(Array.from({ length: 12 }, () => client.next()));
+    const refused = replies.filter((r) => r.type === 'error');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((r) => r.data.code === 'SESSION_ERROR')).toBe(true);
+    const outputs = replies.filter((r) => r.type === 'observation').map((r) => r.data.observation!.output);
+    expect(outputs[0]).toBe('ran sleep 200');
+    expect(outputs).toEqual([...outputs].sort((a, b) => Number(String(a).slice(5)) - Number(String(b).slice(5))));
+    client.ws.close();
+  });
+
+  it('refuses the session past --max-sessions with CAPACITY_REACHED and its counts, then has room again', async () => {
+    const { server } = await start({ sessions: 2 });
+    const a = new TestClient(server.url);
+    const b = new TestClient(server.url);
+    await Promise.all([a.opened, b.opened]);
+    const c = new TestClient(server.url);
+    await c.opened;
+    expect(await c.next()).toEqual({
+      type: 'error',
+      data: { code: 'CAPACITY_REACHED', active_sessions: 2, max_sessions: 2, retryable: true, message: 'all 2 sessions are in use' },
+    });
+    expect((await c.closed).code).toBe(1013);
+    a.ws.terminate();
+    await until(() => server.leases.active === 1);
+    const d = new TestClient(server.url);
+    await d.opened;
+    expect((await d.request({ type: 'reset', data: {} })).type).toBe('observation');
+    b.ws.close();
+    d.ws.close();
+  });
+
+  it('ends an idle session (SESSION_ERROR, close 4000) and returns its slot', async () => {
+    const { server } = await start({ idleTimeoutMs: 150 });
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    expect((await client.next()).data.code).toBe('SESSION_ERROR');
+    expect(await client.closed).toEqual({ code: 4000, reason: 'idle timeout' });
+    await until(() => server.leases.active === 0);
+    expect(server.leases.stats().ended.idle).toBe(1);
+  });
+
+  it('does not idle out a session whose step is still running', async () => {
+    const { server } = await start({ idleTimeoutMs: 100 });
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    expect((await client.request({ type: 'step', data: { code: 'sleep 400' } })).data.observation!.output).toBe('ran sleep 400');
+    client.ws.close();
+  });
+
+  it('drops a half-open connection (no pong) on the heartbeat and frees its slot', async () => {
+    const { server } = await start({ heartbeatMs: 100, sessions: 1 });
+    // A raw client that completes the upgrade and then never reads or answers again.
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    await until(() => server.leases.active === 1);
+    socket.pause();
+    await until(() => server.leases.active === 0, 5_000);
+    expect(server.leases.stats().ended.drop).toBe(1);
+    socket.destroy();
+    const client = new TestClient(server.url);
+    await client.opened;
+    expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+    client.ws.close();
+  });
+
+  it('drains on close: open sessions end with 1001 and new connections are refused', async () => {
+    const { server } = await start();
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    await server.close();
+    expect((await client.closed).code).toBe(1001);
+    expect(server.leases.stats().ended.shutdown).toBe(1);
+    await expect(fetch(`${server.url}/health`)).rejects.toThrow();
+  });
+});
+
+describe('bearer token', () => {
+  it('is required on HTTP, WebSocket and MCP, except /health', async () => {
+    const { server } = await start({ token: TOKEN });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect((await fetch(`${server.url}/schema`)).status).toBe(401);
+    expect((await fetch(`${server.url}/schema`, { headers: { authorization: 'Bearer wrong-token-xx' } })).status).toBe(401);
+    expect((await fetch(`${server.url}/schema`, { headers: { authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
+    expect((await fetch(`${server.url}/schema`, { headers: { authorization: TOKEN } })).status).toBe(401);
+    expect((await fetch(`${server.url}/schema`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await post(`${server.url}/mcp`, '{}')).status).toBe(401);
+    await expect(new TestClient(server.url).opened).rejects.toThrow(/HTTP 401/);
+    await expect(new TestClient(server.url, { authorization: 'Bearer nope-nope-nope' }).opened).rejects.toThrow(/HTTP 401/);
+    const client = new TestClient(server.url, { authorization: `Bearer ${TOKEN}` });
+    await client.opened;
+    expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+    client.ws.close();
+    expect(server.leases.stats().opened).toBe(1);
+  });
+});
