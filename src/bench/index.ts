@@ -31,7 +31,7 @@ export function benchUsage(): string {
   const width = Math.max(...[...BENCHES.keys()].map((name) => name.length));
   const lines = [...BENCHES.values()].map((bench) => `  ${bench.name.padEnd(width)}  ${bench.summary}`);
   return [
-    'Usage: npm run bench -- <bench> [options]   (or: node bin/bench.js <bench> [options])',
+    'Usage: npm run bench -- <bench> [options]   (or: intercode bench <bench> [options], node bin/bench.js <bench> [options])',
     '',
     'Benches:',
     ...lines,
