@@ -101,11 +101,12 @@ describe.skipIf(skipWithoutEngine(engine, 'episode engine tests'))('the episode 
 
   it('a hostile episode leaves nothing the next gold verification in the same pool can see: its stored outcome is a fresh sandbox\'s', async () => {
     // What the gold prints covers every place an agent writes: the testbed (names, sizes, modes,
-    // contents), /root, /tmp, /dev/shm, processes; it changes a file so the reward's hash part counts.
+    // contents), /root, /tmp, /dev/shm; it changes a file so the reward's hash part counts. (Not the
+    // process count: two new sandboxes can differ there for a moment, so the gold would be unstable;
+    // leftover processes are checked by the restore tests and the pooled CTF test.)
     const gold =
       "find /testbed /root /tmp /dev/shm -printf '%p %s %m\\n' | LC_ALL=C sort | md5sum; " +
-      'find /testbed -type f -exec md5sum {} + | LC_ALL=C sort | md5sum; ' +
-      'ls /proc | grep -c "^[0-9]"; echo note > /testbed/note.txt';
+      'find /testbed -type f -exec md5sum {} + | LC_ALL=C sort | md5sum; echo note > /testbed/note.txt';
     const file = await data.write('hostile.json', JSON.stringify([{ query: 'describe the machine', gold }]));
     const pooledDir = join(data.dir, 'golds-pooled');
     const freshDir = join(data.dir, 'golds-fresh');
