@@ -1,8 +1,8 @@
 import type { EpisodeContext, Turn } from '../policy/index.js';
-import type { ChatMessage } from './model/chat-model.js';
+import type { ChatMessage, ChatReply, ToolSpec } from './model/chat-model.js';
 import { addReply, emptyUsage, type EpisodeUsage } from './model/usage.js';
 import { envPrompt, type EnvPrompt } from './prompts/env-prompts.js';
-import type { Move, StrategyAgent, StrategyOptions } from './strategy.js';
+import type { AgentRecord, ModelTurn, Move, StrategyAgent, StrategyOptions } from './strategy.js';
 
 /**
  * What every chat-based strategy agent shares: the dialogue (with InterCode's dialogue
@@ -17,6 +17,11 @@ export abstract class ChatAgent implements StrategyAgent {
   protected seen = 0;
   /** Messages at the start of the dialogue that the dialogue limit never drops. */
   private pinned = 0;
+  /** Every message of the episode, in order (the dialogue limit drops none here). */
+  private readonly transcript: ChatMessage[] = [];
+  private readonly modelTurns: ModelTurn[] = [];
+  /** Function tools offered with every request (none for text strategies). */
+  protected tools: readonly ToolSpec[] = [];
 
   constructor(protected readonly context: EpisodeContext, protected readonly options: StrategyOptions) {
     this.prompt = envPrompt(context.envName);
@@ -36,23 +41,48 @@ export abstract class ChatAgent implements StrategyAgent {
     return move.reply.trim() || 'skip';
   }
 
+  /** The whole dialogue, the tools offered, and the server's tokens of every model turn. */
+  record(): AgentRecord {
+    return { messages: this.transcript.map((m) => ({ ...m })), tools: [...this.tools], modelTurns: this.modelTurns.map((t) => ({ ...t })) };
+  }
+
   /** Appends messages that the dialogue limit must never drop (instructions, the task). */
   protected pin(...messages: ChatMessage[]): void {
     this.messages.push(...messages);
+    this.transcript.push(...messages);
     this.pinned = this.messages.length;
   }
 
-  /** Appends `messages`, asks the model, appends its reply and returns it. */
+  /** Appends `messages`, asks the model, appends its reply and returns its text. */
   protected async ask(...messages: ChatMessage[]): Promise<string> {
+    return (await this.askReply(...messages)).content;
+  }
+
+  /** Appends `messages`, asks the model (with the agent's tools, if any), appends its reply (with its tool calls) and returns it. */
+  protected async askReply(...messages: ChatMessage[]): Promise<ChatReply> {
     this.messages.push(...messages);
+    this.transcript.push(...messages);
     const limit = this.options.dialogueLimit;
     if (limit !== undefined && this.messages.length - this.pinned > limit) {
       this.messages.splice(this.pinned, this.messages.length - this.pinned - limit);
     }
-    const reply = await this.options.model.complete(this.messages);
+    const seed = this.context.seed;
+    const reply = await this.options.model.complete(this.messages, {
+      ...(this.tools.length > 0 ? { tools: this.tools } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+    });
     addReply(this.usage, reply, this.options.prices);
-    this.messages.push({ role: 'assistant', content: reply.content });
-    return reply.content;
+    const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) };
+    this.messages.push(answer);
+    this.transcript.push(answer);
+    this.modelTurns.push({ message: this.transcript.length - 1, ...reply.tokens, finishReason: reply.finishReason });
+    return reply;
+  }
+
+  /** Appends messages without asking the model (tool results that answer calls still queued). */
+  protected tell(...messages: ChatMessage[]): void {
+    this.messages.push(...messages);
+    this.transcript.push(...messages);
   }
 
   /** The turns of `history` the dialogue has not shown yet (and marks them shown). */
