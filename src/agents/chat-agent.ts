@@ -20,11 +20,23 @@ export abstract class ChatAgent implements StrategyAgent {
   /** Every message of the episode, in order (the dialogue limit drops none here). */
   private readonly transcript: ChatMessage[] = [];
   private readonly modelTurns: ModelTurn[] = [];
+  private readonly turnMessages: number[] = [];
+  private readonly turnRan: boolean[] = [];
   /** Function tools offered with every request (none for text strategies). */
   protected tools: readonly ToolSpec[] = [];
 
   constructor(protected readonly context: EpisodeContext, protected readonly options: StrategyOptions) {
     this.prompt = envPrompt(context.envName);
+    // Every move that makes a turn is noted with the reply it came from (the latest assistant message).
+    const move = this.move.bind(this);
+    this.move = async (history) => {
+      const next = await move(history);
+      if (next.kind !== 'stop') {
+        this.turnMessages.push(this.transcript.findLastIndex((m) => m.role === 'assistant'));
+        this.turnRan.push(next.kind === 'action');
+      }
+      return next;
+    };
   }
 
   abstract move(history: readonly Turn[]): Promise<Move>;
@@ -43,7 +55,13 @@ export abstract class ChatAgent implements StrategyAgent {
 
   /** The whole dialogue, the tools offered, and the server's tokens of every model turn. */
   record(): AgentRecord {
-    return { messages: this.transcript.map((m) => ({ ...m })), tools: [...this.tools], modelTurns: this.modelTurns.map((t) => ({ ...t })) };
+    return {
+      messages: this.transcript.map((m) => ({ ...m })),
+      tools: [...this.tools],
+      modelTurns: this.modelTurns.map((t) => ({ ...t })),
+      turnMessages: [...this.turnMessages],
+      turnRan: [...this.turnRan],
+    };
   }
 
   /** Appends messages that the dialogue limit must never drop (instructions, the task). */
@@ -75,7 +93,7 @@ export abstract class ChatAgent implements StrategyAgent {
     const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) };
     this.messages.push(answer);
     this.transcript.push(answer);
-    this.modelTurns.push({ message: this.transcript.length - 1, ...reply.tokens, finishReason: reply.finishReason });
+    this.modelTurns.push({ message: this.transcript.length - 1, ...reply.tokens, finishReason: reply.finishReason, ...reply.usage });
     return reply;
   }
 

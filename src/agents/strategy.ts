@@ -36,6 +36,9 @@ export interface ModelTurn extends TurnTokens {
   /** Index in {@link AgentRecord.messages} of the assistant message this request produced. */
   message: number;
   finishReason: string | null;
+  /** The request's token counts as the endpoint reported them. */
+  promptTokens: number;
+  completionTokens: number;
 }
 
 /** What an agent said and heard over an episode: for trainer formats (hf-messages, ATIF, token records). */
@@ -46,6 +49,10 @@ export interface AgentRecord {
   tools: ToolSpec[];
   /** One entry per model request, in order. */
   modelTurns: ModelTurn[];
+  /** For each turn the agent produced (action or invalid reply), in order: the index in `messages` of the assistant message it came from. */
+  turnMessages: number[];
+  /** For the same turns: whether the env ran it (false: an invalid reply, nothing ran). */
+  turnRan: boolean[];
 }
 
 export interface StrategyAgent extends Agent {
