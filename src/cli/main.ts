@@ -5,6 +5,7 @@ import { registerCleanupCommand } from './cleanup-command.js';
 import { registerCollectCommand } from './collect-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
+import { registerExportCommand } from './export-command.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
@@ -27,6 +28,7 @@ registerCleanupCommand(program);
 registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
+registerExportCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
 
 try {
