@@ -1,5 +1,5 @@
 import type { EpisodeContext, Turn } from '../policy/index.js';
-import type { ChatMessage, ChatReply, ToolSpec } from './model/chat-model.js';
+import { NO_TOKENS, type ChatMessage, type ChatReply, type ToolCall, type ToolSpec } from './model/chat-model.js';
 import { addReply, emptyUsage, type EpisodeUsage } from './model/usage.js';
 import { envPrompt, type EnvPrompt } from './prompts/env-prompts.js';
 import type { AgentRecord, ModelTurn, Move, StrategyAgent, StrategyOptions } from './strategy.js';
@@ -77,7 +77,7 @@ export abstract class ChatAgent implements StrategyAgent {
   }
 
   /** Appends `messages`, asks the model (with the agent's tools, if any), appends its reply (with its tool calls) and returns it. */
-  protected async askReply(...messages: ChatMessage[]): Promise<ChatReply> {
+  protected async askReply(...messages: ChatMessage[]): Promise<ChatReply & { toolCalls: ToolCall[] }> {
     this.messages.push(...messages);
     this.transcript.push(...messages);
     const limit = this.options.dialogueLimit;
@@ -90,11 +90,12 @@ export abstract class ChatAgent implements StrategyAgent {
       ...(seed !== undefined ? { seed } : {}),
     });
     addReply(this.usage, reply, this.options.prices);
-    const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) };
+    const toolCalls = reply.toolCalls ?? [];
+    const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     this.messages.push(answer);
     this.transcript.push(answer);
-    this.modelTurns.push({ message: this.transcript.length - 1, ...reply.tokens, finishReason: reply.finishReason, ...reply.usage });
-    return reply;
+    this.modelTurns.push({ message: this.transcript.length - 1, ...(reply.tokens ?? NO_TOKENS), finishReason: reply.finishReason ?? null, ...reply.usage });
+    return { ...reply, toolCalls };
   }
 
   /** Appends messages without asking the model (tool results that answer calls still queued). */

@@ -52,15 +52,15 @@ export interface TurnTokens {
 export interface ChatReply {
   /** The first choice's text ('' when the endpoint returned no content). */
   content: string;
-  /** The first choice's function calls, in order ([] when none). */
-  toolCalls: ToolCall[];
+  /** The first choice's function calls, in order (omitted or [] when none). */
+  toolCalls?: ToolCall[];
   usage: TokenUsage;
   /** How many attempts the request took (1 when the first one answered). */
   attempts: number;
-  /** Token ids and log-probabilities, when they were asked for and the server gave any. */
-  tokens: TurnTokens;
-  /** The choice's `finish_reason` (null when absent). */
-  finishReason: string | null;
+  /** Token ids and log-probabilities, when they were asked for and the server gave any (omitted: none). */
+  tokens?: TurnTokens;
+  /** The choice's `finish_reason` (omitted or null when absent). */
+  finishReason?: string | null;
 }
 
 /** Per-request settings a strategy adds to the client's own. */
