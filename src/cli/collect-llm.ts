@@ -7,6 +7,7 @@ import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
 import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-flags.js';
+import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
@@ -29,7 +30,6 @@ export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags {
   json?: boolean;
 }
 
-const VERSION = '0.1.0';
 
 /**
  * `collect --policy llm:MODEL`: K samples of each task with a prompting strategy, written as
@@ -103,7 +103,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
       onGroup: (records) => {
         counts.groups += 1;
         counts.written += records.length;
-        if (toFile) appendFileSync(flags.out, records.map((r) => `${formatRecord(r, format, VERSION)}\n`).join(''));
+        if (toFile) appendFileSync(flags.out, records.map((r) => `${formatRecord(r, format, packageVersion())}\n`).join(''));
         else for (const r of records) buffer!.addMany(demoTransitions(r, r.session_id));
       },
     });

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError, TrajectoryError } from '../errors.js';
 import { formatRecord, parseRolloutFormat, readEpisodeTurns, ROLLOUT_FORMAT, ROLLOUT_FORMATS, toIntercodeLayout, type RolloutRecord } from '../rollouts/index.js';
 import { nonNegativeInteger } from './model-flags.js';
+import { packageVersion } from './package-version.js';
 
 interface ExportFlags {
   format: string;
@@ -11,7 +12,6 @@ interface ExportFlags {
   json?: boolean;
 }
 
-const VERSION = '0.1.0';
 
 /** Reads the rollout records of a `collect --format jsonl` file. @throws TrajectoryError naming file and line. */
 function readRecords(file: string): RolloutRecord[] {
@@ -62,7 +62,7 @@ export function registerExportCommand(program: Command): void {
       } else {
         const format = parseRolloutFormat(flags.format);
         const records = readRecords(file);
-        writeFileSync(flags.out, records.map((r) => `${formatRecord(r, format, VERSION)}\n`).join(''));
+        writeFileSync(flags.out, records.map((r) => `${formatRecord(r, format, packageVersion())}\n`).join(''));
         episodes = records.length;
       }
       if (flags.json) process.stdout.write(`${JSON.stringify({ episodes, format: flags.format, out: flags.out })}\n`);
