@@ -50,7 +50,7 @@ export function registerCollectCommand(program: Command): void {
     .option(
       '--json',
       'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"} ' +
-        '(llm: also "written","groups","withTokenIds","withLogprobs","format")',
+        '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format")',
     );
   addModelFlags(command, '1');
   addEnvFlags(command, ENV_CLIS).action(async (flags: CollectFlags, self: Command) => {

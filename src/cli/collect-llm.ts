@@ -1,7 +1,6 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
 import { createStrategy } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
-import { formatRecord, parseRolloutFormat, sampleGroups, type RolloutRecord } from '../rollouts/index.js';
+import { formatRecord, parseRolloutFormat, RolloutFile, sampleGroups, type RolloutRecord } from '../rollouts/index.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
@@ -61,16 +60,35 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
   const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
   const all = envs[0]!.tasks;
-  const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
+  const limited = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
   const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
   const { demoTransitions } = await import('../../training/demos/demo-episode.js');
   const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
-  if (toFile) writeFileSync(flags.out, '');
+  const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+  const settings = {
+    env: cli.name,
+    data: flags.data ?? null,
+    ...Object.fromEntries(Object.entries(envFlags).map(([k, v]) => [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)])),
+    model: modelName,
+    strategy: strategy.name,
+    turns,
+    samplesPerTask,
+    seed,
+    temperature: model.temperature,
+    tokens: model.tokens,
+    scaleAdvantages: flags.scaleAdvantages ?? false,
+    format,
+    dialogueLimit: dialogueLimit ?? null,
+    refineTurns,
+  };
+  const file = toFile ? RolloutFile.open(flags.out, settings, samplesPerTask) : undefined;
+  const tasks = limited.filter((t) => !file?.done.has(t.id));
+  if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
   const total = tasks.length * samplesPerTask;
   const progress = new Progress('episodes', total);
   const stop = new AbortController();
   const unregister = windDownOnSignal(() => {
-    log('\nstopping: episodes in flight finish; groups not complete are not written');
+    log('\nstopping: episodes in flight finish; groups not complete are not written; run the same command again to resume');
     stop.abort();
   });
   const stamp = Date.now().toString(36);
@@ -83,6 +101,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
       strategy,
       model: modelName,
       tasks,
+      positions: (task) => limited.indexOf(task),
       executor,
       turns,
       samplesPerTask,
@@ -103,7 +122,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
       onGroup: (records) => {
         counts.groups += 1;
         counts.written += records.length;
-        if (toFile) appendFileSync(flags.out, records.map((r) => `${formatRecord(r, format, packageVersion())}\n`).join(''));
+        if (file) file.append(records.map((r) => formatRecord(r, format, packageVersion())));
         else for (const r of records) buffer!.addMany(demoTransitions(r, r.session_id));
       },
     });
@@ -119,6 +138,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const summary = {
     episodes: counts.episodes,
     written: counts.written,
+    resumed: file?.resumed ?? 0,
     groups: counts.groups,
     solved: counts.solved,
     successRate: counts.solved / n,

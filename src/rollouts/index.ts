@@ -8,3 +8,4 @@ export { formatRecord, parseRolloutFormat, ROLLOUT_FORMATS, type RolloutFormat }
 export { FLOAT_KEYS, jsonLine } from './json-line.js';
 export { readEpisodeTurns, toIntercodeLayout, type EpisodeTurns } from './intercode-layout.js';
 export { sampleGroups, type SampleOptions } from './sampler.js';
+export { RolloutFile, type RolloutSettings } from './rollout-file.js';

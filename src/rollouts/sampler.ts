@@ -22,8 +22,10 @@ export interface SampleOptions {
   turns: number;
   /** Episodes per task (K). */
   samplesPerTask: number;
-  /** Sample k of the task at position t in `tasks` gets seed `seed + t·K + k`. */
+  /** Sample k of the task at position t gets seed `seed + t·K + k`. */
   seed: number;
+  /** A task's position t for its seeds (default: its place in `tasks`); a resumed run passes the full list's, so seeds do not move. */
+  positions?: (task: Task) => number;
   /** Recorded with each sample (the client sends it). */
   temperature: number;
   /** Divide advantages by the group's reward std (+1e-6); default: only mean-centred. */
@@ -52,7 +54,7 @@ export async function sampleGroups(options: SampleOptions): Promise<void> {
   await options.executor.forEach(
     jobs,
     async (env, job) => {
-      const seed = options.seed + job.position * K + job.sample;
+      const seed = options.seed + (options.positions?.(job.task) ?? job.position) * K + job.sample;
       let agent: StrategyAgent | undefined;
       const log = await playEpisode(env, options.strategy, job.task, { envName: options.envName, dataset: options.dataset, turns: options.turns, seed }, (a) => {
         agent = a;

@@ -3,7 +3,7 @@
  * (a child process, from source) plays built-in bash tasks with the tools strategy against
  * the recorded model (started here), K samples per task, writing hf-messages with the
  * server's (synthetic) token ids and logprobs, then without tokens as rollout records;
- * `intercode export` turns those into ATIF and back into InterCode's log layout, which
+ * a second run resumes; `intercode export` turns those into ATIF and back into InterCode's log layout, which
  * `intercode replay` re-scores to the recorded rewards.
  */
 import { spawn } from 'node:child_process';
@@ -94,6 +94,11 @@ describe.skipIf(skipWithoutEngine(engine, 'collect --policy llm tests'))('collec
     expect(run.code).toBe(0);
     const records = lines(out);
     expect(records).toHaveLength(3);
+    // The same command again resumes: every group is done, nothing is played, the file is kept.
+    const before = readFileSync(out, 'utf8');
+    const again = await intercode(['collect', '--env', 'bash', '--policy', 'llm:recorded', '--base-url', server.baseUrl, '--limit', '3', '--turn-limit', '3', '--tokens', 'none', '--out', out, '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ episodes: 0, resumed: 3, written: 0 });
+    expect(readFileSync(out, 'utf8')).toBe(before);
     for (const r of records) {
       expect(r.tokens).toMatchObject({ has_prompt_ids: false, has_completion_ids: false, has_logprobs: false, episode: null });
       expect(r.tokens.absent).toContain('the server gave no');
