@@ -37,7 +37,7 @@ export function registerCollectCommand(program: Command): void {
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
     .option('--parallel <n>', 'episodes in flight (one env each)', '2')
     .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
-    .option('--turn-limit <n>', 'actions per episode before a submit is forced', '10')
+    .option('--turn-limit <n>', 'actions per episode before a submit is forced (llm: the strategy\'s turn limit, eval\'s --turns)', '10')
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
     .option('--strategy <name>', `llm: prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'tools')
     .option('--samples-per-task <k>', 'llm: episodes per task, one group (seeds seed+t·K+k; rewards and advantages recorded per group)', '1')
