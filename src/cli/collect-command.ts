@@ -5,17 +5,17 @@ import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from 
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { STRATEGIES } from '../agents/index.js';
 import { ROLLOUT_FORMATS } from '../rollouts/index.js';
 import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
 import { addModelFlags } from './model-flags.js';
-import { vecEnvFor } from '../vec/index.js';
 
-interface CollectFlags extends CommonEnvFlags {
+interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
   policy: string;
   episodes?: string;
-  parallel: string;
   out: string;
   turnLimit: string;
   capacity: string;
@@ -35,7 +35,6 @@ export function registerCollectCommand(program: Command): void {
     .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run), or llm:MODEL (a prompting strategy against an OpenAI-compatible server)', 'gold')
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
-    .option('--parallel <n>', 'episodes in flight (one env each)', '2')
     .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
     .option('--turn-limit <n>', 'actions per episode before a submit is forced (llm: the strategy\'s turn limit, eval\'s --turns)', '10')
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
@@ -53,13 +52,13 @@ export function registerCollectCommand(program: Command): void {
         '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format")',
     );
   addModelFlags(command, '1');
-  addEnvFlags(command, ENV_CLIS).action(async (flags: CollectFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: CollectFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     if (flags.policy.startsWith('llm:')) return collectWithLlm(cli, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const parallel = positiveInteger('--parallel', flags.parallel);
+    const { parallel, sandboxes } = episodeEngineFlags(flags);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -71,7 +70,9 @@ export function registerCollectCommand(program: Command): void {
     const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
+    const engine = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(engine));
+    const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
     const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;

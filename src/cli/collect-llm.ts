@@ -2,7 +2,8 @@ import { createStrategy } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { formatRecord, parseRolloutFormat, RolloutFile, sampleGroups, type RolloutRecord } from '../rollouts/index.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
 import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-flags.js';
@@ -10,10 +11,9 @@ import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
-export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags {
+export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
   env: string;
   policy: string;
-  parallel: string;
   out: string;
   turnLimit: string;
   capacity: string;
@@ -42,7 +42,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const parallel = positiveInteger('--parallel', flags.parallel);
+  const { parallel, sandboxes } = episodeEngineFlags(flags);
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
   const seed = nonNegativeInteger('--seed', flags.seed);
@@ -58,7 +58,8 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   });
   const engines = commandEngines(flags, log);
   const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-  const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
+  const executor = new EpisodeEngine(envs, { sandboxes });
+  log(describeEngine(executor));
   const all = envs[0]!.tasks;
   const limited = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
   const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
