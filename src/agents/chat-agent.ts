@@ -1,8 +1,8 @@
 import type { EpisodeContext, Turn } from '../policy/index.js';
-import type { ChatMessage } from './model/chat-model.js';
+import { NO_TOKENS, type ChatMessage, type ChatReply, type ToolCall, type ToolSpec } from './model/chat-model.js';
 import { addReply, emptyUsage, type EpisodeUsage } from './model/usage.js';
 import { envPrompt, type EnvPrompt } from './prompts/env-prompts.js';
-import type { Move, StrategyAgent, StrategyOptions } from './strategy.js';
+import type { AgentRecord, ModelTurn, Move, StrategyAgent, StrategyOptions } from './strategy.js';
 
 /**
  * What every chat-based strategy agent shares: the dialogue (with InterCode's dialogue
@@ -17,9 +17,26 @@ export abstract class ChatAgent implements StrategyAgent {
   protected seen = 0;
   /** Messages at the start of the dialogue that the dialogue limit never drops. */
   private pinned = 0;
+  /** Every message of the episode, in order (the dialogue limit drops none here). */
+  private readonly transcript: ChatMessage[] = [];
+  private readonly modelTurns: ModelTurn[] = [];
+  private readonly turnMessages: number[] = [];
+  private readonly turnRan: boolean[] = [];
+  /** Function tools offered with every request (none for text strategies). */
+  protected tools: readonly ToolSpec[] = [];
 
   constructor(protected readonly context: EpisodeContext, protected readonly options: StrategyOptions) {
     this.prompt = envPrompt(context.envName);
+    // Every move that makes a turn is noted with the reply it came from (the latest assistant message).
+    const move = this.move.bind(this);
+    this.move = async (history) => {
+      const next = await move(history);
+      if (next.kind !== 'stop') {
+        this.turnMessages.push(this.transcript.findLastIndex((m) => m.role === 'assistant'));
+        this.turnRan.push(next.kind === 'action');
+      }
+      return next;
+    };
   }
 
   abstract move(history: readonly Turn[]): Promise<Move>;
@@ -36,23 +53,55 @@ export abstract class ChatAgent implements StrategyAgent {
     return move.reply.trim() || 'skip';
   }
 
+  /** The whole dialogue, the tools offered, and the server's tokens of every model turn. */
+  record(): AgentRecord {
+    return {
+      messages: this.transcript.map((m) => ({ ...m })),
+      tools: [...this.tools],
+      modelTurns: this.modelTurns.map((t) => ({ ...t })),
+      turnMessages: [...this.turnMessages],
+      turnRan: [...this.turnRan],
+    };
+  }
+
   /** Appends messages that the dialogue limit must never drop (instructions, the task). */
   protected pin(...messages: ChatMessage[]): void {
     this.messages.push(...messages);
+    this.transcript.push(...messages);
     this.pinned = this.messages.length;
   }
 
-  /** Appends `messages`, asks the model, appends its reply and returns it. */
+  /** Appends `messages`, asks the model, appends its reply and returns its text. */
   protected async ask(...messages: ChatMessage[]): Promise<string> {
+    return (await this.askReply(...messages)).content;
+  }
+
+  /** Appends `messages`, asks the model (with the agent's tools, if any), appends its reply (with its tool calls) and returns it. */
+  protected async askReply(...messages: ChatMessage[]): Promise<ChatReply & { toolCalls: ToolCall[] }> {
     this.messages.push(...messages);
+    this.transcript.push(...messages);
     const limit = this.options.dialogueLimit;
     if (limit !== undefined && this.messages.length - this.pinned > limit) {
       this.messages.splice(this.pinned, this.messages.length - this.pinned - limit);
     }
-    const reply = await this.options.model.complete(this.messages);
+    const seed = this.context.seed;
+    const reply = await this.options.model.complete(this.messages, {
+      ...(this.tools.length > 0 ? { tools: this.tools } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+    });
     addReply(this.usage, reply, this.options.prices);
-    this.messages.push({ role: 'assistant', content: reply.content });
-    return reply.content;
+    const toolCalls = reply.toolCalls ?? [];
+    const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(toolCalls.length > 0 ? { toolCalls } : {}) };
+    this.messages.push(answer);
+    this.transcript.push(answer);
+    this.modelTurns.push({ message: this.transcript.length - 1, ...(reply.tokens ?? NO_TOKENS), finishReason: reply.finishReason ?? null, ...reply.usage });
+    return { ...reply, toolCalls };
+  }
+
+  /** Appends messages without asking the model (tool results that answer calls still queued). */
+  protected tell(...messages: ChatMessage[]): void {
+    this.messages.push(...messages);
+    this.transcript.push(...messages);
   }
 
   /** The turns of `history` the dialogue has not shown yet (and marks them shown). */

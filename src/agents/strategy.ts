@@ -6,7 +6,7 @@
  */
 
 import type { Agent, EpisodeContext, Policy, Turn } from '../policy/index.js';
-import type { ChatModel } from './model/chat-model.js';
+import type { ChatMessage, ChatModel, ToolSpec, TurnTokens } from './model/chat-model.js';
 import type { EpisodeUsage, TokenPrices } from './model/usage.js';
 
 /** What an agent does next. */
@@ -31,10 +31,36 @@ export interface EvalProtocol {
   stopWhenSolved: boolean;
 }
 
+/** One model request of an episode: which transcript message it produced, and the server's tokens (null parts: not given). */
+export interface ModelTurn extends TurnTokens {
+  /** Index in {@link AgentRecord.messages} of the assistant message this request produced. */
+  message: number;
+  finishReason: string | null;
+  /** The request's token counts as the endpoint reported them. */
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** What an agent said and heard over an episode: for trainer formats (hf-messages, ATIF, token records). */
+export interface AgentRecord {
+  /** The whole dialogue in order (the dialogue limit drops nothing here). */
+  messages: ChatMessage[];
+  /** The function tools offered ([] for text strategies). */
+  tools: ToolSpec[];
+  /** One entry per model request, in order. */
+  modelTurns: ModelTurn[];
+  /** For each turn the agent produced (action or invalid reply), in order: the index in `messages` of the assistant message it came from. */
+  turnMessages: number[];
+  /** For the same turns: whether the env ran it (false: an invalid reply, nothing ran). */
+  turnRan: boolean[];
+}
+
 export interface StrategyAgent extends Agent {
   move(history: readonly Turn[]): Promise<Move>;
   /** Model requests, tokens and cost of this episode so far. */
   readonly usage: EpisodeUsage;
+  /** The dialogue and token data so far. */
+  record(): AgentRecord;
 }
 
 export interface Strategy extends Policy {

@@ -7,6 +7,10 @@ import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { STRATEGIES } from '../agents/index.js';
+import { ROLLOUT_FORMATS } from '../rollouts/index.js';
+import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
+import { addModelFlags } from './model-flags.js';
 
 interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
@@ -15,6 +19,8 @@ interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   out: string;
   turnLimit: string;
   capacity: string;
+  format: string;
+  samplesPerTask: string;
   json?: boolean;
 }
 
@@ -25,16 +31,33 @@ interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
 export function registerCollectCommand(program: Command): void {
   const command = program
     .command('collect')
-    .description('play a policy in parallel envs and save the episodes as demonstrations (JSONL, or a replay-buffer folder)')
+    .description('play a policy in parallel envs and save the episodes as demonstrations (JSONL, or a replay-buffer folder); llm:MODEL writes rollouts for RL (groups of samples, server tokens; jsonl, hf-messages or ATIF)')
     .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
-    .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run); llm:… is not on this branch yet', 'gold')
+    .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run), or llm:MODEL (a prompting strategy against an OpenAI-compatible server)', 'gold')
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
     .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
-    .option('--turn-limit <n>', 'actions per episode before a submit is forced', '10')
+    .option('--turn-limit <n>', 'actions per episode before a submit is forced (llm: the strategy\'s turn limit, eval\'s --turns)', '10')
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
-    .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"}');
+    .option('--strategy <name>', `llm: prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'tools')
+    .option('--samples-per-task <k>', 'llm: episodes per task, one group (seeds seed+t·K+k; rewards and advantages recorded per group)', '1')
+    .option('--seed <n>', 'llm: first sampling seed', '0')
+    .option('--scale-advantages', 'llm: divide group advantages by the group reward std (+1e-6); default: mean-centred only')
+    .option('--format <f>', `llm: ${ROLLOUT_FORMATS.join(', ')} (rollout records, Hugging Face messages, ATIF v1.4), one episode per line`, 'jsonl')
+    .option('--limit <n>', 'llm: only the first n tasks')
+    .option('--dialogue-limit <n>', 'llm: keep only the n most recent messages after the opening ones (default: all)')
+    .option('--refine-turns <n>', 'llm, plan-solve: refinement turns after a plan that did not solve the task', '0')
+    .option(
+      '--json',
+      'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"} ' +
+        '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format")',
+    );
+  addModelFlags(command, '1');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: CollectFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    if (flags.policy.startsWith('llm:')) return collectWithLlm(cli, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+    for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
+      if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
+    }
     const { parallel, sandboxes } = episodeEngineFlags(flags);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);

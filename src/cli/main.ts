@@ -9,6 +9,7 @@ import { registerCollectCommand } from './collect-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
+import { registerExportCommand } from './export-command.js';
 import { registerImagesCommand } from './images-command.js';
 import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
@@ -38,6 +39,7 @@ registerTrainCommand(program);
 registerPlotCommand(program);
 registerBenchCommand(program);
 registerServeCommand(program);
+registerExportCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */

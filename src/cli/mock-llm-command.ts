@@ -13,7 +13,9 @@ export function registerMockLlmCommand(program: Command): void {
     .command('mock-llm')
     .description(
       'serve a recorded InterCode run as an OpenAI-compatible chat endpoint on 127.0.0.1: each episode (found by its ' +
-        'query in the messages) is answered with its recorded actions in order; prints {"baseUrl","episodes","style"} on stdout',
+        'query in the messages) is answered with its recorded actions in order — as execute/submit function calls when the ' +
+        'request offers an `execute` tool, and with SYNTHETIC deterministic token ids (return_token_ids) and logprobs ' +
+        '(logprobs: true) when asked; prints {"baseUrl","episodes","style"} on stdout',
     )
     .requiredOption('--replay <file>', 'a recorded InterCode evaluation file (JSON keyed by task index)')
     .option('--port <port>', 'port on 127.0.0.1 (0: any free port)', '0')

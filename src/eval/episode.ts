@@ -1,4 +1,4 @@
-import { stepScoring, type Strategy } from '../agents/index.js';
+import { stepScoring, type Strategy, type StrategyAgent } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import type { StepInfo, TaskEnv } from '../env/types.js';
 import type { Turn } from '../policy/index.js';
@@ -11,6 +11,8 @@ export interface EpisodeSettings {
   dataset: string;
   /** The turn limit the strategy is given (`--turns`). */
   turns: number;
+  /** Sampling seed of the episode, sent with each model request (omitted: none). */
+  seed?: number;
 }
 
 const NOT_RUN: StepInfo = { actionExecuted: false, exitCode: null, durationMs: 0, events: [] };
@@ -30,9 +32,17 @@ const NOT_RUN: StepInfo = { actionExecuted: false, exitCode: null, durationMs: 0
  * - a lost sandbox ends the episode (`truncated`), keeping the rewards before it.
  * @throws whatever the model client or the env throws (ModelError, SandboxError on reset).
  */
-export async function playEpisode(env: TaskEnv, strategy: Strategy, task: Task, settings: EpisodeSettings): Promise<EvalEpisodeLog> {
+export async function playEpisode(
+  env: TaskEnv,
+  strategy: Strategy,
+  task: Task,
+  settings: EpisodeSettings,
+  /** Given the episode's agent when it starts (its dialogue and tokens are read from it after the episode). */
+  onAgent?: (agent: StrategyAgent) => void,
+): Promise<EvalEpisodeLog> {
   const { observation: first } = await env.reset({ task });
-  const agent = strategy.begin({ envName: settings.envName, task, query: first, turnLimit: settings.turns });
+  const agent = strategy.begin({ envName: settings.envName, task, query: first, turnLimit: settings.turns, ...(settings.seed !== undefined ? { seed: settings.seed } : {}) });
+  onAgent?.(agent);
   const { scoring, stopWhenSolved } = strategy.protocol;
   const cap = strategy.maxTurns(settings.turns);
   const turns: Turn[] = [];

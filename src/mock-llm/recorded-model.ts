@@ -17,11 +17,22 @@ const FENCE: Record<string, string> = { ic_bash: 'bash', ic_sql: 'sql', ic_pytho
 export type RecordedStyle = 'code' | 'react' | 'plan';
 
 interface Script {
+  style: RecordedStyle;
   query: string;
   replies: string[];
+  /** The same replies as function calls: null where the recording found no code (the prose reply is then given). */
+  calls: (RecordedCall | null)[];
 }
 
-export type RecordedAnswer = { reply: string; episode: number; turn: number; beyondRecording: boolean } | { error: string };
+/** A recorded action as a call of the `tools` strategy's functions. */
+export interface RecordedCall {
+  name: 'execute' | 'submit';
+  arguments: Record<string, string>;
+}
+
+export type RecordedAnswer =
+  | { reply: string; call: RecordedCall | null; episode: number; turn: number; beyondRecording: boolean }
+  | { error: string };
 
 export class RecordedModel {
   private constructor(readonly style: RecordedStyle, private readonly scripts: Script[], readonly episodes: number) {}
@@ -40,7 +51,7 @@ export class RecordedModel {
         : 'code';
     const scripts = episodes.map((e) => {
       const environment = String((e.raw as { environment?: unknown }).environment ?? '');
-      return { query: e.query.trim(), replies: repliesOf(e, style, FENCE[environment] ?? '', history(e)) };
+      return { style, query: e.query.trim(), replies: repliesOf(e, style, FENCE[environment] ?? '', history(e)), calls: callsOf(e, style) };
     });
     // Longest queries first, so a query that contains another one wins.
     scripts.sort((a, b) => b.query.length - a.query.length);
@@ -53,14 +64,15 @@ export class RecordedModel {
    * recording the last reply is repeated (a deterministic model asked again).
    */
   answer(messages: readonly ChatMessage[]): RecordedAnswer {
-    const asked = messages.filter((m) => m.role !== 'assistant').map((m) => m.content);
+    const asked = messages.filter((m) => m.role === 'system' || m.role === 'user').map((m) => m.content);
     const index = this.scripts.findIndex((s) => asked.some((text) => text.includes(s.query)));
     if (index === -1) return { error: 'no recorded episode has a query that occurs in the messages' };
     const script = this.scripts[index]!;
     const turn = messages.filter((m) => m.role === 'assistant').length;
     if (script.replies.length === 0) return { error: `the recorded episode for "${script.query.slice(0, 80)}" has no reply` };
     const beyondRecording = turn >= script.replies.length;
-    return { reply: script.replies[Math.min(turn, script.replies.length - 1)]!, episode: index, turn, beyondRecording };
+    const at = script.style === 'plan' ? -1 : Math.min(turn, script.replies.length - 1);
+    return { reply: script.replies[Math.min(turn, script.replies.length - 1)]!, call: at < 0 ? null : (script.calls[at] ?? null), episode: index, turn, beyondRecording };
   }
 }
 
@@ -82,4 +94,24 @@ function repliesOf(episode: RecordedEpisode, style: RecordedStyle, fence: string
     return episode.actions.map((action, k) => `Thought: ${thoughts[k] ?? ''}\nAction: ${action}`);
   }
   return code;
+}
+
+/**
+ * Each recorded action as a function call: `submit…` as `submit` (with the answer after it,
+ * if any), ReAct's `execute[…]` as `execute` of what the brackets hold, any other action as
+ * `execute` of it; null where InterCode found no code in the reply. Plan files have none
+ * (their first reply is the plan).
+ */
+function callsOf(episode: RecordedEpisode, style: RecordedStyle): (RecordedCall | null)[] {
+  if (style === 'plan') return [];
+  return episode.actions.map((action, k): RecordedCall | null => {
+    if (NO_CODE.test(episode.observations[k] ?? '')) return null;
+    const trimmed = action.trim();
+    if (/^submit\b/i.test(trimmed)) {
+      const answer = trimmed.slice('submit'.length).trim();
+      return { name: 'submit', arguments: answer === '' ? {} : { answer } };
+    }
+    const react = style === 'react' ? /^execute\[([\s\S]*)\]$/.exec(trimmed) : null;
+    return { name: 'execute', arguments: { code: react ? react[1]! : action } };
+  });
 }

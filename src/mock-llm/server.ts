@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage } from '../agents/index.js';
-import type { RecordedModel } from './recorded-model.js';
+import type { RecordedAnswer, RecordedModel } from './recorded-model.js';
+import { completionIds, logprobsOf, promptIds, type WireMessage } from './synthetic-tokens.js';
 
 export interface MockServerStats {
   requests: number;
@@ -56,33 +57,62 @@ async function handle(model: RecordedModel, stats: MockServerStats, request: Inc
   if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
     return send(response, 404, errorBody(`no route ${request.method} ${path}`, 'invalid_request_error'));
   }
-  let body: { model?: unknown; messages?: unknown };
+  let body: { model?: unknown; messages?: unknown; tools?: unknown; logprobs?: unknown; return_token_ids?: unknown };
   try {
     body = JSON.parse(await readBody(request)) as typeof body;
   } catch {
     return send(response, 400, errorBody('the body is not JSON', 'invalid_request_error'));
   }
   const messages = body.messages;
-  if (!Array.isArray(messages) || !messages.every((m) => typeof m?.role === 'string' && typeof m?.content === 'string')) {
-    return send(response, 400, errorBody('"messages" must be a list of {role, content} strings', 'invalid_request_error'));
+  const validMessage = (m: { role?: unknown; content?: unknown; tool_calls?: unknown }) =>
+    typeof m?.role === 'string' && (typeof m.content === 'string' || (m.role === 'assistant' && m.content === null && Array.isArray(m.tool_calls)));
+  if (!Array.isArray(messages) || !messages.every(validMessage)) {
+    return send(response, 400, errorBody('"messages" must be a list of {role, content} (content a string, or null on an assistant message with tool_calls)', 'invalid_request_error'));
   }
   stats.requests += 1;
-  const answer = model.answer(messages as ChatMessage[]);
+  const chat = (messages as WireMessage[]).map((m) => ({ role: m.role, content: m.content ?? '' })) as ChatMessage[];
+  const answer = model.answer(chat);
   if ('error' in answer) {
     stats.unmatched += 1;
     return send(response, 404, errorBody(answer.error, 'invalid_request_error'));
   }
   if (answer.beyondRecording) stats.beyondRecording += 1;
-  const prompt = (messages as ChatMessage[]).reduce((n, m) => n + tokens(m.content), 0);
-  const completion = tokens(answer.reply);
+  const message = replyMessage(answer, offersExecute(body.tools));
+  const wantIds = body.return_token_ids === true;
+  const wantLogprobs = body.logprobs === true;
+  const prompt = wantIds || wantLogprobs ? promptIds(messages as WireMessage[]) : null;
+  const completion = wantIds || wantLogprobs ? completionIds(message) : null;
+  const promptTokens = prompt ? prompt.length : (messages as WireMessage[]).reduce((n, m) => n + tokens(m.content ?? ''), 0);
+  const completionTokens = completion ? completion.length : tokens(answer.reply);
   send(response, 200, {
     id: `chatcmpl-recorded-${answer.episode}-${answer.turn}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: typeof body.model === 'string' ? body.model : 'recorded',
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.reply }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    ...(wantIds ? { prompt_token_ids: prompt } : {}),
+    choices: [
+      {
+        index: 0,
+        message,
+        finish_reason: message.tool_calls ? 'tool_calls' : 'stop',
+        ...(wantLogprobs ? { logprobs: { content: logprobsOf(completion!).map((logprob, i) => ({ token: `token_id:${completion![i]}`, logprob, top_logprobs: [] })) } } : {}),
+        ...(wantIds ? { token_ids: completion } : {}),
+      },
+    ],
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
   });
+}
+
+/** Whether the request offers a function named `execute` (the `tools` strategy): then replies are function calls. */
+function offersExecute(tools: unknown): boolean {
+  return Array.isArray(tools) && tools.some((t: { function?: { name?: unknown } }) => t?.function?.name === 'execute');
+}
+
+/** The assistant message: the recorded action as a function call when tools are offered and it has one, else the text reply. */
+function replyMessage(answer: Extract<RecordedAnswer, { reply: string }>, tools: boolean): WireMessage & { role: 'assistant' } {
+  if (!tools || answer.call === null) return { role: 'assistant', content: answer.reply };
+  const call = { id: `call_${answer.episode}_${answer.turn}`, type: 'function', function: { name: answer.call.name, arguments: JSON.stringify(answer.call.arguments) } };
+  return { role: 'assistant', content: null, tool_calls: [call] } as WireMessage & { role: 'assistant' };
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

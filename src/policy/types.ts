@@ -10,6 +10,8 @@ export interface EpisodeContext {
   query: string;
   /** Actions this episode may take before it is cut off. */
   turnLimit: number;
+  /** Sampling seed of this episode (LLM policies send it with each request); omitted: none. */
+  seed?: number;
 }
 
 /** One action and what came of it. */

@@ -45,7 +45,14 @@ describe('OpenAiChatClient', () => {
     const { url, requests } = await serve([completion('```bash\nls\n```')]);
     const client = new OpenAiChatClient({ baseUrl: `${url}/`, apiKey: 'sk-test', model: 'm1', ...fast });
     const reply = await client.complete([{ role: 'user', content: 'hi' }]);
-    expect(reply).toEqual({ content: '```bash\nls\n```', usage: { promptTokens: 12, completionTokens: 3 }, attempts: 1 });
+    expect(reply).toEqual({
+      content: '```bash\nls\n```',
+      toolCalls: [],
+      usage: { promptTokens: 12, completionTokens: 3 },
+      attempts: 1,
+      tokens: { promptIds: null, completionIds: null, logprobs: null },
+      finishReason: null,
+    });
     expect(requests[0]!.headers.authorization).toBe('Bearer sk-test');
     expect(requests[0]!.body).toMatchObject({ model: 'm1', messages: [{ role: 'user', content: 'hi' }], temperature: 0, top_p: 1, max_tokens: 512, n: 1 });
   });
@@ -102,7 +109,7 @@ describe('OpenAiChatClient', () => {
     const { url } = await serve([json(200, { nothing: true }), json(200, { choices: [{ message: { role: 'assistant', content: null } }] })]);
     const client = new OpenAiChatClient({ baseUrl: url, model: 'm', ...fast });
     await expect(client.complete([])).rejects.toMatchObject({ code: 'MODEL_REQUEST_REJECTED' });
-    expect(await client.complete([])).toEqual({ content: '', usage: { promptTokens: 0, completionTokens: 0 }, attempts: 1 });
+    expect(await client.complete([])).toMatchObject({ content: '', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 }, attempts: 1 });
   });
 
   it('retries a refused connection and then reports it', async () => {

@@ -66,4 +66,19 @@ describe('RecordedModel', () => {
     expect(extractAction(p1.reply, ENV_PROMPTS.bash!.syntax)).toEqual({ action: 'ls' });
     expect(plan.style).toBe('plan');
   });
+
+  it('gives each recorded action as a function call: execute (ReAct brackets unwrapped), submit with its answer, none where InterCode found no code', async () => {
+    const code = await load('calls.json', {
+      0: { environment: 'ic_ctf', query: 'Q3', turn_history: history(['cat flag.txt', 'I do not know', 'submit picoCTF{x}'], ['a', 'No BASH code was found in your last response.', '']), summary: { max_reward: 1 } },
+    });
+    const at = (turn: number) => code.answer([user('Task: Q3'), ...Array.from({ length: turn }, () => assistant(''))]) as { call: unknown; reply: string };
+    expect(at(0).call).toEqual({ name: 'execute', arguments: { code: 'cat flag.txt' } });
+    expect(at(1)).toMatchObject({ call: null, reply: 'I do not know' });
+    expect(at(2).call).toEqual({ name: 'submit', arguments: { answer: 'picoCTF{x}' } });
+    const react = await load('react-calls.json', {
+      0: { environment: 'ic_bash', query: 'Q4', turn_history: history(['execute[ls -l]', 'submit'], ['a', ''], { thoughts: ['look', 'done'] }), summary: { max_reward: 1 } },
+    });
+    expect((react.answer([user('Question: Q4')]) as { call: unknown }).call).toEqual({ name: 'execute', arguments: { code: 'ls -l' } });
+    expect((react.answer([user('Question: Q4'), assistant('')]) as { call: unknown }).call).toEqual({ name: 'submit', arguments: {} });
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * `--policy` values: `gold` (the env's gold actions), `replay:FILE` (demonstrations from a
  * JSONL file or replay-buffer folder), `checkpoint:RUN` (a trained run's greedy policy).
- * `llm:…` is reserved for the LLM strategies, which live on another branch.
+ * `llm:MODEL` (a prompting strategy against an OpenAI-compatible server) is played by
+ * `collect` itself (src/cli/collect-llm.ts), through InterCode's episode protocol, not here.
  */
 import type { Task } from '../../src/datasets/index.js';
 import { ConfigError } from '../../src/errors.js';
@@ -38,8 +39,8 @@ export async function resolvePolicy(spec: string, goldActions: (task: Task) => s
       return { policy: loadRunPolicy(argument, '--policy'), covers: () => true };
     }
     case 'llm':
-      throw new ConfigError('--policy', `"${spec}": LLM policies come with the agents work and are not on this branch yet; use ${POLICY_FORMS}`);
+      throw new ConfigError('--policy', `"${spec}": llm:MODEL policies are played by \`intercode collect\` (and \`intercode eval\`), not here; use ${POLICY_FORMS}`);
     default:
-      throw new ConfigError('--policy', `must be one of ${POLICY_FORMS} (or llm:… once available), got "${spec}"`);
+      throw new ConfigError('--policy', `must be one of ${POLICY_FORMS} (or llm:MODEL with collect), got "${spec}"`);
   }
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, ModelError } from '../../errors.js';
-import type { ChatMessage, ChatModel, ChatReply } from './chat-model.js';
+import type { ChatMessage, ChatModel, ChatReply, CompleteOptions } from './chat-model.js';
+import { excerpt, parseCompletion, wireMessages, wireTools } from './wire.js';
 
 export interface OpenAiClientOptions {
   /** e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1; `/chat/completions` is appended. */
@@ -19,6 +20,13 @@ export interface OpenAiClientOptions {
   /** First backoff in ms; doubles per attempt with full jitter, capped at `maxBackoffMs` (defaults 1 s, 60 s). */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * What to ask about tokens: `none`; `logprobs` (`logprobs: true`: one log-probability per
+   * completion token; OpenAI, vLLM, SGLang); `ids` (that and vLLM's `return_token_ids`: the
+   * prompt's and completion's token ids; servers that do not know it may refuse it). What
+   * comes back is recorded as it is, nothing is re-tokenized. Default `none`.
+   */
+  tokens?: TokenRequest;
   /** Random source for the jitter (tests pass a fixed one). */
   random?: () => number;
 }
@@ -34,7 +42,11 @@ export const CLIENT_DEFAULTS = {
   retries: 6,
   backoffMs: 1_000,
   maxBackoffMs: 60_000,
+  tokens: 'none',
 } as const;
+
+export type TokenRequest = 'none' | 'logprobs' | 'ids';
+export const TOKEN_REQUESTS: readonly TokenRequest[] = ['none', 'logprobs', 'ids'];
 
 /** A failed attempt that is worth another one, with the server's Retry-After when it gave one. */
 class RetryableFailure extends Error {
@@ -52,6 +64,10 @@ export class OpenAiChatClient implements ChatModel {
   readonly model: string;
   private readonly url: string;
   private readonly settings: Required<Omit<OpenAiClientOptions, 'apiKey'>> & { apiKey?: string };
+  /** What the client asks about tokens (see {@link OpenAiClientOptions.tokens}). */
+  get tokens(): TokenRequest {
+    return this.settings.tokens;
+  }
 
   /** @throws ConfigError when the base URL is not an http(s) URL. */
   constructor(options: OpenAiClientOptions) {
@@ -69,11 +85,11 @@ export class OpenAiChatClient implements ChatModel {
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   }
 
-  async complete(messages: readonly ChatMessage[]): Promise<ChatReply> {
+  async complete(messages: readonly ChatMessage[], options: CompleteOptions = {}): Promise<ChatReply> {
     const { retries } = this.settings;
     for (let attempt = 1; ; attempt++) {
       try {
-        return { ...(await this.attempt(messages)), attempts: attempt };
+        return { ...(await this.attempt(messages, options)), attempts: attempt };
       } catch (error) {
         if (!(error instanceof RetryableFailure)) throw error;
         if (attempt > retries) {
@@ -93,15 +109,32 @@ export class OpenAiChatClient implements ChatModel {
     return Math.round(this.settings.random() * ceiling);
   }
 
-  private async attempt(messages: readonly ChatMessage[]): Promise<Omit<ChatReply, 'attempts'>> {
-    const { temperature, topP, maxTokens, timeoutMs, apiKey } = this.settings;
+  /** The request body: InterCode's sampling settings, plus tools, seed and token requests when asked. */
+  private body(messages: readonly ChatMessage[], options: CompleteOptions): string {
+    const { temperature, topP, maxTokens, tokens } = this.settings;
+    return JSON.stringify({
+      model: this.model,
+      messages: wireMessages(messages),
+      temperature,
+      top_p: topP,
+      max_tokens: maxTokens,
+      n: 1,
+      ...(options.tools && options.tools.length > 0 ? { tools: wireTools(options.tools), tool_choice: 'auto' } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(tokens !== 'none' ? { logprobs: true } : {}),
+      ...(tokens === 'ids' ? { return_token_ids: true } : {}),
+    });
+  }
+
+  private async attempt(messages: readonly ChatMessage[], options: CompleteOptions): Promise<Omit<ChatReply, 'attempts'>> {
+    const { timeoutMs, apiKey } = this.settings;
     let response: Response;
     let text: string;
     try {
       response = await fetch(this.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-        body: JSON.stringify({ model: this.model, messages, temperature, top_p: topP, max_tokens: maxTokens, n: 1 }),
+        body: this.body(messages, options),
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
@@ -127,7 +160,7 @@ function describeCause(error: unknown): string {
   return cause?.code ?? cause?.message ?? (error as Error).message;
 }
 
-const excerpt = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text).replace(/\s+/g, ' ').trim();
+
 
 /** `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as an HTTP date; capped at 2 minutes. */
 function retryAfter(headers: Headers): number | undefined {
@@ -138,25 +171,4 @@ function retryAfter(headers: Headers): number | undefined {
   const seconds = Number(value);
   const wait = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
   return Number.isFinite(wait) ? Math.min(Math.max(0, wait), 120_000) : undefined;
-}
-
-function parseCompletion(text: string, url: string): Omit<ChatReply, 'attempts'> {
-  const reject = (problem: string): never => {
-    throw new ModelError('MODEL_REQUEST_REJECTED', `${url}: the answer is not a chat completion: ${problem}`, { details: { url } });
-  };
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return reject(`not JSON: ${excerpt(text)}`);
-  }
-  const choices = (body as { choices?: unknown }).choices;
-  if (!Array.isArray(choices) || choices.length === 0) return reject('no "choices"');
-  const message = (choices[0] as { message?: { content?: unknown } }).message;
-  if (!message || typeof message !== 'object') return reject('"choices[0].message" missing');
-  const content = message.content ?? '';
-  if (typeof content !== 'string') return reject('"choices[0].message.content" is not a string');
-  const usage = (body as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
-  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
-  return { content, usage: { promptTokens: count(usage?.prompt_tokens), completionTokens: count(usage?.completion_tokens) } };
 }

@@ -62,3 +62,41 @@ export const planRefineSystem = (p: EnvPrompt) =>
 
 export const planStep = (step: string, observation: string | null) =>
   observation === null ? `Step: ${step}` : `Observation: ${observation}\nStep: ${step}`;
+
+/** The function tools of the `tools` strategy, described for the env. */
+export const toolSpecs = (p: EnvPrompt) => [
+  {
+    name: 'execute',
+    description: `Run ${p.language} code on ${p.system} and get its output${p.feedsReward ? ' and the reward the task would get if submitted now (0 to 1)' : ''}.`,
+    parameters: {
+      type: 'object',
+      properties: { code: { type: 'string', description: `The ${p.language} code to run.` } },
+      required: ['code'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'submit',
+    description: `End the task. ${p.submitRule.replace(/reply with `submit[^`]*`/i, 'call submit')}`,
+    parameters: {
+      type: 'object',
+      properties: { answer: { type: 'string', description: p.feedsReward ? 'Leave out: the final state is scored.' : 'The answer (the flag).' } },
+      required: [],
+      additionalProperties: false,
+    },
+  },
+];
+
+export const toolsSystem = (p: EnvPrompt, turns: number) =>
+  `You work with ${p.system} through function calls. You will get a task and up to ${turns} calls. ` +
+  `Call \`execute\` with ${p.language} code to run it; its result comes back` +
+  (p.feedsReward ? ' with a reward between 0 and 1 telling how close the result is to the correct one; a reward of 1 means the task is solved and ends it.' : '.') +
+  `${scoredNote(p)} Call \`submit\`${p.feedsReward ? '' : ' with the answer'} when you are done. ` +
+  `Every reply must call a function; text alone is not run.`;
+
+/** A tool call's result: the output, and the reward where the env feeds it back. */
+export const toolResult = (observation: string, reward: number | null) => (reward === null ? observation : `${observation}\nReward: ${reward}`);
+
+export const toolsRetry = () => 'Nothing was run: your reply called no function. Call `execute` with code to run, or `submit`.';
+
+export const toolCallError = (problem: string) => `Nothing was run: ${problem}. Call \`execute\` with {"code": "…"} or \`submit\`.`;

@@ -3,6 +3,7 @@ import type { Strategy, StrategyOptions } from '../strategy.js';
 import { PlanSolveStrategy } from './plan-solve.js';
 import { ReactStrategy } from './react.js';
 import { SingleTurnStrategy } from './single-turn.js';
+import { ToolsStrategy } from './tools.js';
 import { TryAgainStrategy } from './try-again.js';
 
 /** Every strategy by the name `--strategy` takes. */
@@ -11,6 +12,7 @@ export const STRATEGIES: Readonly<Record<string, (options: StrategyOptions) => S
   'try-again': (o) => new TryAgainStrategy(o),
   react: (o) => new ReactStrategy(o),
   'plan-solve': (o) => new PlanSolveStrategy(o),
+  tools: (o) => new ToolsStrategy(o),
 };
 
 /** @throws ConfigError naming `--strategy` and the known strategies. */
@@ -24,3 +26,4 @@ export { PlanSolveStrategy, parsePlan } from './plan-solve.js';
 export { ReactStrategy, parseReactAction } from './react.js';
 export { SingleTurnStrategy } from './single-turn.js';
 export { TryAgainStrategy } from './try-again.js';
+export { ToolsStrategy, toolCallAction } from './tools.js';

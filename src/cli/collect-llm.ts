@@ -1,0 +1,163 @@
+import { createStrategy } from '../agents/index.js';
+import { ConfigError } from '../errors.js';
+import { formatRecord, parseRolloutFormat, RolloutFile, sampleGroups, type RolloutRecord } from '../rollouts/index.js';
+import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
+import { positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
+import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-flags.js';
+import { packageVersion } from './package-version.js';
+import { Progress } from './progress.js';
+
+/** The flags `collect --policy llm:MODEL` reads. */
+export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
+  env: string;
+  policy: string;
+  out: string;
+  turnLimit: string;
+  capacity: string;
+  strategy: string;
+  samplesPerTask: string;
+  seed: string;
+  scaleAdvantages?: boolean;
+  format: string;
+  dialogueLimit?: string;
+  refineTurns: string;
+  limit?: string;
+  episodes?: string;
+  json?: boolean;
+}
+
+
+/**
+ * `collect --policy llm:MODEL`: K samples of each task with a prompting strategy, written as
+ * each task's group completes, in `--format` (to a .jsonl file), or as transitions to a
+ * replay-buffer folder (`--format jsonl` only).
+ */
+export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (line: string) => void): Promise<void> {
+  const modelName = flags.policy.slice('llm:'.length);
+  if (modelName === '') throw new ConfigError('--policy', 'llm: needs a model name, e.g. llm:gpt-4o-mini');
+  if (flags.episodes !== undefined) throw new ConfigError('--episodes', 'is for gold, replay and checkpoint policies; with llm:… use --samples-per-task and --limit');
+  const format = parseRolloutFormat(flags.format);
+  const toFile = flags.out.endsWith('.jsonl');
+  if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
+  const { parallel, sandboxes } = episodeEngineFlags(flags);
+  const turns = positiveInteger('--turn-limit', flags.turnLimit);
+  const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
+  const seed = nonNegativeInteger('--seed', flags.seed);
+  const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
+  const dialogueLimit = flags.dialogueLimit === undefined ? undefined : positiveInteger('--dialogue-limit', flags.dialogueLimit);
+  const capacity = positiveInteger('--capacity', flags.capacity);
+  const model = modelFromFlags(modelName, flags);
+  const strategy = createStrategy(flags.strategy, {
+    model: model.client,
+    ...(model.prices ? { prices: model.prices } : {}),
+    ...(dialogueLimit ? { dialogueLimit } : {}),
+    refineTurns,
+  });
+  const engines = commandEngines(flags, log);
+  const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
+  const executor = new EpisodeEngine(envs, { sandboxes });
+  log(describeEngine(executor));
+  const all = envs[0]!.tasks;
+  const limited = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
+  const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
+  const { demoTransitions } = await import('../../training/demos/demo-episode.js');
+  const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
+  const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+  const settings = {
+    env: cli.name,
+    data: flags.data ?? null,
+    ...Object.fromEntries(Object.entries(envFlags).map(([k, v]) => [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)])),
+    model: modelName,
+    strategy: strategy.name,
+    turns,
+    samplesPerTask,
+    seed,
+    temperature: model.temperature,
+    tokens: model.tokens,
+    scaleAdvantages: flags.scaleAdvantages ?? false,
+    format,
+    dialogueLimit: dialogueLimit ?? null,
+    refineTurns,
+  };
+  const file = toFile ? RolloutFile.open(flags.out, settings, samplesPerTask) : undefined;
+  const tasks = limited.filter((t) => !file?.done.has(t.id));
+  if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
+  const total = tasks.length * samplesPerTask;
+  const progress = new Progress('episodes', total);
+  const stop = new AbortController();
+  const unregister = windDownOnSignal(() => {
+    log('\nstopping: episodes in flight finish; groups not complete are not written; run the same command again to resume');
+    stop.abort();
+  });
+  const stamp = Date.now().toString(36);
+  const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0 };
+  const started = performance.now();
+  try {
+    await sampleGroups({
+      envName: cli.name,
+      dataset: flags.data ?? `(built-in ${cli.name} tasks)`,
+      strategy,
+      model: modelName,
+      tasks,
+      positions: (task) => limited.indexOf(task),
+      executor,
+      turns,
+      samplesPerTask,
+      seed,
+      temperature: model.temperature,
+      scaleAdvantages: flags.scaleAdvantages ?? false,
+      stamp,
+      signal: stop.signal,
+      onEpisode: (done, record: RolloutRecord) => {
+        counts.episodes = done;
+        if (record.reward >= 1 - 1e-6) counts.solved += 1;
+        counts.rewardSum += record.reward;
+        counts.envSteps += record.actions.length;
+        if (record.tokens.episode !== null) counts.withIds += 1;
+        if (record.tokens.has_logprobs) counts.withLogprobs += 1;
+        progress.update(done, `solved ${counts.solved}`);
+      },
+      onGroup: (records) => {
+        counts.groups += 1;
+        counts.written += records.length;
+        if (file) file.append(records.map((r) => formatRecord(r, format, packageVersion())));
+        else for (const r of records) buffer!.addMany(demoTransitions(r, r.session_id));
+      },
+    });
+  } finally {
+    progress.stop();
+    unregister();
+    buffer?.close();
+    await executor.close();
+    releaseEngines(engines, log);
+  }
+  const elapsedSec = (performance.now() - started) / 1000;
+  const n = Math.max(1, counts.episodes);
+  const summary = {
+    episodes: counts.episodes,
+    written: counts.written,
+    resumed: file?.resumed ?? 0,
+    groups: counts.groups,
+    solved: counts.solved,
+    successRate: counts.solved / n,
+    meanReward: counts.rewardSum / n,
+    envSteps: counts.envSteps,
+    envStepsPerSec: counts.envSteps / elapsedSec,
+    elapsedSec,
+    withTokenIds: counts.withIds,
+    withLogprobs: counts.withLogprobs,
+    format,
+    out: flags.out,
+  };
+  if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else {
+    console.log(
+      `${counts.episodes} episodes in ${counts.groups} groups of ${samplesPerTask} (${counts.solved} solved, mean reward ${summary.meanReward.toFixed(3)}), ` +
+        `token ids in ${counts.withIds}, logprobs in ${counts.withLogprobs}; ${counts.written} written to ${flags.out} (${format})`,
+    );
+  }
+  if (stop.signal.aborted) process.exitCode = 130;
+}

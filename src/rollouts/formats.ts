@@ -1,0 +1,23 @@
+/** The output formats of rollouts, one episode per line each. */
+
+import { ConfigError } from '../errors.js';
+import { toAtif } from './atif.js';
+import { toHfMessages } from './hf-messages.js';
+import { FLOAT_KEYS, jsonLine } from './json-line.js';
+import type { RolloutRecord } from './record.js';
+
+/** `jsonl`: our rollout records; `hf-messages`: Hugging Face conversational lines; `atif`: one ATIF v1.4 trajectory per line. */
+export type RolloutFormat = 'jsonl' | 'hf-messages' | 'atif';
+export const ROLLOUT_FORMATS: readonly RolloutFormat[] = ['jsonl', 'hf-messages', 'atif'];
+
+/** @throws ConfigError naming `flag` when `value` is not a format. */
+export function parseRolloutFormat(value: string, flag = '--format'): RolloutFormat {
+  if (!(ROLLOUT_FORMATS as readonly string[]).includes(value)) throw new ConfigError(flag, `must be one of ${ROLLOUT_FORMATS.join(', ')}, got "${value}"`);
+  return value as RolloutFormat;
+}
+
+/** One line (without its newline) of `record` in `format`; `version` is intercode-ts's (ATIF's agent.version). */
+export function formatRecord(record: RolloutRecord, format: RolloutFormat, version: string): string {
+  const value = format === 'jsonl' ? record : format === 'hf-messages' ? toHfMessages(record) : toAtif(record, version);
+  return jsonLine(value, FLOAT_KEYS);
+}
