@@ -1,14 +1,14 @@
 import type { Task } from '../datasets/index.js';
 import { EnvStateError, SandboxError } from '../errors.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
-import type { CommandRunner } from '../sandbox/shell/types.js';
+import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
-import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from './types.js';
+import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
 
 export interface SandboxEnvConfig {
   runtime: SandboxRuntime;
@@ -166,6 +166,19 @@ export abstract class SandboxEnv implements TaskEnv {
     const observation = renderObservation(result);
     this.steps.push({ action, observation });
     this.lastObservation = observation;
+    const breach = untrustedEnd(result.events);
+    if (breach) {
+      // The episode's state cannot be trusted: it ends here, cut off and never scored.
+      this.ended = true;
+      await this.writeLog(null, { truncated: breach.message });
+      return {
+        observation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events, truncation: breach },
+      };
+    }
     return {
       observation,
       reward: 0,
@@ -204,4 +217,12 @@ export abstract class SandboxEnv implements TaskEnv {
     const log = toIntercodeLog({ environment: this.logName, task: this.task, steps: this.steps, reward, info });
     await writeEpisodeLog(this.config.trajectoryDir, log);
   }
+}
+
+/** The event that makes an episode untrustworthy (it then ends truncated), if any. */
+function untrustedEnd(events: readonly CommandEvent[]): StepInfo['truncation'] | undefined {
+  for (const event of events) {
+    if (event.kind === 'protocol-violation') return { reason: 'protocol-violation', message: event.detail };
+  }
+  return undefined;
 }

@@ -65,9 +65,17 @@ export interface AttachOptions {
 
 /** A long-lived process whose stdin we write and whose merged stdout/stderr we read. */
 export interface AttachedProcess {
+  /**
+   * True when the process's descriptor 4 is a channel of its own, apart from its
+   * stdout/stderr, that its children do not inherit (see ShellSession's markers).
+   */
+  readonly hasControlChannel?: boolean;
   write(data: string): void;
-  /** Registers the consumer. `output` gets every chunk in order; `exit` fires once. */
-  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void;
+  /**
+   * Registers the consumer. `output` gets every chunk of stdout/stderr in order; `control`
+   * every chunk of the control channel, when there is one; `exit` fires once.
+   */
+  listen(handlers: { output(chunk: Buffer): void; control?(chunk: Buffer): void; exit(): void }): void;
   /** Closes our end; the process sees EOF on stdin. */
   close(): void;
 }

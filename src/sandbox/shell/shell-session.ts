@@ -54,7 +54,7 @@ export interface ShellRunOptions extends RunOptions {
 
 const NO_DEFINITIONS: readonly string[] = [];
 
-type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit';
+type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit' | 'violation';
 
 /** The command in flight, or the start-up banner (seq 0). */
 class PendingCommand {
@@ -67,7 +67,11 @@ class PendingCommand {
   private settle!: (outcome: Outcome) => void;
   readonly outcome: Promise<Outcome>;
 
-  constructor(readonly seq: number) {
+  constructor(
+    readonly seq: number,
+    /** Random per command: a marker naming it cannot have been written before the command was sent. */
+    readonly token = '',
+  ) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
   }
 
@@ -106,7 +110,14 @@ export class ShellSession implements CommandRunner {
   private nonce = '';
   private markerStart = Buffer.alloc(0);
   private markerEnd = Buffer.alloc(0);
+  /** Unparsed bytes of the stream that carries markers (output in-band, else the control channel). */
   private carry = Buffer.alloc(0);
+  /** Markers come in-band, in the output stream (the process has no control channel). */
+  private inBand = true;
+  /** The last sequence number whose marker came: a second marker for it is a forgery. */
+  private answered = -1;
+  /** A breach of the protocol seen while no command ran, reported with the next one. */
+  private violation: string | undefined;
   private pending: PendingCommand | undefined;
   private seq = 0;
   private shellPid = 0;
@@ -153,15 +164,16 @@ export class ShellSession implements CommandRunner {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const started = performance.now();
     const events: CommandEvent[] = [];
+    if (this.violation !== undefined) return this.refuse(started, events);
     if (!this.alive) {
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'found-dead', cwd: this.currentCwd });
     }
     const missing = options.definitions?.filter((definition) => !this.defined.has(definition)) ?? NO_DEFINITIONS;
     for (const definition of missing) this.defined.add(definition);
-    const pending = new PendingCommand(++this.seq);
+    const pending = new PendingCommand(++this.seq, randomBytes(8).toString('hex'));
     this.pending = pending;
-    this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command));
+    this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command, pending.token));
 
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
@@ -169,14 +181,18 @@ export class ShellSession implements CommandRunner {
       new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
     ]);
     clearTimeout(timer);
+    if (outcome === 'violation') return this.refuse(started, events);
     if (outcome === 'timeout') events.push({ kind: 'timed-out', afterMs: timeoutMs });
     if (outcome === 'timeout' || outcome === 'output-limit') {
       await this.interrupt(pending, events);
     } else if (outcome === 'exited') {
+      // The shell's process may live on as what it exec'd (`exec sleep 9`): it is no shell of ours.
+      await this.killShellProcess();
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'exited', cwd: this.currentCwd });
     }
     this.pending = undefined;
+    if (this.violation !== undefined) return this.refuse(started, events);
     if (pending.marker) await this.checkLimits(pending.marker, events);
     if (pending.totalBytes > pending.keptBytes) {
       events.push({
@@ -195,6 +211,23 @@ export class ShellSession implements CommandRunner {
       cwd: this.currentCwd,
       events,
     };
+  }
+
+  /**
+   * The protocol was breached (a forged or second marker, foreign bytes on the control
+   * channel): nothing this shell reports can be trusted. The step's output is withheld (it
+   * may hold another step's), every process in the sandbox is killed and a new shell started.
+   */
+  private async refuse(started: number, events: CommandEvent[]): Promise<CommandResult> {
+    const detail = this.violation ?? 'the shell broke the protocol';
+    this.violation = undefined;
+    this.pending = undefined;
+    events.push({ kind: 'protocol-violation', detail });
+    if (!(await this.killProcesses([]))) await this.sandbox.restartProcesses();
+    await this.respawnAfterKill(events);
+    // Whatever the old shell still had in flight belongs to it, not to the new one.
+    this.violation = undefined;
+    return { output: '', exitCode: null, timedOut: false, outputBytes: 0, durationMs: performance.now() - started, cwd: this.currentCwd, events };
   }
 
   close(): void {
@@ -237,6 +270,15 @@ export class ShellSession implements CommandRunner {
     }
   }
 
+  private async killShellProcess(): Promise<void> {
+    if (this.shellPid <= 1) return;
+    try {
+      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000 });
+    } catch (error) {
+      if (!(error instanceof SandboxError && error.code === 'SANDBOX_LOST')) throw error;
+    }
+  }
+
   /** True when the kill script ran to completion. */
   private async killProcesses(spare: number[]): Promise<boolean> {
     try {
@@ -255,20 +297,28 @@ export class ShellSession implements CommandRunner {
     this.process?.close();
     this.alive = false;
     this.defined = new Set();
-    this.nonce = randomBytes(8).toString('hex');
+    this.nonce = randomBytes(16).toString('hex');
     this.markerStart = Buffer.from(`\x1e${this.nonce} `);
     this.markerEnd = Buffer.from(`\x1f${this.nonce}\n`);
     this.carry = Buffer.alloc(0);
+    this.answered = -1;
+    this.seq = 0;
     const banner = new PendingCommand(0);
     this.pending = banner;
     const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
       workdir: '/',
-      env: { ...this.options.env, IC_NONCE: this.nonce, IC_CWD: this.currentCwd },
+      env: { ...this.options.env, IC_CWD: this.currentCwd },
     });
     this.process = process;
+    this.inBand = !process.hasControlChannel;
     process.listen({
       output: (chunk) => {
-        if (this.process === process) this.onOutput(chunk);
+        if (this.process !== process) return;
+        if (this.inBand) this.onMarkerStream(chunk);
+        else this.appendOutput(chunk);
+      },
+      control: (chunk) => {
+        if (this.process === process) this.onMarkerStream(chunk);
       },
       exit: () => {
         if (this.process !== process) return;
@@ -276,6 +326,7 @@ export class ShellSession implements CommandRunner {
         this.pending?.finish('exited');
       },
     });
+    process.write(`${this.nonce}\n`);
     const outcome = await Promise.race([banner.outcome, sleep(this.options.startupTimeoutMs)]);
     if (outcome !== 'marker') {
       process.close();
@@ -287,7 +338,12 @@ export class ShellSession implements CommandRunner {
     return banner.marker!;
   }
 
-  private onOutput(chunk: Buffer): void {
+  /**
+   * Bytes of the stream that carries markers. In-band, the text between markers is the
+   * command's output; on a control channel only the shell writes, so any other byte there
+   * is a breach of the protocol.
+   */
+  private onMarkerStream(chunk: Buffer): void {
     let data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
     for (;;) {
       const start = data.indexOf(this.markerStart);
@@ -296,11 +352,11 @@ export class ShellSession implements CommandRunner {
         const keep = Math.min(this.markerStart.length - 1, data.length);
         const tail = data.lastIndexOf(0x1e, data.length - 1);
         const cut = tail >= 0 && tail >= data.length - keep ? tail : data.length;
-        this.appendOutput(data.subarray(0, cut));
+        this.onText(data.subarray(0, cut));
         this.carry = Buffer.from(data.subarray(cut));
         return;
       }
-      this.appendOutput(data.subarray(0, start));
+      this.onText(data.subarray(0, start));
       const end = data.indexOf(this.markerEnd, start + this.markerStart.length);
       if (end < 0) {
         this.carry = Buffer.from(data.subarray(start));
@@ -310,6 +366,18 @@ export class ShellSession implements CommandRunner {
       data = data.subarray(end + this.markerEnd.length);
       this.onMarker(marker);
     }
+  }
+
+  private onText(bytes: Buffer): void {
+    if (this.inBand) this.appendOutput(bytes);
+    else if (bytes.length > 0) this.breach(`${bytes.length} byte(s) that are no marker on the shell's control channel`);
+  }
+
+  /** Records a breach of the protocol; the command in flight, if any, ends with it. */
+  private breach(detail: string): void {
+    this.violation ??= detail;
+    const pending = this.pending;
+    if (pending && pending.seq > 0) pending.finish('violation');
   }
 
   private appendOutput(bytes: Buffer): void {
@@ -328,12 +396,26 @@ export class ShellSession implements CommandRunner {
     }
   }
 
+  /**
+   * Exactly one marker per command, in order: a marker for a command already answered, for
+   * none sent, or while none runs, was not written by the protocol's own loop.
+   */
   private onMarker(marker: ShellMarker): void {
     const pending = this.pending;
-    if (!pending || marker.seq !== pending.seq) return;
-    this.shellPid = marker.shellPid;
+    if (marker.seq <= this.answered) return this.breach(`a second end-of-command marker for command ${marker.seq}`);
+    if (!pending || marker.seq !== pending.seq || !Number.isInteger(marker.seq)) {
+      return this.breach(`an end-of-command marker for command ${marker.seq} while ${pending ? `command ${pending.seq} ran` : 'no command ran'}`);
+    }
+    if (marker.token !== pending.token) return this.breach(`an end-of-command marker for command ${marker.seq} with a token it was not sent`);
+    // The start-up marker comes before any command ran: its pid is the shell's.
+    if (marker.seq === 0) this.shellPid = marker.shellPid;
+    else if (marker.shellPid !== this.shellPid) return this.breach(`an end-of-command marker from process ${marker.shellPid}, not the shell`);
+    this.answered = marker.seq;
     this.currentCwd = marker.cwd;
     pending.marker = marker;
-    pending.finish('marker');
+    if (this.inBand) return pending.finish('marker');
+    // The output written before the marker is already in its pipe; it is read in this same
+    // turn of the event loop (both descriptors were ready together): settle after it.
+    setImmediate(() => pending.finish('marker'));
   }
 }

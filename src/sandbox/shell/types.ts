@@ -4,7 +4,9 @@ export type CommandEvent =
   | { kind: 'output-limit'; shownBytes: number; totalBytes: number; killed: boolean }
   | { kind: 'shell-restarted'; reason: 'exited' | 'killed' | 'found-dead'; cwd: string }
   | { kind: 'out-of-memory'; kills: number }
-  | { kind: 'process-limit'; limit: number };
+  | { kind: 'process-limit'; limit: number }
+  /** The shell's end-of-command report was forged or disturbed: the episode cannot be trusted. */
+  | { kind: 'protocol-violation'; detail: string };
 
 /** What one command did. A failed command is a result, never an exception. */
 export interface CommandResult {
@@ -47,6 +49,8 @@ function describeEvent(event: CommandEvent): string {
       return `${event.kills} process(es) killed: out of memory (the sandbox's memory limit)`;
     case 'process-limit':
       return `process limit reached (${event.limit}); all background processes were killed`;
+    case 'protocol-violation':
+      return `protocol violation: ${event.detail}; the output is withheld, every process was killed and the episode ends`;
   }
 }
 
