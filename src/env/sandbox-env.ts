@@ -130,7 +130,11 @@ export abstract class SandboxEnv implements TaskEnv {
     this.steps = [];
     this.lastObservation = this.task?.query ?? '';
     this.ended = false;
-    return { observation: this.task?.query ?? '', info: { task: this.task } };
+    const disk = this.workspace.sandbox.disk;
+    return {
+      observation: this.task?.query ?? '',
+      info: { task: this.task, ...(disk ? { disk: { limitBytes: disk.limitBytes, enforcement: disk.enforcement } } : {}) },
+    };
   }
 
   async step(action: string): Promise<StepResult> {
@@ -223,6 +227,7 @@ export abstract class SandboxEnv implements TaskEnv {
 function untrustedEnd(events: readonly CommandEvent[]): StepInfo['truncation'] | undefined {
   for (const event of events) {
     if (event.kind === 'protocol-violation') return { reason: 'protocol-violation', message: event.detail };
+    if (event.kind === 'disk-limit') return { reason: 'disk-limit', message: `the sandbox wrote ${event.usedBytes} bytes, past its limit of ${event.limitBytes}` };
   }
   return undefined;
 }

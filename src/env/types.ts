@@ -1,5 +1,6 @@
 import type { Task } from '../datasets/index.js';
 import type { CommandEvent } from '../sandbox/shell/types.js';
+import type { DiskEnforcement } from '../sandbox/types.js';
 
 /** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
 export interface StepResult {
@@ -38,7 +39,11 @@ export interface ResetOptions {
 export interface ResetResult {
   /** The task's natural-language query (empty in tool mode, where there is no dataset). */
   observation: string;
-  info: { task: Task | null };
+  info: {
+    task: Task | null;
+    /** The sandbox's disk limit and how it is held (see DiskEnforcement), when it has one. */
+    disk?: { limitBytes: number; enforcement: DiskEnforcement };
+  };
 }
 
 /** The environment contract every env and wrapper implements. */

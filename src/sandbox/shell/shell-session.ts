@@ -54,7 +54,10 @@ export interface ShellRunOptions extends RunOptions {
 
 const NO_DEFINITIONS: readonly string[] = [];
 
-type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit' | 'violation';
+/** How often a running command's sandbox is checked against its disk limit (when watched). */
+const DISK_CHECK_MS = 20;
+
+type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit' | 'violation' | 'disk-limit';
 
 /** The command in flight, or the start-up banner (seq 0). */
 class PendingCommand {
@@ -64,6 +67,8 @@ class PendingCommand {
   /** Set once the output passed the kill threshold, so it is reported once. */
   overLimit = false;
   marker: ShellMarker | undefined;
+  /** The writable layer's size, when a check found it over the disk limit. */
+  diskUsed: number | undefined;
   private settle!: (outcome: Outcome) => void;
   readonly outcome: Promise<Outcome>;
 
@@ -176,14 +181,16 @@ export class ShellSession implements CommandRunner {
     this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command, pending.token));
 
     let timer: NodeJS.Timeout | undefined;
+    const stopWatching = this.watchDisk(pending);
     const outcome = await Promise.race([
       pending.outcome,
       new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
     ]);
     clearTimeout(timer);
+    stopWatching();
     if (outcome === 'violation') return this.refuse(started, events);
     if (outcome === 'timeout') events.push({ kind: 'timed-out', afterMs: timeoutMs });
-    if (outcome === 'timeout' || outcome === 'output-limit') {
+    if (outcome === 'timeout' || outcome === 'output-limit' || outcome === 'disk-limit') {
       await this.interrupt(pending, events);
     } else if (outcome === 'exited') {
       // The shell's process may live on as what it exec'd (`exec sleep 9`): it is no shell of ours.
@@ -194,6 +201,7 @@ export class ShellSession implements CommandRunner {
     this.pending = undefined;
     if (this.violation !== undefined) return this.refuse(started, events);
     if (pending.marker) await this.checkLimits(pending.marker, events);
+    await this.checkDisk(pending, events);
     if (pending.totalBytes > pending.keptBytes) {
       events.push({
         kind: 'output-limit',
@@ -255,6 +263,40 @@ export class ShellSession implements CommandRunner {
   private async respawnAfterKill(events: CommandEvent[]): Promise<void> {
     await this.spawn();
     events.push({ kind: 'shell-restarted', reason: 'killed', cwd: this.currentCwd });
+  }
+
+  /**
+   * While a command runs, checks the sandbox's disk every {@link DISK_CHECK_MS} (when its
+   * limit is watched, not held by the engine); past the limit the command ends 'disk-limit'.
+   * @returns the function that stops the checks.
+   */
+  private watchDisk(pending: PendingCommand): () => void {
+    const exceeded = this.sandbox.disk?.exceeded;
+    if (!exceeded) return () => undefined;
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const check = async () => {
+      const used = await exceeded().catch(() => undefined);
+      if (stopped) return;
+      if (used !== undefined) {
+        pending.diskUsed = used;
+        return pending.finish('disk-limit');
+      }
+      timer = setTimeout(check, DISK_CHECK_MS);
+    };
+    timer = setTimeout(check, DISK_CHECK_MS);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
+  /** After a command: the disk check once more (one statfs), and the event when it is over. */
+  private async checkDisk(pending: PendingCommand, events: CommandEvent[]): Promise<void> {
+    const disk = this.sandbox.disk;
+    if (!disk?.exceeded) return;
+    const used = pending.diskUsed ?? (await disk.exceeded().catch(() => undefined));
+    if (used !== undefined) events.push({ kind: 'disk-limit', usedBytes: used, limitBytes: disk.limitBytes });
   }
 
   /** Reports OOM kills since the last command and stops a process flood. */
