@@ -20,7 +20,8 @@ export type IntercodeErrorCode =
   | 'UNKNOWN_ENV'
   | 'ENV_STATE'
   | 'MODEL_UNAVAILABLE'
-  | 'MODEL_REQUEST_REJECTED';
+  | 'MODEL_REQUEST_REJECTED'
+  | 'STORAGE_SETUP_FAILED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -35,6 +36,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENV_STATE: false,
   MODEL_UNAVAILABLE: true,
   MODEL_REQUEST_REJECTED: false,
+  STORAGE_SETUP_FAILED: false,
 };
 
 export class IntercodeError extends Error {
@@ -172,5 +174,12 @@ export class ModelError extends IntercodeError {
     options: { details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
     super(code, message, options);
+  }
+}
+
+/** A storage area for an engine (a loop-mounted btrfs data root) could not be made or removed. */
+export class StorageError extends IntercodeError {
+  constructor(message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super('STORAGE_SETUP_FAILED', message, options);
   }
 }

@@ -106,6 +106,21 @@ export class DockerRuntime implements SandboxRuntime {
 
   private readonly local: boolean;
 
+  private readonly imageSizes = new Map<string, Promise<number>>();
+
+  /** An image's size on the engine (0 when it cannot be read: creating the container will say why). */
+  private imageBytes(image: string): Promise<number> {
+    let size = this.imageSizes.get(image);
+    if (!size) {
+      size = this.docker.getImage(image).inspect().then(
+        (info) => info.Size ?? 0,
+        () => 0,
+      );
+      this.imageSizes.set(image, size);
+    }
+    return size;
+  }
+
   /** The engine's storage driver (asked once). */
   private storageDriver(): Promise<string> {
     this.storage ??= this.docker.info().then(
@@ -160,6 +175,8 @@ export class DockerRuntime implements SandboxRuntime {
     const diskBytes = spec.limits.diskBytes ?? DEFAULT_DISK_BYTES;
     const driver = await this.storageDriver();
     const engineQuota = ENGINE_QUOTA_DRIVERS.has(driver);
+    // The engine's quota covers what the container references, its image included (btrfs qgroups).
+    const quotaBytes = engineQuota ? diskBytes + (await this.imageBytes(spec.image)) : 0;
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -183,7 +200,7 @@ export class DockerRuntime implements SandboxRuntime {
           SecurityOpt: ['no-new-privileges:true'],
           // No file may outgrow the disk limit, whatever the engine (a write past it fails with EFBIG).
           Ulimits: [{ Name: 'fsize', Soft: diskBytes, Hard: diskBytes }],
-          ...(engineQuota ? { StorageOpt: { size: String(diskBytes) } } : {}),
+          ...(engineQuota ? { StorageOpt: { size: String(quotaBytes) } } : {}),
           ...(this.ociRuntime ? { Runtime: this.ociRuntime } : {}),
           Binds: mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
         },
