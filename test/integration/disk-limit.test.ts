@@ -20,15 +20,10 @@ import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, IN_CI, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, IN_CI, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { SecondDockerd, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { engine } = await dockerTestFile();
 
 const MiB = 2 ** 20;
 const LIMIT = 256 * MiB;
@@ -152,7 +147,8 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       await second.start();
       const docker2 = await connectEngine(second.endpoint, 5_000);
       await transferImage({ endpoint: defaultEndpoint(), docker }, { endpoint: second.endpoint, docker: docker2 }, image, () => undefined);
-      runtime = new DockerRuntime(docker2);
+      // This engine has runc only, whatever INTERCODE_RUNTIME says for the main one.
+      runtime = new DockerRuntime(docker2, { ociRuntime: 'runc' });
     }, 600_000);
 
     afterAll(async () => {

@@ -7,19 +7,14 @@
  * the episode truncated). Attacks that only print look-alike markers must be harmless.
  */
 import type Docker from 'dockerode';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
-const testRun = startTestRun();
-const engine = await probeEngine();
-
-afterAll(async () => {
-  await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);
-});
+const { engine } = await dockerTestFile();
 
 /** The shell's secrets, read the way only a test may. */
 const secrets = (shell: ShellSession) => shell as unknown as { nonce: string; seq: number };

@@ -99,8 +99,10 @@ export class DockerRuntime implements SandboxRuntime {
     options: DockerRuntimeOptions = {},
   ) {
     const local = process.platform === 'linux' && Boolean((docker.modem as { socketPath?: unknown }).socketPath);
-    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !local ? 'attach' : 'fifo');
     this.ociRuntime = options.ociRuntime ?? (process.env.INTERCODE_RUNTIME || undefined);
+    // FIFOs in a bind mount are runc's: gVisor's gofer does not open them (measured: the shell never starts).
+    const fifoCapable = local && (this.ociRuntime === undefined || this.ociRuntime === 'runc');
+    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !fifoCapable ? 'attach' : 'fifo');
     this.local = local;
   }
 
@@ -172,7 +174,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined): Promise<DockerSandbox> {
     const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
-    const diskBytes = spec.limits.diskBytes ?? DEFAULT_DISK_BYTES;
+    const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
     const driver = await this.storageDriver();
     const engineQuota = ENGINE_QUOTA_DRIVERS.has(driver);
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
@@ -230,6 +232,12 @@ export class DockerRuntime implements SandboxRuntime {
     await sandbox.holdDisk(engineQuota ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size', diskBytes);
     return sandbox;
   }
+}
+
+/** INTERCODE_DISK_LIMIT_MIB (set by `--disk-limit`), else {@link DEFAULT_DISK_BYTES}. */
+function defaultDiskBytes(): number {
+  const mib = Number(process.env.INTERCODE_DISK_LIMIT_MIB);
+  return Number.isInteger(mib) && mib > 0 ? mib * 2 ** 20 : DEFAULT_DISK_BYTES;
 }
 
 /** Storage drivers on which Docker enforces `--storage-opt size=` (overlay2 only on XFS with project quotas, not checked here). */
