@@ -37,8 +37,11 @@ export type DiskEnforcement = 'engine' | 'watched' | 'file-size';
 export interface DiskLimit {
   readonly limitBytes: number;
   readonly enforcement: DiskEnforcement;
-  /** With `watched`: the writable layer's size when it is over the limit, else undefined. */
-  exceeded?(): Promise<number | undefined>;
+  /**
+   * With `watched`: the writable layer's size when it was over the limit at its last
+   * measurement, else undefined. Never waits (a new measurement runs in the background).
+   */
+  exceeded?(): number | undefined;
 }
 
 export interface SandboxSpec {

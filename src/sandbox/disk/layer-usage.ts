@@ -40,9 +40,9 @@ const REMEASURE_AFTER_BYTES = 16 * 1024 * 1024;
 /**
  * Watches a container's writable layer on the host (the overlay2 upperdir) against a limit,
  * cheaply: each {@link exceeded} call costs one statfs of the host file system holding the
- * layer; the layer itself is walked only when the host's free space has moved by
- * {@link REMEASURE_AFTER_BYTES} since it was last walked (a write or a removal that large
- * happened somewhere on that file system, maybe here).
+ * layer and never waits; the layer itself is walked, in the background, only when the
+ * host's free space has moved by {@link REMEASURE_AFTER_BYTES} since it was last walked (a
+ * write or a removal that large happened somewhere on that file system, maybe here).
  */
 export class LayerWatch {
   private freeAtLastWalk = Number.NaN;
@@ -54,25 +54,43 @@ export class LayerWatch {
     readonly limitBytes: number,
   ) {}
 
-  /** The layer's size in bytes when it is over the limit, else undefined. */
-  async exceeded(): Promise<number | undefined> {
-    const used = await this.usedBytes();
-    return used > this.limitBytes ? used : undefined;
+  /**
+   * The layer's size in bytes, as last measured, when it is over the limit, else undefined.
+   * Starts a new measurement when the host's free space moved (its result counts from the
+   * next call on).
+   */
+  exceeded(): number | undefined {
+    this.remeasureIfMoved();
+    return this.usedAtLastWalk > this.limitBytes ? this.usedAtLastWalk : undefined;
   }
 
-  /** The layer's size as last measured (measured again when the host's free space fell). */
-  async usedBytes(): Promise<number> {
+  /** Measures the layer now (and waits for it). */
+  async measure(): Promise<number> {
+    this.remeasureIfMoved(true);
+    return (await this.walking) ?? this.usedAtLastWalk;
+  }
+
+  private remeasureIfMoved(always = false): void {
+    if (this.walking) return;
     let free: number;
     try {
       const fs = statfsSync(this.upperDir);
       free = fs.bavail * fs.bsize;
     } catch {
-      return this.usedAtLastWalk;
+      return;
     }
-    if (Math.abs(this.freeAtLastWalk - free) < REMEASURE_AFTER_BYTES) return this.usedAtLastWalk;
-    this.walking ??= treeBytes(this.upperDir).finally(() => (this.walking = undefined));
-    this.usedAtLastWalk = await this.walking;
+    if (!always && Math.abs(this.freeAtLastWalk - free) < REMEASURE_AFTER_BYTES) return;
     this.freeAtLastWalk = free;
-    return this.usedAtLastWalk;
+    this.walking = treeBytes(this.upperDir).then(
+      (used) => {
+        this.usedAtLastWalk = used;
+        this.walking = undefined;
+        return used;
+      },
+      () => {
+        this.walking = undefined;
+        return this.usedAtLastWalk;
+      },
+    );
   }
 }

@@ -270,7 +270,7 @@ export class DockerSandbox implements Sandbox {
       return;
     }
     const watch = new LayerWatch(layers.upper, limitBytes);
-    await watch.usedBytes();
+    await watch.measure();
     this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded() };
   }
 

@@ -201,7 +201,7 @@ export class ShellSession implements CommandRunner {
     this.pending = undefined;
     if (this.violation !== undefined) return this.refuse(started, events);
     if (pending.marker) await this.checkLimits(pending.marker, events);
-    await this.checkDisk(pending, events);
+    this.checkDisk(pending, events);
     if (pending.totalBytes > pending.keptBytes) {
       events.push({
         kind: 'output-limit',
@@ -275,8 +275,8 @@ export class ShellSession implements CommandRunner {
     if (!exceeded) return () => undefined;
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
-    const check = async () => {
-      const used = await exceeded().catch(() => undefined);
+    const check = () => {
+      const used = exceeded();
       if (stopped) return;
       if (used !== undefined) {
         pending.diskUsed = used;
@@ -292,10 +292,10 @@ export class ShellSession implements CommandRunner {
   }
 
   /** After a command: the disk check once more (one statfs), and the event when it is over. */
-  private async checkDisk(pending: PendingCommand, events: CommandEvent[]): Promise<void> {
+  private checkDisk(pending: PendingCommand, events: CommandEvent[]): void {
     const disk = this.sandbox.disk;
     if (!disk?.exceeded) return;
-    const used = pending.diskUsed ?? (await disk.exceeded().catch(() => undefined));
+    const used = pending.diskUsed ?? disk.exceeded();
     if (used !== undefined) events.push({ kind: 'disk-limit', usedBytes: used, limitBytes: disk.limitBytes });
   }
 
