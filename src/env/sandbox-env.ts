@@ -107,6 +107,9 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ownsSource = own;
   }
 
+  /** The scorer shell's breach count when the episode began (see ShellSession.violations). */
+  private controlViolationsAtReset = 0;
+
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
   protected abstract score(episode: EpisodeState): Promise<Score>;
 
@@ -129,6 +132,7 @@ export abstract class SandboxEnv implements TaskEnv {
     this.workspace = await this.source.acquire();
     this.steps = [];
     this.lastObservation = this.task?.query ?? '';
+    this.controlViolationsAtReset = this.workspace.control.violations;
     this.ended = false;
     const disk = this.workspace.sandbox.disk;
     return {
@@ -159,7 +163,21 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
+    const control = this.workspace!.control;
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
+    if (control.violations > this.controlViolationsAtReset) {
+      // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
+      this.ended = true;
+      const message = "the scorer's shell received input that was not the harness's (a protocol violation)";
+      await this.writeLog(null, { truncated: message });
+      return {
+        observation: this.lastObservation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'protocol-violation', message } },
+      };
+    }
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.lastObservation, score);

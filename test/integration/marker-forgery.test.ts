@@ -8,7 +8,9 @@
  */
 import type Docker from 'dockerode';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnv } from '../../envs/bash/index.js';
 import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
@@ -187,6 +189,25 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       ]);
       expectReported(results);
       expect(results[1]!.events.some((e) => e.kind === 'protocol-violation')).toBe(true);
+    });
+
+    it('a command written into the scorer\'s shell: the episode ends truncated, never scored', async () => {
+      const env = await createBashEnv({ engines: EngineSet.local() });
+      try {
+        await env.reset({ task: 0 });
+        const inject =
+          'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; for f in $p/fd/*; do ' +
+          "case $(readlink $f) in *.in*) printf '%s\\n' '1:0 echo S0-injected' > $f;; esac; done; done 2>/dev/null; echo S0-own";
+        const step = await env.step(inject);
+        expect(step.observation).toContain('S0-own');
+        const submitted = await env.step('submit');
+        expect(submitted.truncated).toBe(true);
+        expect(submitted.info.truncation?.reason).toBe('protocol-violation');
+        expect(submitted.reward).toBe(0);
+        expect(submitted.info.score).toBeUndefined();
+      } finally {
+        await env.close();
+      }
     });
 
     it('the control channel is closed for the command and everything it starts', async () => {

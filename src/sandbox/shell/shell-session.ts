@@ -108,6 +108,16 @@ export class ShellSession implements CommandRunner {
   private process: AttachedProcess | undefined;
   private alive = false;
 
+  private breaches = 0;
+
+  /**
+   * Breaches of the protocol so far: seen by a command's result, or pending (seen while no
+   * command ran). A scorer's shell with a breach cannot be trusted to score.
+   */
+  get violations(): number {
+    return this.breaches + (this.violation === undefined ? 0 : 1);
+  }
+
   /** Whether the shell is up (false while it is being respawned, and after close). */
   get isAlive(): boolean {
     return this.alive;
@@ -227,6 +237,7 @@ export class ShellSession implements CommandRunner {
    * may hold another step's), every process in the sandbox is killed and a new shell started.
    */
   private async refuse(started: number, events: CommandEvent[]): Promise<CommandResult> {
+    this.breaches++;
     const detail = this.violation ?? 'the shell broke the protocol';
     this.violation = undefined;
     this.pending = undefined;
