@@ -180,7 +180,8 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       const engineFell = engineDisk.stop();
       const hostFell = host.stop();
       console.log(`[disk] 8 btrfs sandboxes × 20 GB: engine disk fell by ${(engineFell / MiB).toFixed(0)} MiB, host by ${(hostFell / MiB).toFixed(0)} MiB (limits' sum ${(8 * LIMIT) / MiB} MiB)`);
-      expect(engineFell).toBeLessThan(8 * (LIMIT + 32 * MiB));
+      // btrfs metadata (kept twice, DUP profile) comes on top of the data the qgroups count.
+      expect(engineFell).toBeLessThan(8 * (LIMIT + 64 * MiB));
       expect(hostFell).toBeLessThan(8 * (LIMIT + 64 * MiB));
       const [fresh] = await sandboxes(runtime, 1);
       const shell = await ShellSession.open(fresh!);
