@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
 import { ConfigError } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
@@ -9,6 +10,7 @@ import { Progress } from './progress.js';
 
 interface ReplayFlags extends CommonEnvFlags {
   env: string;
+  sandboxes: string;
   parallel: string;
   json?: boolean;
   show: string;
@@ -56,10 +58,13 @@ export function registerReplayCommand(program: Command): void {
       'auto',
     )
     .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
-  addEnvFlags(command, ENV_CLIS).action(async (file: string, flags: ReplayFlags, self: Command) => {
+  addEnvFlags(command, ENV_CLIS)
+    .option('--sandboxes <mode>', 'pooled (default: with --reset exact, a warm pool restored in place; InterCode\'s lifecycle keeps its own sandboxes) or fresh', 'pooled')
+    .action(async (file: string, flags: ReplayFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
+    const sandboxes = parseSandboxMode(flags.sandboxes);
     if (!['auto', 'every-step', 'on-submit', 'def-submit'].includes(flags.protocol)) {
       throw new ConfigError('--protocol', `must be auto, every-step, on-submit or def-submit, got "${flags.protocol}"`);
     }
@@ -68,6 +73,9 @@ export function registerReplayCommand(program: Command): void {
     log(`recording protocol: ${protocol}`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
+    // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
+    const engine = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(engine));
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
@@ -81,7 +89,7 @@ export function registerReplayCommand(program: Command): void {
       });
     } finally {
       progress.stop();
-      await Promise.all(envs.map((env) => env.close()));
+      await engine.close();
       releaseEngines(engines, log);
     }
     if (flags.json) {
