@@ -57,8 +57,8 @@ export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Prom
 
 /**
  * `count` envs sharing one gold cache (the one given, else a new one, on disk in
- * `goldCacheDir` when given) and one set of engines. What they share is prepared once, the
- * image check (or build), the engine connection and the task file read at the same time.
+ * `goldCacheDir` when given) and one set of engines. What they share is prepared once: the
+ * task file and testbed read first, then the image check (or build) and the engine connection together.
  */
 export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
   const goldCache =
@@ -68,11 +68,12 @@ export async function createBashEnvs(options: Partial<BashEnvOptions>, count: nu
         ? options.goldCache
         : new GoldCacheImpl(options.goldCacheDir ? bashGoldStore(options.goldCacheDir) : undefined);
   const engines = options.engines ?? EngineSet.local();
-  const imageReady = bashTestbedRecipe(options.testbed, options.base).then((recipe) => engines.ensureImage(recipe, options.buildLog ?? (() => undefined)));
-  const [image, runtime, dataset, tree] = await Promise.all([
-    imageReady,
+  // The task file and the testbed first: bad input fails before an engine is asked or an image built.
+  const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
+  const recipe = await bashTestbedRecipe(options.testbed, options.base);
+  const [image, runtime, tree] = await Promise.all([
+    engines.ensureImage(recipe, options.buildLog ?? (() => undefined)),
     engines.runtime(),
-    options.data === null ? [] : loadDataset(options.data ?? BUILTIN_BASH_TASKS),
     options.reset === 'intercode' ? testbedTree(options.testbed) : undefined,
   ]);
   const imageId = await engines.imageId(image);

@@ -3,6 +3,7 @@ import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES,
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { readRunSettings } from '../eval/journal.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
@@ -89,12 +90,15 @@ export function registerEvalCommand(program: Command): void {
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
     const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
+    const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
+    await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
+
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const executor = new EpisodeEngine(envs, { sandboxes });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
-    const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
+    const tasks = limit === undefined ? all : all.slice(0, limit);
     // Where verified golds are kept changes no result: not part of what makes two runs the same experiment.
     const envFlags = Object.fromEntries(cli.flagNames.filter((k) => k !== 'goldCacheDir').map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
     const settings = {

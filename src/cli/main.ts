@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { IntercodeError } from '../errors.js';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
 import { registerBenchCommand } from './bench-command.js';
+import { reportFailure } from './error-boundary.js';
 import { registerCollectCommand } from './collect-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
@@ -38,18 +38,22 @@ registerPlotCommand(program);
 registerBenchCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
 
-/** Parses `argv` and runs the command; typed errors become one line on stderr and exit code 1 (2 for bad configuration). */
+/** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
+async function fail(error: unknown): Promise<never> {
+  // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
+  await shutdownUnderWay();
+  process.exit(reportFailure(error));
+}
+
+/** Parses `argv` and runs the command; every error ends in one line on stderr and a non-zero exit status. */
 export async function runCli(argv: readonly string[]): Promise<void> {
+  // Errors thrown outside the command's promise (an event handler, a stream without an error listener).
+  process.on('uncaughtException', (error) => void fail(error));
+  process.on('unhandledRejection', (reason) => void fail(reason));
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
-    // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
-    await shutdownUnderWay();
-    if (error instanceof IntercodeError) {
-      process.stderr.write(`intercode: ${error.message}\n`);
-      process.exit(error.code === 'CONFIG_INVALID' ? 2 : 1);
-    }
-    throw error;
+    await fail(error);
   }
 }
 

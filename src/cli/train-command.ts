@@ -86,14 +86,14 @@ export function registerTrainCommand(program: Command): void {
     const { selectBackend } = await import('../../training/policy/backend.js');
     const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
-    const { readJson, runPaths } = await import('../../training/run/run-files.js');
+    const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = join(flags.checkpoints, flags.run);
     const paths = runPaths(dir);
     const { parallel, sandboxes } = episodeEngineFlags(flags);
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
-      envName = readJson<{ settings: { env: string } }>(paths.config, '--run').settings.env;
+      envName = readRunConfig<{ settings: { env: string } }>(paths.config, '--run').settings.env;
       if (flags.env && flags.env !== envName) throw new ConfigError('--env', `is ${flags.env}, but run ${flags.run} trains on ${envName}`);
     } else {
       if (!flags.env) throw new ConfigError('--env', 'is required for a new run');
