@@ -15,6 +15,7 @@ import { createBashEnv } from '../../envs/bash/index.js';
 import { transferImage } from '../../src/sandbox/multi/image-provisioning.js';
 import { createBtrfsDataRoot, btrfsDataRootUnavailable, type BtrfsDataRoot } from '../../src/sandbox/disk/btrfs-data-root.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { treeBytes } from '../../src/sandbox/disk/layer-usage.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
@@ -128,9 +129,14 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       const watch = watchFreeSpace('/var/lib/docker');
       await Promise.all(shells.map((shell) => shell.run('head -c 20G /dev/zero > /huge; fallocate -l 20G /huge2')));
       const fell = watch.stop();
-      // Others share this disk: a margin of 64 MiB per sandbox for their writes meanwhile.
-      expect(fell).toBeLessThan(8 * (LIMIT + 64 * MiB));
-      console.log(`[disk] 8 watched sandboxes × one 20 GB file: host free space fell by at most ${(fell / MiB).toFixed(0)} MiB (limits' sum ${(8 * LIMIT) / MiB} MiB)`);
+      // What the sandboxes hold, layer by layer (the host's free space also moves with the
+      // other users of this disk: it is printed, not asserted).
+      const layers = await Promise.all(
+        all.map(async (s) => treeBytes(((await docker.getContainer(s.id).inspect()).GraphDriver.Data as { UpperDir: string }).UpperDir)),
+      );
+      const held = layers.reduce((a, b) => a + b, 0);
+      console.log(`[disk] 8 watched sandboxes × one 20 GB file: their layers hold ${(held / MiB).toFixed(0)} MiB; host free space fell by at most ${(fell / MiB).toFixed(0)} MiB (limits' sum ${(8 * LIMIT) / MiB} MiB)`);
+      for (const bytes of layers) expect(bytes).toBeLessThanOrEqual(LIMIT + MiB);
     });
   });
 

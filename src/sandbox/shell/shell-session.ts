@@ -243,7 +243,15 @@ export class ShellSession implements CommandRunner {
     this.pending = undefined;
     events.push({ kind: 'protocol-violation', detail });
     if (!(await this.killProcesses([]))) await this.sandbox.restartProcesses();
-    await this.respawnAfterKill(events);
+    try {
+      await this.respawnAfterKill(events);
+    } catch (error) {
+      // Seen under load: the first shell after the kill does not come up; a restart of the
+      // sandbox's processes clears whatever is left.
+      if (!(error instanceof SandboxError)) throw error;
+      await this.sandbox.restartProcesses();
+      await this.respawnAfterKill(events);
+    }
     // Whatever the old shell still had in flight belongs to it, not to the new one.
     this.violation = undefined;
     return { output: '', exitCode: null, timedOut: false, outputBytes: 0, durationMs: performance.now() - started, cwd: this.currentCwd, events };
