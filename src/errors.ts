@@ -21,7 +21,8 @@ export type IntercodeErrorCode =
   | 'ENV_STATE'
   | 'MODEL_UNAVAILABLE'
   | 'MODEL_REQUEST_REJECTED'
-  | 'SETUP_FAILED';
+  | 'SETUP_FAILED'
+  | 'STORAGE_SETUP_FAILED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -37,6 +38,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   MODEL_UNAVAILABLE: true,
   MODEL_REQUEST_REJECTED: false,
   SETUP_FAILED: false,
+  STORAGE_SETUP_FAILED: false,
 };
 
 export class IntercodeError extends Error {
@@ -173,6 +175,13 @@ export class ModelError extends IntercodeError {
     options: { details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
     super(code, message, options);
+  }
+}
+
+/** A storage area for an engine (a loop-mounted btrfs data root) could not be made or removed. */
+export class StorageError extends IntercodeError {
+  constructor(message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super('STORAGE_SETUP_FAILED', message, options);
   }
 }
 

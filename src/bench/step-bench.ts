@@ -16,6 +16,7 @@ import { describeError, SandboxSet } from './sandbox-set.js';
 import { summarize, type SampleSummary } from './stats.js';
 import { CONCURRENCY_LEVELS, parseStepOptions, STEP_USAGE, type StepBenchOptions } from './step-options.js';
 import { formatStepReport } from './step-report.js';
+import { compareRuntimes, type RuntimeCost } from './runtime-compare.js';
 import type { Bench, BenchIO } from './types.js';
 
 /** The `--json` output: latencies in milliseconds, throughput in steps per second. */
@@ -26,6 +27,8 @@ export interface StepBenchResult {
   /** execP50Ms / sessionP50Ms. */
   ratio: number;
   stepsPerSec: Record<`${(typeof CONCURRENCY_LEVELS)[number]}`, number>;
+  /** With --compare-runtimes: each runtime's cost, measured in this run. */
+  runtimes?: RuntimeCost[];
 }
 
 export interface AggregateLevel {
@@ -44,6 +47,7 @@ export interface StepMeasurement {
   session: SampleSummary;
   exec: SampleSummary;
   aggregate: AggregateLevel[];
+  runtimes?: RuntimeCost[];
 }
 
 const COMMAND = 'echo hi';
@@ -51,6 +55,7 @@ const SESSION_WARMUP_STEPS = 200;
 const EXEC_WARMUP_STEPS = 10;
 const AGGREGATE_WARMUP_MS = 1_000;
 const CREATE_CONCURRENCY = 8;
+const RUNTIME_STEPS = 1000;
 
 function checkOutput(way: string, output: string, exitCode: number | null): void {
   if (output !== 'hi\n' || exitCode !== 0) {
@@ -168,6 +173,12 @@ async function measure(
     }
     aggregate.push(level);
   }
+  if (options.compareRuntimes) {
+    log(`runtimes ${options.compareRuntimes.join(', ')}: a fresh sandbox each, ${RUNTIME_STEPS} timed steps, measured twice`);
+    const image = options.image;
+    const runtimes = await compareRuntimes(docker, image, options.compareRuntimes, RUNTIME_STEPS, { 'io.intercode-ts.bench': 'step' }, log);
+    return { machine, options, session, exec, aggregate, runtimes };
+  }
   return { machine, options, session, exec, aggregate };
 }
 
@@ -181,6 +192,17 @@ export function stepResult(measurement: StepMeasurement): StepBenchResult {
     execP50Ms: round(measurement.exec.p50, 4),
     ratio: round(measurement.exec.p50 / measurement.session.p50, 2),
     stepsPerSec: { '1': perSec(1), '8': perSec(8), '32': perSec(32) },
+    ...(measurement.runtimes
+      ? {
+          runtimes: measurement.runtimes.map((r) => ({
+            ...r,
+            startMs: round(r.startMs, 1),
+            stepP50Ms: round(r.stepP50Ms, 4),
+            stepP95Ms: round(r.stepP95Ms, 4),
+            removeMs: round(r.removeMs, 1),
+          })),
+        }
+      : {}),
   };
 }
 
@@ -204,7 +226,7 @@ async function runStepBench(args: readonly string[], io: BenchIO): Promise<numbe
     io.stderr.write(`bench step: ${(error as Error).message}\n`);
     return 1;
   }
-  const set = new SandboxSet(new DockerRuntime(docker), {
+  const set = new SandboxSet(new DockerRuntime(docker, options.runtime ? { ociRuntime: options.runtime } : {}), {
     image: options.image,
     hostname: 'bench',
     limits: DEFAULT_LIMITS,

@@ -13,6 +13,10 @@ export interface StepBenchOptions {
   sessionSteps: number;
   /** Timed one-exec-per-step steps (after warm-up). */
   execSteps: number;
+  /** The OCI runtime of the main measurement (undefined: INTERCODE_RUNTIME, else the engine's default). */
+  runtime?: string;
+  /** Runtimes to compare afterwards in the same run, e.g. ['runc', 'runsc']. */
+  compareRuntimes?: string[];
 }
 
 /** Sandbox counts of the aggregate phase; they are also the keys of `stepsPerSec`. */
@@ -42,6 +46,10 @@ Options:
   --image REF         sandbox image (default ${BASE_IMAGE}, built if missing)
   --steps N           timed ShellSession steps (default ${DEFAULT_STEP_OPTIONS.sessionSteps})
   --exec-steps N      timed docker-exec steps (default ${DEFAULT_STEP_OPTIONS.execSteps})
+  --runtime NAME      the engine's OCI runtime for the sandboxes (runc, runsc…; default: the engine's)
+  --compare-runtimes A,B
+                      afterwards, per runtime: a fresh sandbox's start (create + shell), 1000
+                      steps' p50/p95, removal; each measured twice (A,B,B,A) in this run
   --json              print only one JSON object on stdout:
                       {"sessionP50Ms","sessionP95Ms","execP50Ms","ratio","stepsPerSec":{"1","8","32"}}
                       (use \`npm run -s bench -- step --json\`: npm prints a banner otherwise)
@@ -59,6 +67,8 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     image: { type: 'string' },
     steps: { type: 'string' },
     'exec-steps': { type: 'string' },
+    runtime: { type: 'string' },
+    'compare-runtimes': { type: 'string' },
   });
   if (values === 'help') return 'help';
   const image = values.image as string | undefined;
@@ -69,5 +79,14 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     json: values.json === true,
     sessionSteps: positiveNumber('--steps', values.steps, DEFAULT_STEP_OPTIONS.sessionSteps, true),
     execSteps: positiveNumber('--exec-steps', values['exec-steps'], DEFAULT_STEP_OPTIONS.execSteps, true),
+    ...(values.runtime !== undefined ? { runtime: runtimeName('--runtime', values.runtime as string) } : {}),
+    ...(values['compare-runtimes'] !== undefined
+      ? { compareRuntimes: (values['compare-runtimes'] as string).split(',').map((name) => runtimeName('--compare-runtimes', name.trim())) }
+      : {}),
   };
+}
+
+function runtimeName(flag: string, name: string): string {
+  if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) throw new ConfigError(flag, `must name runtimes such as runc or runsc, got "${name}"`);
+  return name;
 }

@@ -66,6 +66,16 @@ export function formatStepReport(measurement: StepMeasurement, result: StepBench
       ),
     );
   }
+  if (measurement.runtimes) {
+    const base = measurement.runtimes[0]!;
+    lines.push('', `OCI runtimes, same run (a fresh sandbox each, measured twice in A,B,B,A order; × = against ${base.runtime}):`);
+    for (const r of measurement.runtimes) {
+      lines.push(
+        `  ${r.runtime.padEnd(6)} (${r.transport}): start ${r.startMs.toFixed(0)} ms (×${(r.startMs / base.startMs).toFixed(2)}), ` +
+          `step p50 ${r.stepP50Ms.toFixed(3)} ms (×${(r.stepP50Ms / base.stepP50Ms).toFixed(2)}), p95 ${r.stepP95Ms.toFixed(3)} ms, remove ${r.removeMs.toFixed(0)} ms`,
+      );
+    }
+  }
   lines.push(
     '',
     'Method: wall time around ShellSession.run / Sandbox.exec in this Node process (performance.now),',

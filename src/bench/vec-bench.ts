@@ -50,6 +50,8 @@ export interface VecBenchResult {
   /** The row the episode, reset and memory figures come from (most gold episodes/s). */
   bestGold: { envs: number; workers: number };
   table: VecRow[];
+  /** With --runtimes: each runtime's headline figures, measured in this run. */
+  runtimes?: { runtime: string; trivialStepsPerSec: number; goldEpisodesPerSec: number; stepP50Ms: number; resetP50Ms: number }[];
 }
 
 const WARMUP_MS = 1_000;
@@ -245,6 +247,9 @@ export function formatVecReport(result: VecBenchResult): string {
     `sequential (one env, a new sandbox per reset): ${result.sequentialGoldEpisodesPerSec} gold episodes/s`,
     `best gold: ${result.goldEpisodesPerSec} episodes/s with ${result.bestGold.envs} envs, ${result.bestGold.workers} workers (${result.speedup}× sequential)`,
     `best trivial: ${result.trivialStepsPerSec} steps/s with ${result.bestTrivial.envs} envs, ${result.bestTrivial.workers} workers`,
+    ...(result.runtimes
+      ? ['', 'OCI runtimes, same run (best rows):', ...result.runtimes.map((r) => `  ${r.runtime}: ${r.trivialStepsPerSec} steps/s (p50 ${r.stepP50Ms} ms), ${r.goldEpisodesPerSec} gold episodes/s (reset p50 ${r.resetP50Ms} ms)`)]
+      : []),
     '',
   ].join('\n');
 }
@@ -255,8 +260,34 @@ export const vecBench: Bench = engineBench({
   usage: VEC_USAGE,
   parse: parseVecOptions,
   measure: async (docker, options, log) => {
-    const { rows, sequential } = await measure(docker, options, log);
-    return vecResult(rows, sequential);
+    if (!options.runtimes) {
+      const { rows, sequential } = await measure(docker, options, log);
+      return vecResult(rows, sequential);
+    }
+    // Every DockerRuntime and pool made while it is set reads INTERCODE_RUNTIME (see --runtime).
+    const saved = process.env.INTERCODE_RUNTIME;
+    const results: { runtime: string; result: VecBenchResult }[] = [];
+    try {
+      for (const runtime of options.runtimes) {
+        process.env.INTERCODE_RUNTIME = runtime;
+        log(`runtime ${runtime}`);
+        const { rows, sequential } = await measure(docker, options, log);
+        results.push({ runtime, result: vecResult(rows, sequential) });
+      }
+    } finally {
+      if (saved === undefined) delete process.env.INTERCODE_RUNTIME;
+      else process.env.INTERCODE_RUNTIME = saved;
+    }
+    return {
+      ...results[0]!.result,
+      runtimes: results.map(({ runtime, result }) => ({
+        runtime,
+        trivialStepsPerSec: result.trivialStepsPerSec,
+        goldEpisodesPerSec: result.goldEpisodesPerSec,
+        stepP50Ms: result.stepP50Ms,
+        resetP50Ms: result.resetP50Ms,
+      })),
+    };
   },
   format: formatVecReport,
 });

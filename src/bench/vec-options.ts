@@ -10,6 +10,8 @@ export interface VecBenchOptions {
   /** Measured seconds per phase (trivial steps, gold episodes) and configuration. */
   durationSec: number;
   json: boolean;
+  /** OCI runtimes to measure in turn in this run (the first one's figures are the result's own). */
+  runtimes?: string[];
 }
 
 export const DEFAULT_VEC_OPTIONS: VecBenchOptions = { envs: [1, 4, 16, 64], workers: [0, 1, 2], durationSec: 5, json: false };
@@ -35,6 +37,9 @@ Options:
   --envs LIST      env counts (default ${DEFAULT_VEC_OPTIONS.envs.join(',')})
   --workers LIST   worker-thread counts (default ${DEFAULT_VEC_OPTIONS.workers.join(',')})
   --duration SEC   measured seconds per phase and configuration (default ${DEFAULT_VEC_OPTIONS.durationSec})
+  --runtimes A,B   measure everything once per OCI runtime, in this run (e.g. runc,runsc;
+                   under a runtime other than runc the pool replaces used sandboxes
+                   instead of restoring them); the JSON gets "runtimes":[{runtime,...}]
   --json           print only one JSON object on stdout:
                    {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
                     "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
@@ -62,6 +67,7 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     envs: { type: 'string' },
     workers: { type: 'string' },
     duration: { type: 'string' },
+    runtimes: { type: 'string' },
   });
   if (values === 'help') return 'help';
   return {
@@ -69,5 +75,12 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     workers: list('--workers', values.workers as string | undefined, DEFAULT_VEC_OPTIONS.workers, 0),
     durationSec: positiveNumber('--duration', values.duration, DEFAULT_VEC_OPTIONS.durationSec, false),
     json: values.json === true,
+    ...(values.runtimes !== undefined ? { runtimes: runtimeList(values.runtimes as string) } : {}),
   };
+}
+
+function runtimeList(text: string): string[] {
+  const names = text.split(',').map((name) => name.trim());
+  if (names.some((name) => !/^[A-Za-z0-9][\w.-]*$/.test(name))) throw new ConfigError('--runtimes', `must list runtimes such as runc,runsc (got "${text}")`);
+  return names;
 }

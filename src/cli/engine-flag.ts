@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../errors.js';
 import { defaultEndpoint } from '../sandbox/docker/engine.js';
 import { parseEngineTargets, type EngineTarget } from '../sandbox/multi/endpoints.js';
 import { EngineSet } from '../sandbox/multi/engine-set.js';
@@ -7,6 +8,10 @@ import { EngineSet } from '../sandbox/multi/engine-set.js';
 export interface EngineFlags {
   /** Every value given, in order; undefined when none. */
   engine?: string[];
+  /** The OCI runtime sandboxes run under (`--runtime`). */
+  runtime?: string;
+  /** The per-sandbox disk limit in MiB (`--disk-limit`). */
+  diskLimit?: string;
 }
 
 /**
@@ -14,7 +19,16 @@ export interface EngineFlags {
  * over, each with a capacity weight (default 1). None given: DOCKER_HOST or the local socket.
  */
 export function addEngineFlag(command: Command): Command {
-  return command.option(
+  return command
+    .option(
+      '--runtime <name>',
+      "the engine's OCI runtime for sandboxes: runc, or runsc for gVisor's user-space kernel (stronger isolation, slower steps; see docs/security.md). Default: INTERCODE_RUNTIME, else the engine's default",
+    )
+    .option(
+      '--disk-limit <MiB>',
+      "how much each sandbox may write to its file system; held by the engine on btrfs, else by a file-size limit and checks (see docs/security.md). Default: INTERCODE_DISK_LIMIT_MIB, else 2048",
+    )
+    .option(
     '--engine <endpoint[=weight]>',
     'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock)',
     (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
@@ -36,7 +50,25 @@ export function engineTargets(flags: Partial<EngineFlags>): EngineTarget[] {
  * @throws ConfigError naming --engine and the bad value.
  */
 export function commandEngines(flags: Partial<EngineFlags>, log: (line: string) => void): EngineSet {
+  applySandboxFlags(flags);
   return new EngineSet(engineTargets(flags), { log });
+}
+
+/**
+ * `--runtime` and `--disk-limit` go to every DockerRuntime the command makes, on every
+ * engine, through the variables DockerRuntime reads (INTERCODE_RUNTIME, INTERCODE_DISK_LIMIT_MIB).
+ * @throws ConfigError naming the flag and the bad value.
+ */
+export function applySandboxFlags(flags: Partial<EngineFlags>): void {
+  if (flags.runtime !== undefined) {
+    if (!/^[A-Za-z0-9][\w.-]*$/.test(flags.runtime)) throw new ConfigError('--runtime', `must be a runtime name such as runc or runsc, got "${flags.runtime}"`);
+    process.env.INTERCODE_RUNTIME = flags.runtime;
+  }
+  if (flags.diskLimit !== undefined) {
+    const mib = Number(flags.diskLimit);
+    if (!Number.isInteger(mib) || mib < 1) throw new ConfigError('--disk-limit', `must be a positive whole number of MiB, got "${flags.diskLimit}"`);
+    process.env.INTERCODE_DISK_LIMIT_MIB = String(mib);
+  }
 }
 
 /** Stops the engines' health checks; with several, first logs how many sandboxes each engine took. */

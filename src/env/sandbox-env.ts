@@ -1,14 +1,14 @@
 import type { Task } from '../datasets/index.js';
 import { EnvStateError, SandboxError } from '../errors.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
-import type { CommandRunner } from '../sandbox/shell/types.js';
+import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
-import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from './types.js';
+import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
 
 export interface SandboxEnvConfig {
   runtime: SandboxRuntime;
@@ -107,6 +107,9 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ownsSource = own;
   }
 
+  /** The scorer shell's breach count when the episode began (see ShellSession.violations). */
+  private controlViolationsAtReset = 0;
+
   /**
    * Where this env's episodes get their workspaces now (new ones, or a shared pool's): for
    * work of the env's own that needs a clean sandbox too (a gold run). Hand each workspace
@@ -152,8 +155,13 @@ export abstract class SandboxEnv implements TaskEnv {
     }
     this.steps = [];
     this.lastObservation = this.task?.query ?? '';
+    this.controlViolationsAtReset = this.workspace.control.violations;
     this.ended = false;
-    return { observation: this.task?.query ?? '', info: { task: this.task } };
+    const disk = this.workspace.sandbox.disk;
+    return {
+      observation: this.task?.query ?? '',
+      info: { task: this.task, ...(disk ? { disk: { limitBytes: disk.limitBytes, enforcement: disk.enforcement } } : {}) },
+    };
   }
 
   async step(action: string): Promise<StepResult> {
@@ -178,7 +186,21 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
+    const control = this.workspace!.control;
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
+    if (control.violations > this.controlViolationsAtReset) {
+      // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
+      this.ended = true;
+      const message = "the scorer's shell received input that was not the harness's (a protocol violation)";
+      await this.writeLog(null, { truncated: message });
+      return {
+        observation: this.lastObservation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'protocol-violation', message } },
+      };
+    }
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.lastObservation, score);
@@ -189,6 +211,19 @@ export abstract class SandboxEnv implements TaskEnv {
     const observation = renderObservation(result);
     this.steps.push({ action, observation });
     this.lastObservation = observation;
+    const breach = untrustedEnd(result.events);
+    if (breach) {
+      // The episode's state cannot be trusted: it ends here, cut off and never scored.
+      this.ended = true;
+      await this.writeLog(null, { truncated: breach.message });
+      return {
+        observation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events, truncation: breach },
+      };
+    }
     return {
       observation,
       reward: 0,
@@ -227,4 +262,13 @@ export abstract class SandboxEnv implements TaskEnv {
     const log = toIntercodeLog({ environment: this.logName, task: this.task, steps: this.steps, reward, info });
     await writeEpisodeLog(this.config.trajectoryDir, log);
   }
+}
+
+/** The event that makes an episode untrustworthy (it then ends truncated), if any. */
+function untrustedEnd(events: readonly CommandEvent[]): StepInfo['truncation'] | undefined {
+  for (const event of events) {
+    if (event.kind === 'protocol-violation') return { reason: 'protocol-violation', message: event.detail };
+    if (event.kind === 'disk-limit') return { reason: 'disk-limit', message: `the sandbox wrote ${event.usedBytes} bytes, past its limit of ${event.limitBytes}` };
+  }
+  return undefined;
 }

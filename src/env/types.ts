@@ -1,5 +1,6 @@
 import type { Task } from '../datasets/index.js';
 import type { CommandEvent } from '../sandbox/shell/types.js';
+import type { DiskEnforcement } from '../sandbox/types.js';
 
 /** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
 export interface StepResult {
@@ -20,7 +21,7 @@ export interface StepInfo {
   /** On submit: the reward's parts and what they were computed from. */
   score?: Score;
   /** Why the episode was truncated, when it was. */
-  truncation?: { reason: 'turn-limit' | 'sandbox-lost'; message: string };
+  truncation?: { reason: 'turn-limit' | 'sandbox-lost' | 'protocol-violation' | 'disk-limit'; message: string };
 }
 
 /** A reward with its named parts and whatever else explains it (InterCode's info fields). */
@@ -38,7 +39,11 @@ export interface ResetOptions {
 export interface ResetResult {
   /** The task's natural-language query (empty in tool mode, where there is no dataset). */
   observation: string;
-  info: { task: Task | null };
+  info: {
+    task: Task | null;
+    /** The sandbox's disk limit and how it is held (see DiskEnforcement), when it has one. */
+    disk?: { limitBytes: number; enforcement: DiskEnforcement };
+  };
 }
 
 /** The environment contract every env and wrapper implements. */

@@ -13,6 +13,35 @@ export interface ResourceLimits {
   pids: number;
   /** CPU share, in cores (0.5 = half a core). */
   cpus: number;
+  /**
+   * Bytes the sandbox may write to its own file system (its writable layer). Default
+   * {@link DEFAULT_DISK_BYTES}; how it is enforced depends on the engine (see {@link DiskLimit}).
+   */
+  diskBytes?: number;
+}
+
+/**
+ * How a sandbox's disk limit is held:
+ * - `engine`: the engine's storage driver refuses writes past it (Docker's `--storage-opt
+ *   size=` on btrfs or zfs): a write fails with "Disk quota exceeded";
+ * - `watched`: no single file can grow past it (file-size rlimit: the write fails, the
+ *   writer gets SIGXFSZ), and the layer's size on the host is checked while each command
+ *   runs and when it ends: a command that takes it past the limit is killed and the episode
+ *   ends truncated (`disk-limit`). Many files written faster than the check can overshoot
+ *   the limit for a moment (docs/security.md gives the measured figure);
+ * - `file-size`: only the file-size rlimit (the layer cannot be read from here, e.g. a
+ *   remote engine).
+ */
+export type DiskEnforcement = 'engine' | 'watched' | 'file-size';
+
+export interface DiskLimit {
+  readonly limitBytes: number;
+  readonly enforcement: DiskEnforcement;
+  /**
+   * With `watched`: the writable layer's size when it was over the limit at its last
+   * measurement, else undefined. Never waits (a new measurement runs in the background).
+   */
+  exceeded?(): number | undefined;
 }
 
 export interface SandboxSpec {
@@ -65,9 +94,17 @@ export interface AttachOptions {
 
 /** A long-lived process whose stdin we write and whose merged stdout/stderr we read. */
 export interface AttachedProcess {
+  /**
+   * True when the process's descriptor 4 is a channel of its own, apart from its
+   * stdout/stderr, that its children do not inherit (see ShellSession's markers).
+   */
+  readonly hasControlChannel?: boolean;
   write(data: string): void;
-  /** Registers the consumer. `output` gets every chunk in order; `exit` fires once. */
-  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void;
+  /**
+   * Registers the consumer. `output` gets every chunk of stdout/stderr in order; `control`
+   * every chunk of the control channel, when there is one; `exit` fires once.
+   */
+  listen(handlers: { output(chunk: Buffer): void; control?(chunk: Buffer): void; exit(): void }): void;
   /** Closes our end; the process sees EOF on stdin. */
   close(): void;
 }
@@ -102,6 +139,8 @@ export interface Sandbox {
    * runtime's transport allows it.
    */
   launchThrough?(shell: ShellSession): void;
+  /** The sandbox's disk limit and how it is held (absent: none). */
+  readonly disk?: DiskLimit;
   /** Removes the sandbox and everything in it. Idempotent. */
   destroy(): Promise<void>;
 }
@@ -130,6 +169,9 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   pids: 256,
   cpus: 1,
 };
+
+/** A sandbox's writable layer when its limits do not say (2 GiB). */
+export const DEFAULT_DISK_BYTES = 2 * 1024 ** 3;
 
 /** Enough for root to own, change and delete files and manage its own processes. */
 export const DEFAULT_CAPABILITIES: readonly string[] = [

@@ -10,6 +10,18 @@ import { VecEnv, type VecEnvOptions } from './vec-env.js';
  */
 export type CleanMode = 'restore' | 'replace';
 
+/**
+ * `restore`, except under an OCI runtime other than runc (INTERCODE_RUNTIME, set by
+ * `--runtime`): under gVisor (runsc) the in-place restore does not bring a sandbox back to
+ * its image's state (test/integration/pool-restore.test.ts fails under runsc: gVisor's own
+ * /dev, /proc and file metadata differ from what the restore rebuilds), so a used sandbox is
+ * replaced by a new one (docs/security.md has the measured cost).
+ */
+export function defaultCleanMode(): CleanMode {
+  const runtime = process.env.INTERCODE_RUNTIME;
+  return runtime === undefined || runtime === '' || runtime === 'runc' ? 'restore' : 'replace';
+}
+
 export interface PooledVecEnvOptions extends VecEnvOptions {
   clean?: CleanMode;
   pool?: Partial<Omit<WorkspacePoolOptions, 'restore'>>;
@@ -24,7 +36,7 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
   const first = envs[0];
   if (!first) throw new Error('pooledVecEnv needs at least one env');
   const factory = first.workspaceFactory();
-  const restorer = (options.clean ?? 'restore') === 'restore' ? new InPlaceRestorer(factory) : undefined;
+  const restorer = (options.clean ?? defaultCleanMode()) === 'restore' ? new InPlaceRestorer(factory) : undefined;
   // A spare per env: an env's reset then finds a restored workspace while the one it
   // left is being restored (measured with 4 envs under load: reset p50 24 ms with 2
   // spares, 7.6 ms with 4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.

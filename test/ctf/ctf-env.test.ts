@@ -104,7 +104,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
   it('tool mode: a shell in /ctf, and a submission ends the episode with 0', async () => {
     const [tool] = await createCtfEnvs({ data: null }, 1);
     try {
-      expect(await tool!.reset()).toEqual({ observation: '', info: { task: null } });
+      expect(await tool!.reset()).toEqual({ observation: '', info: { task: null, disk: { limitBytes: 2 * 1024 ** 3, enforcement: expect.stringMatching(/^(engine|watched|file-size)$/) } } });
       expect((await tool!.step('pwd; ls -A')).observation).toBe('/ctf\n');
       expect(await tool!.step('submit flag{x}')).toMatchObject({ reward: 0, terminated: true });
     } finally {

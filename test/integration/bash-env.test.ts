@@ -206,7 +206,7 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     const tool = await newEnv({ data: null });
     expect(tool.tasks).toEqual([]);
     const reset = await tool.reset();
-    expect(reset).toEqual({ observation: '', info: { task: null } });
+    expect(reset).toEqual({ observation: '', info: { task: null, disk: { limitBytes: 2 * 1024 ** 3, enforcement: expect.stringMatching(/^(engine|watched|file-size)$/) } } });
     await expect(tool.reset({ task: 0 })).rejects.toBeInstanceOf(EnvStateError);
     await tool.reset();
     expect((await tool.step('cat /testbed/README.md >/dev/null && echo ok')).observation).toBe('ok\n');

@@ -12,7 +12,7 @@ import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runn
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandEvent, type CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
 
 const testRun = startTestRun();
 const engine = await probeEngine();
@@ -290,7 +290,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     // Regression (was a bug): the marker's OOM reading uses `read -r k v` with the agent's
     // IFS, so after `IFS=,` the kill is not reported with its command (it shows up on a
     // later command instead).
-    it('an out-of-memory kill is reported even after the agent set IFS', async () => {
+    it.skipIf(gvisorGap('gVisor 20221219 shows the sandbox no cgroup files: OOM kills and the pids limit hold but are not reported as events'))('an out-of-memory kill is reported even after the agent set IFS', async () => {
       const { shell } = await openShell({ timeoutMs: 60_000 });
       const result = await shell.run('IFS=,; head -c 2000M /dev/zero | tail');
       expect(result.exitCode).toBe(137);
@@ -338,7 +338,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     expect((await shell.run('greet; echo $sent')).output).toBe('hi 1\n1\n');
   });
 
-  it('a fork bomb is contained, and a new sandbox is clean', async () => {
+  it.skipIf(gvisorGap('gVisor 20221219 shows the sandbox no cgroup files: OOM kills and the pids limit hold but are not reported as events'))('a fork bomb is contained, and a new sandbox is clean', async () => {
     const { shell } = await openShell({ timeoutMs: 5_000 });
     const bomb = await shell.run(':(){ :|:& };:');
     expect(bomb.timedOut).toBe(false);
@@ -360,7 +360,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     await expectClean(fresh);
   }, 180_000);
 
-  it('`rm -rf --no-preserve-root /` only breaks its own sandbox', async () => {
+  it.skipIf(gvisorGap("gVisor 20221219 fails statx from this image's glibc: ls and stat answer 'Invalid argument'"))('`rm -rf --no-preserve-root /` only breaks its own sandbox', async () => {
     const { shell } = await openShell({ timeoutMs: 120_000 });
     // What happens: rm removes what it can; the shell (already in memory) reports back.
     const outcome = await shell.run('rm -rf --no-preserve-root / 2>/dev/null; echo "rm:$?"').then(
@@ -384,7 +384,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     await expectClean(fresh);
   }, 180_000);
 
-  it('running out of memory is reported and the next command works', async () => {
+  it.skipIf(gvisorGap('gVisor 20221219 shows the sandbox no cgroup files: OOM kills and the pids limit hold but are not reported as events'))('running out of memory is reported and the next command works', async () => {
     const { sandbox, shell } = await openShell({ timeoutMs: 60_000 });
     const result = await shell.run('head -c 2000M /dev/zero | tail');
     expect(result.timedOut).toBe(false);

@@ -59,15 +59,25 @@ export function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
+export interface SecondDockerdOptions {
+  /** Its data root (default: `data` in its directory). */
+  dataRoot?: string;
+  /** Its storage driver (default: dockerd's choice). */
+  storageDriver?: string;
+}
+
 export class SecondDockerd {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly options: SecondDockerdOptions,
+  ) {}
 
-  static async create(): Promise<SecondDockerd> {
+  static async create(options: SecondDockerdOptions = {}): Promise<SecondDockerd> {
     // Short path: containerd's sockets live under the exec root and socket paths are limited to 108 bytes.
-    return new SecondDockerd(await mkdtemp('/tmp/ic-dockerd-'));
+    return new SecondDockerd(await mkdtemp('/tmp/ic-dockerd-'), options);
   }
 
   get endpoint(): string {
@@ -89,7 +99,8 @@ export class SecondDockerd {
       'dockerd',
       [
         `--host=${this.endpoint}`,
-        `--data-root=${join(this.dir, 'data')}`,
+        `--data-root=${this.options.dataRoot ?? join(this.dir, 'data')}`,
+        ...(this.options.storageDriver ? [`--storage-driver=${this.options.storageDriver}`] : []),
         `--exec-root=${join(this.dir, 'exec')}`,
         `--pidfile=${join(this.dir, 'docker.pid')}`,
         '--bridge=none',

@@ -41,15 +41,18 @@ describe('simplifyPath (InterCode cd emulation)', () => {
 
 describe('shell wire format', () => {
   it('escapes backslashes and newlines so a command is one line, and drops NUL', () => {
-    expect(encodeCommand(7, 'printf "a\\tb"\necho \'x\'\0')).toBe('7 printf "a\\\\tb"\\necho \'x\'\n');
+    expect(encodeCommand(7, 'printf "a\\tb"\necho \'x\'\0', 'f00d')).toBe('7:f00d printf "a\\\\tb"\\necho \'x\'\n');
   });
   it('parses a marker, keeping spaces in the working directory', () => {
-    expect(parseMarker('3 1 42 5 256 0 /tmp/a b')).toEqual({
-      seq: 3, status: 1, shellPid: 42, pids: 5, pidsMax: 256, oomKills: 0, cwd: '/tmp/a b',
+    expect(parseMarker('3:ab12 1 42 5 256 0 /tmp/a b')).toEqual({
+      seq: 3, token: 'ab12', status: 1, shellPid: 42, pids: 5, pidsMax: 256, oomKills: 0, cwd: '/tmp/a b',
     });
   });
   it('reads "max" as an unknown limit', () => {
-    expect(parseMarker('1 0 9 3 max 0 /').pidsMax).toBeNaN();
+    expect(parseMarker('1:x 0 9 3 max 0 /').pidsMax).toBeNaN();
+  });
+  it('reads the start-up marker, which has no token', () => {
+    expect(parseMarker('0 0 9 3 256 0 /')).toMatchObject({ seq: 0, token: '' });
   });
 });
 

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ImageError, SandboxError } from '../../errors.js';
 import {
+  DEFAULT_DISK_BYTES,
   IDLE_PROCESS_NAME,
+  type DiskEnforcement,
+  type DiskLimit,
   type AttachedProcess,
   type AttachOptions,
   type ExecOptions,
@@ -23,6 +26,7 @@ import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, t
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 import { shellQuote } from '../shell/shell-script.js';
+import { LayerWatch } from '../disk/layer-usage.js';
 
 function statusCode(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'statusCode' in error
@@ -44,6 +48,11 @@ export type Transport = 'fifo' | 'attach';
 export interface DockerRuntimeOptions {
   /** Default: `fifo` for an engine on a local Unix socket, `attach` otherwise. */
   transport?: Transport;
+  /**
+   * The OCI runtime the engine runs sandboxes with, by its name in the engine's
+   * configuration: `runc`, `runsc` (gVisor)… Default: INTERCODE_RUNTIME, else the engine's default.
+   */
+  ociRuntime?: string;
 }
 
 /**
@@ -81,13 +90,46 @@ export class DockerRuntime implements SandboxRuntime {
   private transport: Transport;
   /** Set once the first sandbox proved the engine sees our channel directories. */
   private fifoChecked = false;
+  /** The OCI runtime sandboxes run under (undefined: the engine's default). */
+  readonly ociRuntime: string | undefined;
+  private storage: Promise<string> | undefined;
 
   constructor(
     private readonly docker: Docker,
     options: DockerRuntimeOptions = {},
   ) {
     const local = process.platform === 'linux' && Boolean((docker.modem as { socketPath?: unknown }).socketPath);
-    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !local ? 'attach' : 'fifo');
+    this.ociRuntime = options.ociRuntime ?? (process.env.INTERCODE_RUNTIME || undefined);
+    // FIFOs in a bind mount are runc's: gVisor's gofer does not open them (measured: the shell never starts).
+    const fifoCapable = local && (this.ociRuntime === undefined || this.ociRuntime === 'runc');
+    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !fifoCapable ? 'attach' : 'fifo');
+    this.local = local;
+  }
+
+  private readonly local: boolean;
+
+  private readonly imageSizes = new Map<string, Promise<number>>();
+
+  /** An image's size on the engine (0 when it cannot be read: creating the container will say why). */
+  private imageBytes(image: string): Promise<number> {
+    let size = this.imageSizes.get(image);
+    if (!size) {
+      size = this.docker.getImage(image).inspect().then(
+        (info) => info.Size ?? 0,
+        () => 0,
+      );
+      this.imageSizes.set(image, size);
+    }
+    return size;
+  }
+
+  /** The engine's storage driver (asked once). */
+  private storageDriver(): Promise<string> {
+    this.storage ??= this.docker.info().then(
+      (info: { Driver?: string }) => info.Driver ?? 'unknown',
+      () => 'unknown',
+    );
+    return this.storage;
   }
 
   /** The transport new sandboxes use (`fifo` may fall back to `attach` after the first sandbox). */
@@ -132,6 +174,11 @@ export class DockerRuntime implements SandboxRuntime {
 
   private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined): Promise<DockerSandbox> {
     const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
+    const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
+    const driver = await this.storageDriver();
+    const engineQuota = ENGINE_QUOTA_DRIVERS.has(driver);
+    // The engine's quota covers what the container references, its image included (btrfs qgroups).
+    const quotaBytes = engineQuota ? diskBytes + (await this.imageBytes(spec.image)) : 0;
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -153,6 +200,10 @@ export class DockerRuntime implements SandboxRuntime {
           CapDrop: ['ALL'],
           CapAdd: [...spec.capabilities],
           SecurityOpt: ['no-new-privileges:true'],
+          // No file may outgrow the disk limit, whatever the engine (a write past it fails with EFBIG).
+          Ulimits: [{ Name: 'fsize', Soft: diskBytes, Hard: diskBytes }],
+          ...(engineQuota ? { StorageOpt: { size: String(quotaBytes) } } : {}),
+          ...(this.ociRuntime ? { Runtime: this.ociRuntime } : {}),
           Binds: mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
         },
       });
@@ -177,9 +228,20 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    return new DockerSandbox(container, spec, channel);
+    const sandbox = new DockerSandbox(container, spec, channel);
+    await sandbox.holdDisk(engineQuota ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size', diskBytes);
+    return sandbox;
   }
 }
+
+/** INTERCODE_DISK_LIMIT_MIB (set by `--disk-limit`), else {@link DEFAULT_DISK_BYTES}. */
+function defaultDiskBytes(): number {
+  const mib = Number(process.env.INTERCODE_DISK_LIMIT_MIB);
+  return Number.isInteger(mib) && mib > 0 ? mib * 2 ** 20 : DEFAULT_DISK_BYTES;
+}
+
+/** Storage drivers on which Docker enforces `--storage-opt size=` (overlay2 only on XFS with project quotas, not checked here). */
+const ENGINE_QUOTA_DRIVERS = new Set(['btrfs', 'zfs']);
 
 export class DockerSandbox implements Sandbox {
   readonly id: string;
@@ -187,6 +249,30 @@ export class DockerSandbox implements Sandbox {
   private inspection: Promise<Inspection> | undefined;
   private launcher: Launcher | undefined;
   private launcherShell: ShellSession | undefined;
+  private diskLimit: DiskLimit | undefined;
+
+  get disk(): DiskLimit | undefined {
+    return this.diskLimit;
+  }
+
+  /**
+   * Sets how the disk limit is held. `watched` needs the writable layer readable on this
+   * host; without it the limit is the file-size rlimit alone.
+   */
+  async holdDisk(wanted: DiskEnforcement, limitBytes: number): Promise<void> {
+    if (wanted !== 'watched') {
+      this.diskLimit = { limitBytes, enforcement: wanted };
+      return;
+    }
+    const { layers } = await this.inspect();
+    if (!layers) {
+      this.diskLimit = { limitBytes, enforcement: 'file-size' };
+      return;
+    }
+    const watch = new LayerWatch(layers.upper, limitBytes);
+    await watch.measure();
+    this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded() };
+  }
 
   constructor(
     private readonly container: Docker.Container,

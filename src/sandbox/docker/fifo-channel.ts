@@ -13,23 +13,34 @@ import { shellQuote } from '../shell/shell-script.js';
 
 const execFileAsync = promisify(execFile);
 
-/** The two FIFOs of one process: their paths on the host and in the sandbox. */
+/**
+ * The FIFOs of one process: stdin (`in`), merged stdout/stderr (`out`) and, on descriptor 4,
+ * a control channel (`ctl`) for the harness's own reports (see ShellSession), which the
+ * process's children never inherit. Paths on the host and in the sandbox.
+ */
 export interface FifoPair {
-  host: { in: string; out: string };
-  sandbox: { in: string; out: string };
+  host: Pipes;
+  sandbox: Pipes;
+}
+
+export interface Pipes {
+  in: string;
+  out: string;
+  ctl: string;
 }
 
 /** Starts a process in the sandbox, detached, its stdio on FIFOs of the channel. */
 export interface Launcher {
   /**
-   * Starts `argv` with stdin from `pipes.in` and stdout/stderr to `pipes.out` (sandbox paths
-   * of FIFOs that exist). Resolves once the start is under way (the process may still be starting).
+   * Starts `argv` with stdin from `pipes.in`, stdout/stderr to `pipes.out` and descriptor 4
+   * to `pipes.ctl` (sandbox paths of FIFOs that exist). Resolves once the start is under way
+   * (the process may still be starting).
    */
-  launch(argv: readonly string[], options: AttachOptions, pipes: { in: string; out: string }): Promise<void>;
+  launch(argv: readonly string[], options: AttachOptions, pipes: Pipes): Promise<void>;
 }
 
 /** The shell line that starts `argv` on the pipes (it blocks in open() until we open our ends). */
-const onPipes = (argv: readonly string[], pipes: { in: string; out: string }) => ['/bin/sh', '-c', `exec "$@" < ${pipes.in} > ${pipes.out} 2>&1`, 'sh', ...argv];
+const onPipes = (argv: readonly string[], pipes: Pipes) => ['/bin/sh', '-c', `exec "$@" < ${pipes.in} > ${pipes.out} 2>&1 4> ${pipes.ctl}`, 'sh', ...argv];
 
 /** The engine starts the process (a detached exec). */
 export function execLauncher(container: Docker.Container): Launcher {
@@ -80,7 +91,7 @@ export function shellLauncher(shell: ShellSession): Launcher {
       // Job control on for the start only: the process gets a process group of its own (so
       // its `kill 0` cannot reach this shell) without a setsid process (one exec fewer).
       const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)} `).join('');
-      const start = `set -m; ${env}${words.map((w) => w.text).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4>&- & builtin disown; set +m`;
+      const start = `set -m; ${env}${words.map((w) => w.text).join(' ')} < ${pipes.in} > ${pipes.out} 2>&1 3>&- 4> ${pipes.ctl} & builtin disown; set +m`;
       const definitions = words.flatMap((w) => (w.definition ? [w.definition] : []));
       const result = await shell.run(`cd ${shellQuote(options.workdir ?? '/')} && { ${start}; }`, { timeoutMs: 10_000, definitions });
       if (result.exitCode !== 0) throw new Error(`launching ${argv.at(-1)} failed: ${result.output.slice(0, 500)}`);
@@ -113,6 +124,8 @@ export function channelRoot(): string {
  * (measured: fork of a Node process) and ~0.02 ms per FIFO on tmpfs.
  */
 const FIFO_BATCHES = { first: 4, next: 64 };
+
+const PIPE_ENDS = ['in', 'out', 'ctl'] as const;
 
 /**
  * A sandbox's private channel on the host, `dir`, holding
@@ -152,11 +165,10 @@ export class FifoChannel {
     }
     const name = this.spares.pop()!;
     const pair: FifoPair = {
-      host: { in: join(this.shared, `${name}.in`), out: join(this.shared, `${name}.out`) },
-      sandbox: { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out` },
+      host: { in: join(this.shared, `${name}.in`), out: join(this.shared, `${name}.out`), ctl: join(this.shared, `${name}.ctl`) },
+      sandbox: { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out`, ctl: `${CHANNEL_MOUNT}/${name}.ctl` },
     };
-    renameSync(join(this.spareDir, `${name}.in`), pair.host.in);
-    renameSync(join(this.spareDir, `${name}.out`), pair.host.out);
+    for (const end of PIPE_ENDS) renameSync(join(this.spareDir, `${name}.${end}`), pair.host[end]);
     return pair;
   }
 
@@ -164,7 +176,7 @@ export class FifoChannel {
     const count = this.batches++ === 0 ? FIFO_BATCHES.first : FIFO_BATCHES.next;
     const batch = randomBytes(6).toString('hex');
     const names = Array.from({ length: count }, (_, i) => `${batch}-${i}`);
-    await execFileAsync('mkfifo', ['-m', '600', ...names.flatMap((n) => [join(this.spareDir, `${n}.in`), join(this.spareDir, `${n}.out`)])]);
+    await execFileAsync('mkfifo', ['-m', '600', ...names.flatMap((n) => PIPE_ENDS.map((end) => join(this.spareDir, `${n}.${end}`)))]);
     this.spares.push(...names);
   }
 
@@ -197,15 +209,18 @@ export async function removeChannelDir(dir: string): Promise<void> {
  * children it left holding stdout).
  */
 export class FifoProcess implements AttachedProcess {
+  readonly hasControlChannel = true;
+
   private constructor(
     private readonly input: Socket,
     private readonly output: Socket,
+    private readonly control: Socket,
     private names: readonly string[],
   ) {}
 
   /**
-   * Once the sandbox side has both ends open the names are no longer needed. Synchronous
-   * (two unlinks), so they are gone before anyone sees the process's first output. Once only.
+   * Once the sandbox side has every end open the names are no longer needed. Synchronous
+   * (unlinks), so they are gone before anyone sees the process's first output. Once only.
    */
   private unlinkNames(): void {
     for (const name of this.names) rmSync(name, { force: true });
@@ -213,17 +228,19 @@ export class FifoProcess implements AttachedProcess {
   }
 
   /**
-   * Starts `argv` in the container with stdin/stdout (and stderr) on a new pair of `channel`'s FIFOs.
+   * Starts `argv` in the container with stdin/stdout (and stderr) on a new pair of `channel`'s
+   * FIFOs, and descriptor 4 on a third, the control channel.
    * @throws whatever starting the process throws (the caller maps it to a SandboxError).
    */
   static async start(launcher: Launcher, channel: FifoChannel, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
     const pipes = await channel.takePipes();
-    const names = [pipes.host.in, pipes.host.out];
+    const names = [pipes.host.in, pipes.host.out, pipes.host.ctl];
     try {
       await launcher.launch(argv, options, pipes.sandbox);
       const input = new Socket({ fd: openSync(pipes.host.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
       const output = new Socket({ fd: openSync(pipes.host.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
-      return new FifoProcess(input, output, names);
+      const control = new Socket({ fd: openSync(pipes.host.ctl, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+      return new FifoProcess(input, output, control, names);
     } catch (error) {
       for (const path of names) rmSync(path, { force: true });
       throw error;
@@ -234,7 +251,7 @@ export class FifoProcess implements AttachedProcess {
     if (!this.input.destroyed && this.input.writable) this.input.write(data);
   }
 
-  listen(handlers: { output(chunk: Buffer): void; exit(): void }): void {
+  listen(handlers: { output(chunk: Buffer): void; control?(chunk: Buffer): void; exit(): void }): void {
     let exited = false;
     const exit = () => {
       if (exited) return;
@@ -244,15 +261,24 @@ export class FifoProcess implements AttachedProcess {
     };
     this.input.on('error', () => undefined);
     this.output.on('error', exit);
+    this.control.on('error', exit);
+    // Any byte comes after the process opened all three ends (its redirections come first).
+    this.control.once('data', () => this.unlinkNames());
     this.output.once('data', () => this.unlinkNames());
     this.output.on('data', (chunk: Buffer) => handlers.output(chunk));
+    this.control.on('data', (chunk: Buffer) => (handlers.control ?? handlers.output)(chunk));
     this.output.once('end', exit);
     this.output.once('close', exit);
+    // Only the process itself holds the control channel (its children do not inherit it):
+    // its end is the process's end even while children still hold stdout.
+    this.control.once('end', exit);
+    this.control.once('close', exit);
   }
 
   close(): void {
     this.input.destroy();
     this.output.destroy();
+    this.control.destroy();
     this.unlinkNames();
   }
 }

@@ -1,6 +1,6 @@
 import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxSpec } from '../types.js';
+import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxSpec } from '../types.js';
 import type { ShellSession } from '../shell/shell-session.js';
 
 /** What a sandbox needs to know of the engine holding it. */
@@ -103,6 +103,10 @@ export class EngineSandbox implements Sandbox {
 
   getArchive(path: string): Promise<Buffer> {
     return this.call(() => this.inner.getArchive(path));
+  }
+
+  get disk(): DiskLimit | undefined {
+    return this.inner.disk;
   }
 
   changes(reference?: Sandbox): Promise<FileSystemChange[]> {

@@ -1,23 +1,51 @@
 import { IDLE_PROCESS_NAME } from '../types.js';
 
 /**
+ * The report the shell writes on descriptor 4 after a command: `seq` and `status` are shell
+ * words; counters are read when `counters` (a shell word) is 1. Inline in the loop, not a
+ * function: the loop is parsed once, before any command runs, so a command cannot redefine it.
+ */
+const report = (seq: string, status: string, counters: string) => String.raw`
+  __ic_p=-1 __ic_m=-1 __ic_o=-1
+  if [[ ${counters} == 1 && -n $__ic_pc ]]; then
+    {
+      builtin read -r __ic_p < "$__ic_pc"
+      builtin read -r __ic_m < "$__ic_pm"
+      if [[ -r $__ic_oe ]]; then
+        __ic_o=0
+        while IFS=$' \t\n' builtin read -r __ic_k __ic_v; do [[ $__ic_k == oom_kill ]] && __ic_o=$__ic_v; done < "$__ic_oe"
+      fi
+    } 2>&-
+  fi
+  builtin printf '\x1e%s %s %s %s %s %s %s %s\x1f%s\n' "$__ic_nonce" ${seq} ${status} "$$" "$__ic_p" "$__ic_m" "$__ic_o" "$PWD" "$__ic_nonce" >&4`;
+
+/**
  * The bash program a {@link ShellSession} runs inside the sandbox, and its wire format.
  *
- * Host → shell, one line per command: `<seq> <command>` where the command has `\` written
- * as `\\` and newlines as `\n`, decoded with `printf %b` (so quotes of every kind pass
- * through untouched). The command is `eval`ed in the shell itself, so cd, variables and
- * functions persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the
- * protocol reads fd 3 and reports on fd 4, both closed for the command.
+ * Host → shell on stdin: first the session's nonce on a line of its own (never in the
+ * environment, so neither `env` nor /proc/<pid>/environ of any process shows it), then one
+ * line per command: `<seq>:<token> <command>` where the command has `\` written as `\\` and
+ * newlines as `\n`, decoded with `printf %b` (so quotes of every kind pass through
+ * untouched). The command is `eval`ed in the shell itself, so cd, variables and functions
+ * persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads
+ * fd 3 and reports on fd 4, both closed for the command and everything it starts.
+ *
+ * Descriptor 4 is the control channel when the transport gives the shell one (a FIFO of its
+ * own: then nothing the command prints can look like a report), else a copy of stdout
+ * (markers in-band, found by the nonce).
  *
  * Shell → host, after each command (and once at start with seq 0), a marker:
- * `\x1e<nonce> <seq> <status> <shellPid> <pids> <pidsMax> <oomKills> <cwd>\x1f<nonce>\n`.
- * The cgroup counters (pids, OOM kills) are read only after a command that ran 5 ms or
+ * `\x1e<nonce> <seq>:<token> <status> <shellPid> <pids> <pidsMax> <oomKills> <cwd>\x1f<nonce>\n`.
+ * The cgroup counters (pids, OOM kills) are read only after a command that ran 50 ms or
  * more or was killed by a signal, else reported as -1: they are cumulative, so a later
  * reading catches up, and a trivial step stays cheap. Only builtins run between
  * commands: a step costs no fork.
  */
 export const SHELL_SCRIPT = String.raw`
-exec 3<&0 </dev/null 4>&1 2>&1
+exec 3<&0 </dev/null
+{ : >&4; } 2>/dev/null || exec 4>&1
+exec 2>&1
+IFS= builtin read -r -u 3 __ic_nonce
 cd -- "$IC_CWD" 2>/dev/null || cd /
 unset IC_CWD
 __ic_pc= __ic_pm= __ic_oe=
@@ -26,30 +54,16 @@ if [[ -r /sys/fs/cgroup/pids.current ]]; then
 elif [[ -r /sys/fs/cgroup/pids/pids.current ]]; then
   __ic_pc=/sys/fs/cgroup/pids/pids.current __ic_pm=/sys/fs/cgroup/pids/pids.max __ic_oe=/sys/fs/cgroup/memory/memory.oom_control
 fi
-__ic_report() {
-  local p=-1 m=-1 o=-1 k v
-  if [[ $3 == 1 && -n $__ic_pc ]]; then
-    {
-      builtin read -r p < "$__ic_pc"
-      builtin read -r m < "$__ic_pm"
-      if [[ -r $__ic_oe ]]; then
-        o=0
-        while IFS=$' \t\n' builtin read -r k v; do [[ $k == oom_kill ]] && o=$v; done < "$__ic_oe"
-      fi
-    } 2>&-
-  fi
-  builtin printf '\x1e%s %s %s %s %s %s %s %s\x1f%s\n' "$IC_NONCE" "$1" "$2" "$$" "$p" "$m" "$o" "$PWD" "$IC_NONCE" >&4
-}
-__ic_report 0 0 1
+${report('0', '0', '1')}
 __ic_x=
 while IFS= builtin read -r -u 3 __ic_line; do
   builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
   __ic_t=\${EPOCHREALTIME/[.,]/}
   builtin eval "\${__ic_x:+set -x
-}$__ic_cmd" 3<&-
+}$__ic_cmd" 3<&- 4>&-
   { __ic_s=$? __ic_x=; [[ $- == *x* ]] && __ic_x=1; set +x; } 2>&-
   __ic_d=$(( \${EPOCHREALTIME/[.,]/}0 - \${__ic_t:-0}0 ))
-  __ic_report "\${__ic_line%% *}" "$__ic_s" $(( __ic_s >= 128 || __ic_d >= 50000 ))
+  ${report('"${__ic_line%% *}"', '"$__ic_s"', '$(( __ic_s >= 128 || __ic_d >= 50000 ))')}
 done
 `.replaceAll('\\${', '${');
 
@@ -82,14 +96,20 @@ done
 exit 0
 `.replaceAll('\\${', '${');
 
-/** Encodes a command as one protocol line (NUL bytes cannot reach bash and are dropped). */
-export function encodeCommand(seq: number, command: string): string {
+/**
+ * Encodes a command as one protocol line (NUL bytes cannot reach bash and are dropped). The
+ * line's id is `<seq>:<token>`, echoed back in the command's marker: a fresh random token
+ * per command means nothing can write a marker for a command before it was sent.
+ */
+export function encodeCommand(seq: number, command: string, token = ''): string {
   const escaped = command.replace(/\0/g, '').replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-  return `${seq} ${escaped}\n`;
+  return `${seq}:${token} ${escaped}\n`;
 }
 
 export interface ShellMarker {
   seq: number;
+  /** The command line's token (empty for the start-up marker). */
+  token: string;
   status: number;
   shellPid: number;
   pids: number;
@@ -103,9 +123,12 @@ export interface ShellMarker {
 /** Parses the text between `\x1e<nonce> ` and `\x1f<nonce>\n`. */
 export function parseMarker(body: string): ShellMarker {
   const fields = body.split(' ');
-  const [seq, status, shellPid, pids, pidsMax, oomKills] = fields.slice(0, 6).map(Number);
+  const [id = '', ...rest] = fields.slice(0, 6);
+  const [status, shellPid, pids, pidsMax, oomKills] = rest.map(Number);
+  const colon = id.indexOf(':');
   return {
-    seq: seq!,
+    seq: colon < 0 ? Number(id) : Number(id.slice(0, colon)),
+    token: colon < 0 ? '' : id.slice(colon + 1),
     status: status!,
     shellPid: shellPid!,
     pids: pids!,

@@ -54,7 +54,10 @@ export interface ShellRunOptions extends RunOptions {
 
 const NO_DEFINITIONS: readonly string[] = [];
 
-type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit';
+/** How often a running command's sandbox is checked against its disk limit (when watched). */
+const DISK_CHECK_MS = 20;
+
+type Outcome = 'marker' | 'exited' | 'timeout' | 'output-limit' | 'violation' | 'disk-limit';
 
 /** The command in flight, or the start-up banner (seq 0). */
 class PendingCommand {
@@ -64,10 +67,16 @@ class PendingCommand {
   /** Set once the output passed the kill threshold, so it is reported once. */
   overLimit = false;
   marker: ShellMarker | undefined;
+  /** The writable layer's size, when a check found it over the disk limit. */
+  diskUsed: number | undefined;
   private settle!: (outcome: Outcome) => void;
   readonly outcome: Promise<Outcome>;
 
-  constructor(readonly seq: number) {
+  constructor(
+    readonly seq: number,
+    /** Random per command: a marker naming it cannot have been written before the command was sent. */
+    readonly token = '',
+  ) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
   }
 
@@ -99,6 +108,16 @@ export class ShellSession implements CommandRunner {
   private process: AttachedProcess | undefined;
   private alive = false;
 
+  private breaches = 0;
+
+  /**
+   * Breaches of the protocol so far: seen by a command's result, or pending (seen while no
+   * command ran). A scorer's shell with a breach cannot be trusted to score.
+   */
+  get violations(): number {
+    return this.breaches + (this.violation === undefined ? 0 : 1);
+  }
+
   /** Whether the shell is up (false while it is being respawned, and after close). */
   get isAlive(): boolean {
     return this.alive;
@@ -106,7 +125,14 @@ export class ShellSession implements CommandRunner {
   private nonce = '';
   private markerStart = Buffer.alloc(0);
   private markerEnd = Buffer.alloc(0);
+  /** Unparsed bytes of the stream that carries markers (output in-band, else the control channel). */
   private carry = Buffer.alloc(0);
+  /** Markers come in-band, in the output stream (the process has no control channel). */
+  private inBand = true;
+  /** The last sequence number whose marker came: a second marker for it is a forgery. */
+  private answered = -1;
+  /** A breach of the protocol seen while no command ran, reported with the next one. */
+  private violation: string | undefined;
   private pending: PendingCommand | undefined;
   private seq = 0;
   private shellPid = 0;
@@ -153,31 +179,39 @@ export class ShellSession implements CommandRunner {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const started = performance.now();
     const events: CommandEvent[] = [];
+    if (this.violation !== undefined) return this.refuse(started, events);
     if (!this.alive) {
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'found-dead', cwd: this.currentCwd });
     }
     const missing = options.definitions?.filter((definition) => !this.defined.has(definition)) ?? NO_DEFINITIONS;
     for (const definition of missing) this.defined.add(definition);
-    const pending = new PendingCommand(++this.seq);
+    const pending = new PendingCommand(++this.seq, randomBytes(8).toString('hex'));
     this.pending = pending;
-    this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command));
+    this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command, pending.token));
 
     let timer: NodeJS.Timeout | undefined;
+    const stopWatching = this.watchDisk(pending);
     const outcome = await Promise.race([
       pending.outcome,
       new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
     ]);
     clearTimeout(timer);
+    stopWatching();
+    if (outcome === 'violation') return this.refuse(started, events);
     if (outcome === 'timeout') events.push({ kind: 'timed-out', afterMs: timeoutMs });
-    if (outcome === 'timeout' || outcome === 'output-limit') {
+    if (outcome === 'timeout' || outcome === 'output-limit' || outcome === 'disk-limit') {
       await this.interrupt(pending, events);
     } else if (outcome === 'exited') {
+      // The shell's process may live on as what it exec'd (`exec sleep 9`): it is no shell of ours.
+      await this.killShellProcess();
       await this.spawn();
       events.push({ kind: 'shell-restarted', reason: 'exited', cwd: this.currentCwd });
     }
     this.pending = undefined;
+    if (this.violation !== undefined) return this.refuse(started, events);
     if (pending.marker) await this.checkLimits(pending.marker, events);
+    this.checkDisk(pending, events);
     if (pending.totalBytes > pending.keptBytes) {
       events.push({
         kind: 'output-limit',
@@ -195,6 +229,32 @@ export class ShellSession implements CommandRunner {
       cwd: this.currentCwd,
       events,
     };
+  }
+
+  /**
+   * The protocol was breached (a forged or second marker, foreign bytes on the control
+   * channel): nothing this shell reports can be trusted. The step's output is withheld (it
+   * may hold another step's), every process in the sandbox is killed and a new shell started.
+   */
+  private async refuse(started: number, events: CommandEvent[]): Promise<CommandResult> {
+    this.breaches++;
+    const detail = this.violation ?? 'the shell broke the protocol';
+    this.violation = undefined;
+    this.pending = undefined;
+    events.push({ kind: 'protocol-violation', detail });
+    if (!(await this.killProcesses([]))) await this.sandbox.restartProcesses();
+    try {
+      await this.respawnAfterKill(events);
+    } catch (error) {
+      // Seen under load: the first shell after the kill does not come up; a restart of the
+      // sandbox's processes clears whatever is left.
+      if (!(error instanceof SandboxError)) throw error;
+      await this.sandbox.restartProcesses();
+      await this.respawnAfterKill(events);
+    }
+    // Whatever the old shell still had in flight belongs to it, not to the new one.
+    this.violation = undefined;
+    return { output: '', exitCode: null, timedOut: false, outputBytes: 0, durationMs: performance.now() - started, cwd: this.currentCwd, events };
   }
 
   close(): void {
@@ -224,6 +284,40 @@ export class ShellSession implements CommandRunner {
     events.push({ kind: 'shell-restarted', reason: 'killed', cwd: this.currentCwd });
   }
 
+  /**
+   * While a command runs, checks the sandbox's disk every {@link DISK_CHECK_MS} (when its
+   * limit is watched, not held by the engine); past the limit the command ends 'disk-limit'.
+   * @returns the function that stops the checks.
+   */
+  private watchDisk(pending: PendingCommand): () => void {
+    const exceeded = this.sandbox.disk?.exceeded;
+    if (!exceeded) return () => undefined;
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const check = () => {
+      const used = exceeded();
+      if (stopped) return;
+      if (used !== undefined) {
+        pending.diskUsed = used;
+        return pending.finish('disk-limit');
+      }
+      timer = setTimeout(check, DISK_CHECK_MS);
+    };
+    timer = setTimeout(check, DISK_CHECK_MS);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
+  /** After a command: the disk check once more (one statfs), and the event when it is over. */
+  private checkDisk(pending: PendingCommand, events: CommandEvent[]): void {
+    const disk = this.sandbox.disk;
+    if (!disk?.exceeded) return;
+    const used = pending.diskUsed ?? disk.exceeded();
+    if (used !== undefined) events.push({ kind: 'disk-limit', usedBytes: used, limitBytes: disk.limitBytes });
+  }
+
   /** Reports OOM kills since the last command and stops a process flood. */
   private async checkLimits(marker: ShellMarker, events: CommandEvent[]): Promise<void> {
     if (marker.oomKills < 0) return;
@@ -234,6 +328,15 @@ export class ShellSession implements CommandRunner {
     if (Number.isFinite(marker.pidsMax) && marker.pidsMax > 0 && marker.pids >= marker.pidsMax * 0.9) {
       await this.killProcesses([this.shellPid]);
       events.push({ kind: 'process-limit', limit: marker.pidsMax });
+    }
+  }
+
+  private async killShellProcess(): Promise<void> {
+    if (this.shellPid <= 1) return;
+    try {
+      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000 });
+    } catch (error) {
+      if (!(error instanceof SandboxError && error.code === 'SANDBOX_LOST')) throw error;
     }
   }
 
@@ -255,20 +358,28 @@ export class ShellSession implements CommandRunner {
     this.process?.close();
     this.alive = false;
     this.defined = new Set();
-    this.nonce = randomBytes(8).toString('hex');
+    this.nonce = randomBytes(16).toString('hex');
     this.markerStart = Buffer.from(`\x1e${this.nonce} `);
     this.markerEnd = Buffer.from(`\x1f${this.nonce}\n`);
     this.carry = Buffer.alloc(0);
+    this.answered = -1;
+    this.seq = 0;
     const banner = new PendingCommand(0);
     this.pending = banner;
     const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
       workdir: '/',
-      env: { ...this.options.env, IC_NONCE: this.nonce, IC_CWD: this.currentCwd },
+      env: { ...this.options.env, IC_CWD: this.currentCwd },
     });
     this.process = process;
+    this.inBand = !process.hasControlChannel;
     process.listen({
       output: (chunk) => {
-        if (this.process === process) this.onOutput(chunk);
+        if (this.process !== process) return;
+        if (this.inBand) this.onMarkerStream(chunk);
+        else this.appendOutput(chunk);
+      },
+      control: (chunk) => {
+        if (this.process === process) this.onMarkerStream(chunk);
       },
       exit: () => {
         if (this.process !== process) return;
@@ -276,6 +387,7 @@ export class ShellSession implements CommandRunner {
         this.pending?.finish('exited');
       },
     });
+    process.write(`${this.nonce}\n`);
     const outcome = await Promise.race([banner.outcome, sleep(this.options.startupTimeoutMs)]);
     if (outcome !== 'marker') {
       process.close();
@@ -287,7 +399,12 @@ export class ShellSession implements CommandRunner {
     return banner.marker!;
   }
 
-  private onOutput(chunk: Buffer): void {
+  /**
+   * Bytes of the stream that carries markers. In-band, the text between markers is the
+   * command's output; on a control channel only the shell writes, so any other byte there
+   * is a breach of the protocol.
+   */
+  private onMarkerStream(chunk: Buffer): void {
     let data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
     for (;;) {
       const start = data.indexOf(this.markerStart);
@@ -296,11 +413,11 @@ export class ShellSession implements CommandRunner {
         const keep = Math.min(this.markerStart.length - 1, data.length);
         const tail = data.lastIndexOf(0x1e, data.length - 1);
         const cut = tail >= 0 && tail >= data.length - keep ? tail : data.length;
-        this.appendOutput(data.subarray(0, cut));
+        this.onText(data.subarray(0, cut));
         this.carry = Buffer.from(data.subarray(cut));
         return;
       }
-      this.appendOutput(data.subarray(0, start));
+      this.onText(data.subarray(0, start));
       const end = data.indexOf(this.markerEnd, start + this.markerStart.length);
       if (end < 0) {
         this.carry = Buffer.from(data.subarray(start));
@@ -310,6 +427,18 @@ export class ShellSession implements CommandRunner {
       data = data.subarray(end + this.markerEnd.length);
       this.onMarker(marker);
     }
+  }
+
+  private onText(bytes: Buffer): void {
+    if (this.inBand) this.appendOutput(bytes);
+    else if (bytes.length > 0) this.breach(`${bytes.length} byte(s) that are no marker on the shell's control channel`);
+  }
+
+  /** Records a breach of the protocol; the command in flight, if any, ends with it. */
+  private breach(detail: string): void {
+    this.violation ??= detail;
+    const pending = this.pending;
+    if (pending && pending.seq > 0) pending.finish('violation');
   }
 
   private appendOutput(bytes: Buffer): void {
@@ -328,12 +457,26 @@ export class ShellSession implements CommandRunner {
     }
   }
 
+  /**
+   * Exactly one marker per command, in order: a marker for a command already answered, for
+   * none sent, or while none runs, was not written by the protocol's own loop.
+   */
   private onMarker(marker: ShellMarker): void {
     const pending = this.pending;
-    if (!pending || marker.seq !== pending.seq) return;
-    this.shellPid = marker.shellPid;
+    if (marker.seq <= this.answered) return this.breach(`a second end-of-command marker for command ${marker.seq}`);
+    if (!pending || marker.seq !== pending.seq || !Number.isInteger(marker.seq)) {
+      return this.breach(`an end-of-command marker for command ${marker.seq} while ${pending ? `command ${pending.seq} ran` : 'no command ran'}`);
+    }
+    if (marker.token !== pending.token) return this.breach(`an end-of-command marker for command ${marker.seq} with a token it was not sent`);
+    // The start-up marker comes before any command ran: its pid is the shell's.
+    if (marker.seq === 0) this.shellPid = marker.shellPid;
+    else if (marker.shellPid !== this.shellPid) return this.breach(`an end-of-command marker from process ${marker.shellPid}, not the shell`);
+    this.answered = marker.seq;
     this.currentCwd = marker.cwd;
     pending.marker = marker;
-    pending.finish('marker');
+    if (this.inBand) return pending.finish('marker');
+    // The output written before the marker is already in its pipe; it is read in this same
+    // turn of the event loop (both descriptors were ready together): settle after it.
+    setImmediate(() => pending.finish('marker'));
   }
 }

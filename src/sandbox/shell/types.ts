@@ -4,7 +4,11 @@ export type CommandEvent =
   | { kind: 'output-limit'; shownBytes: number; totalBytes: number; killed: boolean }
   | { kind: 'shell-restarted'; reason: 'exited' | 'killed' | 'found-dead'; cwd: string }
   | { kind: 'out-of-memory'; kills: number }
-  | { kind: 'process-limit'; limit: number };
+  | { kind: 'process-limit'; limit: number }
+  /** The shell's end-of-command report was forged or disturbed: the episode cannot be trusted. */
+  | { kind: 'protocol-violation'; detail: string }
+  /** The sandbox's writable layer went past its disk limit: the command was killed; the episode ends. */
+  | { kind: 'disk-limit'; usedBytes: number; limitBytes: number };
 
 /** What one command did. A failed command is a result, never an exception. */
 export interface CommandResult {
@@ -33,6 +37,8 @@ export interface CommandRunner {
   close(): void;
 }
 
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
 function describeEvent(event: CommandEvent): string {
   switch (event.kind) {
     case 'timed-out':
@@ -47,6 +53,10 @@ function describeEvent(event: CommandEvent): string {
       return `${event.kills} process(es) killed: out of memory (the sandbox's memory limit)`;
     case 'process-limit':
       return `process limit reached (${event.limit}); all background processes were killed`;
+    case 'disk-limit':
+      return `disk limit reached: the sandbox's files take ${mib(event.usedBytes)} of ${mib(event.limitBytes)} allowed; the command was killed and the episode ends`;
+    case 'protocol-violation':
+      return `protocol violation: ${event.detail}; the output is withheld, every process was killed and the episode ends`;
   }
 }
 

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { StorageError } from '../../errors.js';
+
+const run = promisify(execFile);
+
+/**
+ * A btrfs file system in a file, loop-mounted, with quotas on: a data root on which a
+ * Docker engine started with `--storage-driver=btrfs` enforces `--storage-opt size=`
+ * (each container's writable layer is a subvolume with a qgroup limit). Made with
+ * btrfs-progs' `mkfs.btrfs`, util-linux's `mount -o loop` and `btrfs quota enable`; needs root.
+ */
+export interface BtrfsDataRoot {
+  /** The mounted file system: give it to dockerd as `--data-root` (or a folder under it). */
+  readonly mountPoint: string;
+  /** The file holding the file system (sparse: it takes only what is written in it). */
+  readonly imageFile: string;
+  /** The loop device it is mounted through. */
+  readonly loopDevice: string;
+  /** Unmounts it, frees the loop device and deletes the file and the folder. Idempotent. */
+  remove(): Promise<void>;
+}
+
+export interface BtrfsDataRootOptions {
+  /** Folder for the image file and the mount point (made if missing). */
+  dir: string;
+  /** The file system's size (default 32 GiB; the file is sparse). */
+  sizeBytes?: number;
+}
+
+const sh = async (command: string, args: string[]): Promise<string> => {
+  try {
+    return (await run(command, args, { encoding: 'utf8' })).stdout;
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim().split('\n').at(-1) ?? '';
+    throw new StorageError(`${command} ${args.join(' ')} failed${stderr ? `: ${stderr}` : ''}`, { details: { command, args }, cause: error });
+  }
+};
+
+/** Whether `path` is a mount point (listed in /proc/self/mountinfo). */
+function mounted(path: string): boolean {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((line) => line.split(' ')[4] === path);
+}
+
+/**
+ * Makes and mounts a btrfs data root in `dir` (`dir/btrfs.img` mounted at `dir/root`).
+ * What is made is undone if a later step fails.
+ * @throws StorageError naming the step that failed (no mkfs.btrfs, not root, no loop device…).
+ */
+export async function createBtrfsDataRoot(options: BtrfsDataRootOptions): Promise<BtrfsDataRoot> {
+  if (process.getuid?.() !== 0) throw new StorageError('a btrfs data root needs root (mount, losetup)');
+  const imageFile = join(options.dir, 'btrfs.img');
+  const mountPoint = join(options.dir, 'root');
+  await mkdir(mountPoint, { recursive: true });
+  const root: BtrfsDataRoot = {
+    mountPoint,
+    imageFile,
+    loopDevice: '',
+    async remove() {
+      if (mounted(mountPoint)) {
+        await sh('umount', [mountPoint]).catch(() => sh('umount', ['-l', mountPoint]));
+      }
+      // `mount -o loop` sets autoclear; a device still attached (a lazy unmount) is detached here.
+      for (const line of (await sh('losetup', ['-j', imageFile]).catch(() => '')).split('\n')) {
+        const device = line.split(':')[0];
+        if (device) await sh('losetup', ['-d', device]).catch(() => undefined);
+      }
+      await rm(imageFile, { force: true });
+      await rm(mountPoint, { recursive: true, force: true });
+    },
+  };
+  try {
+    await sh('truncate', ['-s', String(options.sizeBytes ?? 32 * 1024 ** 3), imageFile]);
+    await sh('mkfs.btrfs', ['-q', imageFile]);
+    await sh('mount', ['-o', 'loop', imageFile, mountPoint]);
+    await sh('btrfs', ['quota', 'enable', mountPoint]);
+    const device = (await sh('losetup', ['-j', imageFile])).split(':')[0] ?? '';
+    return { ...root, loopDevice: device };
+  } catch (error) {
+    await root.remove().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Whether this host can make a btrfs data root, or why not. */
+export function btrfsDataRootUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root';
+  if (!['/sbin/mkfs.btrfs', '/usr/sbin/mkfs.btrfs', '/usr/bin/mkfs.btrfs', '/bin/mkfs.btrfs'].some(existsSync)) return 'no mkfs.btrfs (install btrfs-progs)';
+  if (!readFileSync('/proc/filesystems', 'utf8').includes('btrfs')) {
+    // The module may load on first mount; only a kernel without it fails then.
+    return existsSync('/sys/module/btrfs') || existsSync(`/lib/modules`) ? undefined : 'the kernel has no btrfs';
+  }
+  return undefined;
+}

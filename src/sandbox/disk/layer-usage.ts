@@ -1,0 +1,96 @@
+import { lstat, opendir } from 'node:fs/promises';
+import { statfsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Bytes of disk a directory tree takes (allocated blocks, so a sparse file counts what it
+ * holds, not its length), each hard-linked file once, no link followed. Entries that vanish
+ * while it walks are skipped.
+ */
+export async function treeBytes(root: string): Promise<number> {
+  const seen = new Set<string>();
+  let total = 0;
+  const walk = async (dir: string): Promise<void> => {
+    let handle;
+    try {
+      handle = await opendir(dir);
+    } catch {
+      return;
+    }
+    for await (const entry of handle) {
+      const path = join(dir, entry.name);
+      const stats = await lstat(path).catch(() => undefined);
+      if (!stats) continue;
+      if (stats.nlink > 1 && !stats.isDirectory()) {
+        const key = `${stats.dev}:${stats.ino}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      total += stats.blocks * 512;
+      if (stats.isDirectory()) await walk(path);
+    }
+  };
+  await walk(root);
+  return total;
+}
+
+/** How far the host's free space must fall before the layer is measured again. */
+const REMEASURE_AFTER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Watches a container's writable layer on the host (the overlay2 upperdir) against a limit,
+ * cheaply: each {@link exceeded} call costs one statfs of the host file system holding the
+ * layer and never waits; the layer itself is walked, in the background, only when the
+ * host's free space has moved by {@link REMEASURE_AFTER_BYTES} since it was last walked (a
+ * write or a removal that large happened somewhere on that file system, maybe here).
+ */
+export class LayerWatch {
+  private freeAtLastWalk = Number.NaN;
+  private usedAtLastWalk = 0;
+  private walking: Promise<number> | undefined;
+
+  constructor(
+    readonly upperDir: string,
+    readonly limitBytes: number,
+  ) {}
+
+  /**
+   * The layer's size in bytes, as last measured, when it is over the limit, else undefined.
+   * Starts a new measurement when the host's free space moved (its result counts from the
+   * next call on).
+   */
+  exceeded(): number | undefined {
+    this.remeasureIfMoved();
+    return this.usedAtLastWalk > this.limitBytes ? this.usedAtLastWalk : undefined;
+  }
+
+  /** Measures the layer now (and waits for it). */
+  async measure(): Promise<number> {
+    this.remeasureIfMoved(true);
+    return (await this.walking) ?? this.usedAtLastWalk;
+  }
+
+  private remeasureIfMoved(always = false): void {
+    if (this.walking) return;
+    let free: number;
+    try {
+      const fs = statfsSync(this.upperDir);
+      free = fs.bavail * fs.bsize;
+    } catch {
+      return;
+    }
+    if (!always && Math.abs(this.freeAtLastWalk - free) < REMEASURE_AFTER_BYTES) return;
+    this.freeAtLastWalk = free;
+    this.walking = treeBytes(this.upperDir).then(
+      (used) => {
+        this.usedAtLastWalk = used;
+        this.walking = undefined;
+        return used;
+      },
+      () => {
+        this.walking = undefined;
+        return this.usedAtLastWalk;
+      },
+    );
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * A hostile agent against the shell protocol, in real sandboxes, over both transports:
+ * `fifo` (markers on a control channel of their own) and `attach` (one stream, markers
+ * in-band). Every attack is a sequence of steps whose commands print tokens naming their
+ * own step; whatever the attack, no step may return a token of another step, and an attack
+ * that reaches the protocol must be reported as a `protocol-violation` (the env then ends
+ * the episode truncated). Attacks that only print look-alike markers must be harmless.
+ */
+import type Docker from 'dockerode';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnv } from '../../envs/bash/index.js';
+import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
+import type { CommandResult } from '../../src/sandbox/shell/types.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
+import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, UNDER_GVISOR } from '../setup/docker.js';
+
+const { engine } = await dockerTestFile();
+
+/** The shell's secrets, read the way only a test may. */
+const secrets = (shell: ShellSession) => shell as unknown as { nonce: string; seq: number };
+
+/** A marker as the shell writes it, for command `id` (`<seq>:<token>`, shell words allowed). */
+const MARKER = (id: string) => `printf '\\x1e%s %s 7 1 -1 -1 -1 /forged\\x1f%s\\n' "$__ic_nonce" ${id} "$__ic_nonce"`;
+/** The current command's id, as the shell holds it while the command runs. */
+const OWN_ID = '"${__ic_line%% *}"';
+/** The shell's descriptors of the control channel (fifo) or, in-band, every one it writes. */
+const CONTROL_FDS = 'for f in /proc/$$/fd/*; do case $(readlink $f) in *.ctl*) echo $f;; esac; done';
+const INPUT_FDS = 'for f in /proc/$$/fd/*; do case $(readlink $f) in *.in*|pipe:*) [ ${f##*/} -ge 3 ] && echo $f;; esac; done';
+
+const violated = (results: CommandResult[]) => results.some((r) => r.events.some((e) => e.kind === 'protocol-violation'));
+
+/** No step's output holds a token of another step ("S<i>-…" is printed by step i only). */
+function expectNoShift(results: CommandResult[]): void {
+  results.forEach((result, i) => {
+    for (const token of result.output.match(/\bS\d+-[a-z]+/g) ?? []) expect(token.startsWith(`S${i}-`), `step ${i} returned ${token}`).toBe(true);
+  });
+}
+
+/** After a violation, the step that reports it shows nothing, and a new shell is clean. */
+function expectReported(results: CommandResult[]): void {
+  expect(violated(results)).toBe(true);
+  for (const result of results.filter((r) => r.events.some((e) => e.kind === 'protocol-violation'))) {
+    expect(result.output).toBe('');
+    expect(result.exitCode).toBeNull();
+  }
+}
+
+describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command cannot forge the end of its step', () => {
+  let docker: Docker;
+  let image: string;
+  const made: Sandbox[] = [];
+
+  beforeAll(async () => {
+    docker = requireEngine(engine);
+    image = await bashTestbedImage(docker);
+  });
+
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((s) => s.destroy().catch(() => undefined)));
+  });
+
+  async function openShell(transport: Transport): Promise<ShellSession> {
+    const runtime = new DockerRuntime(docker, { transport });
+    const sandbox = await runtime.create({ image, hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES });
+    made.push(sandbox);
+    return ShellSession.open(sandbox, { timeoutMs: 4_000 });
+  }
+
+  /** Runs the steps (`commands(shell)` may read the shell's next sequence number). */
+  async function play(shell: ShellSession, commands: string[], timeoutMs = 4_000): Promise<CommandResult[]> {
+    const results: CommandResult[] = [];
+    for (const command of commands) results.push(await shell.run(command, { timeoutMs }));
+    expectNoShift(results);
+    return results;
+  }
+
+  // Under gVisor there are no host FIFOs: its sandboxes use the attach transport only.
+  describe.each<Transport>(UNDER_GVISOR ? ['attach'] : ['fifo', 'attach'])('over the %s transport', (transport) => {
+    it('the nonce is in no environment and no command line', async () => {
+      const shell = await openShell(transport);
+      const [result] = await play(shell, [
+        "env; for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; tr '\\0' ' ' < $p/cmdline; echo; done 2>/dev/null; echo S0-done",
+      ]);
+      expect(result!.output).toContain('S0-done');
+      expect(result!.output).toContain('PAGER=cat');
+      expect(result!.output).not.toContain(secrets(shell).nonce);
+    });
+
+    it('a look-alike marker with a guessed nonce is output like any other', async () => {
+      const shell = await openShell(transport);
+      const [a, b] = await play(shell, [
+        "printf '\\x1e0123456789abcdef 1:00 0 1 -1 -1 -1 /x\\x1f0123456789abcdef\\n'; echo S0-rest; (exit 3)",
+        'echo S1-own',
+      ]);
+      expect(a!.exitCode).toBe(3);
+      expect(a!.output).toContain('S0-rest');
+      expect(a!.events).toEqual([]);
+      expect(b!.output).toBe('S1-own\n');
+    });
+
+    it('a marker written with the real nonce on stdout: harmless on a control channel, else reported', async () => {
+      const shell = await openShell(transport);
+      const results = await play(shell, [`${MARKER(OWN_ID)}; sleep 0.5; echo S0-rest; (exit 2)`, 'echo S1-own', 'echo S2-own']);
+      if (transport === 'fifo') {
+        expect(results[0]!.exitCode).toBe(2);
+        expect(results[0]!.output).toContain('S0-rest');
+        expect(results[0]!.cwd).toBe('/');
+        expect(violated(results)).toBe(false);
+        expect(results[1]!.output).toBe('S1-own\n');
+      } else {
+        expectReported(results);
+      }
+    });
+
+    it('a background writer that prints a marker for the next command cannot end it', async () => {
+      const shell = await openShell(transport);
+      const next = `"$(( \${__ic_line%%:*} + 1 )):0000000000000000"`;
+      const results = await play(shell, [`( sleep 0.4; ${MARKER(next)}; echo BG-late ) & echo S0-now`, 'sleep 1.2; echo S1-own', 'echo S2-own']);
+      if (transport === 'fifo') {
+        // Printed to stdout: output of whichever step is running (as in a terminal), never an end.
+        expect(results[1]!.output).toContain('BG-late');
+        expect(results[1]!.output).toContain('S1-own');
+        expect(results[1]!.durationMs).toBeGreaterThan(1_000);
+        expect(violated(results)).toBe(false);
+      } else {
+        // In-band it has the nonce but cannot know the next command's token: reported at once.
+        expectReported(results);
+        expect(results[1]!.events.some((e) => e.kind === 'protocol-violation')).toBe(true);
+      }
+    });
+
+    it.skipIf(gvisorGap('gVisor 20221219 does not list /proc/<pid>/fd (Invalid argument): the attack cannot be mounted there'))('a command line written into the shell\'s own input is reported, never run as the next step', async () => {
+      const shell = await openShell(transport);
+      const inject = `for f in $(${INPUT_FDS}); do printf '%s\\n' "$(( \${__ic_line%%:*} + 1 )):00 echo S0-injected" > $f; done; echo S0-own`;
+      const results = await play(shell, [inject, 'echo S1-own', 'echo S2-own']);
+      expectReported(results);
+    });
+
+    it.skipIf(gvisorGap('fails under runsc, not yet investigated (docs/security.md)'))('a forged end that leaves the command running does not lift the time limit', async () => {
+      const shell = await openShell(transport);
+      const forge = transport === 'fifo' ? `for f in $(${CONTROL_FDS}); do ${MARKER(OWN_ID)} > $f; done` : MARKER(OWN_ID);
+      const results = await play(shell, [`${forge}; sleep 30; echo S0-late`, 'echo S1-own', 'echo S2-own'], 2_000);
+      expectReported(results);
+      expect(results.reduce((sum, r) => sum + r.durationMs, 0)).toBeLessThan(15_000);
+      expect((await shell.run('echo S3-clean')).output).toBe('S3-clean\n');
+    });
+
+    it('redefining the builtins the protocol uses ends in a timeout and a new shell, not a forged end', async () => {
+      const shell = await openShell(transport);
+      const results = await play(shell, ['builtin() { :; }; printf() { :; }; echo S0-own', 'echo S1-own', 'echo S2-own'], 2_000);
+      const kinds = results.flatMap((r) => r.events.map((e) => e.kind));
+      expect(kinds).toContain('shell-restarted');
+      expect((await shell.run('echo S3-clean')).output).toBe('S3-clean\n');
+    });
+
+    it.each(['exec 4>&1', 'exec 3<&0', 'exec 1>&-', 'exec 2>/dev/null 1>&2', 'exec 0</proc/$$/fd/10'])(
+      '%s (an exec redirection) leaves the protocol working, never a forged end',
+      async (redirection) => {
+        const shell = await openShell(transport);
+        const results = await play(shell, [`${redirection}; echo S0-own`, 'echo S1-own; echo S1-err >&2', 'echo S2-own']);
+        expect(results.every((r) => !r.timedOut)).toBe(true);
+        expect(violated(results)).toBe(false);
+      },
+    );
+  });
+
+  describe.skipIf(gvisorGap('no host FIFOs under gVisor: no control channel'))('the control channel (fifo transport)', () => {
+    it('a marker written onto the shell\'s control descriptor through /proc is reported', async () => {
+      const shell = await openShell('fifo');
+      const results = await play(shell, [`for f in $(${CONTROL_FDS}); do ${MARKER(OWN_ID)} > $f; done; echo S0-rest`, 'echo S1-own', 'echo S2-own']);
+      expectReported(results);
+    });
+
+    it('any other bytes on the control channel are reported', async () => {
+      const shell = await openShell('fifo');
+      const results = await play(shell, [`for f in $(${CONTROL_FDS}); do echo garbage > $f; done; echo S0-rest`, 'echo S1-own']);
+      expectReported(results);
+    });
+
+    it('a background process writing a marker for a later command onto the control channel cannot end it', async () => {
+      const shell = await openShell('fifo');
+      const next = `"$(( \${__ic_line%%:*} + 1 )):0000000000000000"`;
+      const results = await play(shell, [
+        `fds=$(${CONTROL_FDS}); ( sleep 0.4; for f in $fds; do ${MARKER(next)} > $f; done ) & echo S0-now`,
+        'sleep 1.2; echo S1-own',
+        'echo S2-own',
+      ]);
+      expectReported(results);
+      expect(results[1]!.events.some((e) => e.kind === 'protocol-violation')).toBe(true);
+    });
+
+    it('a command written into the scorer\'s shell: the episode ends truncated, never scored', async () => {
+      const env = await createBashEnv({ engines: EngineSet.local() });
+      try {
+        await env.reset({ task: 0 });
+        const inject =
+          'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; for f in $p/fd/*; do ' +
+          "case $(readlink $f) in *.in*) printf '%s\\n' '1:0 echo S0-injected' > $f;; esac; done; done 2>/dev/null; echo S0-own";
+        const step = await env.step(inject);
+        expect(step.observation).toContain('S0-own');
+        const submitted = await env.step('submit');
+        expect(submitted.truncated).toBe(true);
+        expect(submitted.info.truncation?.reason).toBe('protocol-violation');
+        expect(submitted.reward).toBe(0);
+        expect(submitted.info.score).toBeUndefined();
+      } finally {
+        await env.close();
+      }
+    });
+
+    it('the control channel is closed for the command and everything it starts', async () => {
+      const shell = await openShell('fifo');
+      const [result] = await play(shell, ['ls -l /proc/self/fd/ | grep -c ctl; bash -c "ls -l /proc/\\$\\$/fd/ | grep -c ctl"; echo S0-done']);
+      expect(result!.output).toBe('0\n0\nS0-done\n');
+    });
+  });
+});
