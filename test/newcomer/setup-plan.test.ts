@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SetupError } from '../../src/errors.js';
-import { SYSTEM_DOCKERD, TEST_TOOL_PACKAGES, mergeRuntime, missingPackages, planSetup, probeHost, type SetupPlan } from '../../src/setup/index.js';
+import { RUNSC_ARGS, SYSTEM_DOCKERD, TEST_TOOL_PACKAGES, mergeRuntime, missingPackages, planSetup, probeHost, type SetupPlan } from '../../src/setup/index.js';
 
 let dir: string;
 let debian: string;
@@ -110,16 +110,21 @@ describe('setup plan from probed facts', () => {
 
 describe('daemon.json merge', () => {
   it('adds runsc and keeps every other key', () => {
-    const merged = mergeRuntime('{"log-level":"warn","runtimes":{"kata":{"path":"/k"}},"storage-driver":"overlay2"}', 'runsc', '/usr/bin/runsc');
-    expect(JSON.parse(merged!)).toEqual({ 'log-level': 'warn', 'storage-driver': 'overlay2', runtimes: { kata: { path: '/k' }, runsc: { path: '/usr/bin/runsc' } } });
+    const merged = mergeRuntime('{"log-level":"warn","runtimes":{"kata":{"path":"/k"}},"storage-driver":"overlay2"}', 'runsc', { path: '/usr/bin/runsc', runtimeArgs: RUNSC_ARGS });
+    expect(JSON.parse(merged!)).toEqual({ 'log-level': 'warn', 'storage-driver': 'overlay2', runtimes: { kata: { path: '/k' }, runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] } } });
   });
-  it('writes a new file when there is none, and nothing when runsc is there', () => {
-    expect(JSON.parse(mergeRuntime(undefined, 'runsc', '/usr/bin/runsc')!)).toEqual({ runtimes: { runsc: { path: '/usr/bin/runsc' } } });
-    expect(mergeRuntime('{"runtimes":{"runsc":{"path":"/opt/runsc"}}}', 'runsc', '/usr/bin/runsc')).toBeUndefined();
+  it('writes a new file when there is none, and nothing when runsc is there with its arguments', () => {
+    const runsc = { path: '/usr/bin/runsc', runtimeArgs: RUNSC_ARGS };
+    expect(JSON.parse(mergeRuntime(undefined, 'runsc', runsc)!)).toEqual({ runtimes: { runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] } } });
+    expect(mergeRuntime('{"runtimes":{"runsc":{"path":"/opt/runsc","runtimeArgs":["--debug","--network=none"]}}}', 'runsc', runsc)).toBeUndefined();
+  });
+  it('adds the missing --network=none to a runsc registered without it, keeping its path and arguments', () => {
+    const merged = mergeRuntime('{"runtimes":{"runsc":{"path":"/opt/runsc","runtimeArgs":["--debug"]}}}', 'runsc', { path: '/usr/bin/runsc', runtimeArgs: RUNSC_ARGS });
+    expect(JSON.parse(merged!)).toEqual({ runtimes: { runsc: { path: '/opt/runsc', runtimeArgs: ['--debug', '--network=none'] } } });
   });
   it('refuses a file that is not a JSON object, naming it', () => {
-    expect(() => mergeRuntime('{"runtimes": ', 'runsc', '/r', '/etc/docker/daemon.json')).toThrow(SetupError);
-    expect(() => mergeRuntime('{"runtimes": ', 'runsc', '/r', '/etc/docker/daemon.json')).toThrow(/^setup: runsc-runtime: \/etc\/docker\/daemon\.json is not valid JSON/);
-    expect(() => mergeRuntime('[1]', 'runsc', '/r')).toThrow(/does not hold a JSON object/);
+    expect(() => mergeRuntime('{"runtimes": ', 'runsc', { path: '/r' }, '/etc/docker/daemon.json')).toThrow(SetupError);
+    expect(() => mergeRuntime('{"runtimes": ', 'runsc', { path: '/r' }, '/etc/docker/daemon.json')).toThrow(/^setup: runsc-runtime: \/etc\/docker\/daemon\.json is not valid JSON/);
+    expect(() => mergeRuntime('[1]', 'runsc', { path: '/r' })).toThrow(/does not hold a JSON object/);
   });
 });

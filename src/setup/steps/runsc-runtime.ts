@@ -4,12 +4,26 @@ import { SetupError } from '../../errors.js';
 import { commandExists } from '../host-facts.js';
 import type { SetupStep, StepContext, StepOutcome } from '../step.js';
 
+/** A Docker runtime entry of daemon.json. */
+export interface RuntimeEntry {
+  path: string;
+  runtimeArgs?: readonly string[];
+}
+
 /**
- * daemon.json text with `runtimes.<name>.path = path` added; every other key kept as it
- * was. Returns undefined when the runtime is registered already (with any path).
+ * gVisor's flags for this engine: Docker's `--network none` still hands runsc a network
+ * namespace to set up, and runsc refuses it ("cannot run with network enabled in root network
+ * namespace") unless its own networking is off. Sandboxes get no network either way.
+ */
+export const RUNSC_ARGS: readonly string[] = ['--network=none'];
+
+/**
+ * daemon.json text with `runtimes.<name>` registered as `entry`; every other key kept as it
+ * was. A runtime registered already keeps its path and arguments and gains the arguments of
+ * `entry` it lacks. Returns undefined when nothing needs to change.
  * @throws SetupError when `existing` is not a JSON object.
  */
-export function mergeRuntime(existing: string | undefined, name: string, path: string, file = 'daemon.json'): string | undefined {
+export function mergeRuntime(existing: string | undefined, name: string, entry: RuntimeEntry, file = 'daemon.json'): string | undefined {
   let config: Record<string, unknown> = {};
   if (existing !== undefined && existing.trim() !== '') {
     try {
@@ -21,8 +35,12 @@ export function mergeRuntime(existing: string | undefined, name: string, path: s
   }
   const runtimes = (config.runtimes ?? {}) as Record<string, unknown>;
   if (typeof runtimes !== 'object' || Array.isArray(runtimes)) throw new SetupError('runsc-runtime', `${file}: "runtimes" is not an object`);
-  if (name in runtimes) return undefined;
-  return `${JSON.stringify({ ...config, runtimes: { ...runtimes, [name]: { path } } }, null, 2)}\n`;
+  const present = runtimes[name] as { path?: string; runtimeArgs?: unknown } | undefined;
+  const presentArgs = Array.isArray(present?.runtimeArgs) ? (present.runtimeArgs as string[]) : [];
+  const missingArgs = (entry.runtimeArgs ?? []).filter((arg) => !presentArgs.includes(arg));
+  if (present && missingArgs.length === 0) return undefined;
+  const runtime = present ? { ...present, runtimeArgs: [...presentArgs, ...missingArgs] } : { path: entry.path, ...(entry.runtimeArgs?.length ? { runtimeArgs: [...entry.runtimeArgs] } : {}) };
+  return `${JSON.stringify({ ...config, runtimes: { ...runtimes, [name]: runtime } }, null, 2)}\n`;
 }
 
 /** Registers gVisor's runsc as a Docker runtime in the layout's daemon.json (before the engine starts). */
@@ -35,12 +53,12 @@ export const runscRuntimeStep: SetupStep = {
       if (!commandExists('runsc')) return { status: 'skipped', detail: 'no runsc binary (install the runsc package to get the gVisor runtime)' };
     }
     const file = layout.configFile;
-    const merged = mergeRuntime(existsSync(file) ? readFileSync(file, 'utf8') : undefined, 'runsc', path ?? 'runsc', file);
-    if (merged === undefined) return { status: 'skipped', detail: `${file} already names runsc` };
+    const merged = mergeRuntime(existsSync(file) ? readFileSync(file, 'utf8') : undefined, 'runsc', { path: path ?? 'runsc', runtimeArgs: RUNSC_ARGS }, file);
+    if (merged === undefined) return { status: 'skipped', detail: `${file} already names runsc with ${RUNSC_ARGS.join(' ')}` };
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(`${file}.intercode-tmp`, merged);
     renameSync(`${file}.intercode-tmp`, file);
-    log(`added runtimes.runsc to ${file}`);
+    log(`registered runtimes.runsc (${RUNSC_ARGS.join(' ')}) in ${file}`);
     return { status: 'done', detail: `runsc registered in ${file}` };
   },
 };
