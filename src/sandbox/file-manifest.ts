@@ -1,0 +1,63 @@
+import type { FileSystemChange, Sandbox } from './types.js';
+
+/**
+ * A listing of a sandbox's own file system, taken from inside it (no access to the
+ * engine's host needed): for a remote runtime (Kubernetes) what `Sandbox.changes()` is
+ * built on.
+ *
+ * Why comparing two listings finds every change: each path's type, mode, owner, size,
+ * mtime, inode, link target and **ctime** are recorded. A process can forge an mtime
+ * (`touch -d`) but not a ctime: any write, chmod, chown, link, rename or utime sets it to
+ * the clock, which the sandbox cannot set (no CAP_SYS_TIME). So a path whose content or
+ * metadata changed in any way shows a new ctime, added and deleted paths show in the
+ * listing itself, and directories whose entries changed show a new mtime and ctime.
+ * Mount points (the kernel's file systems, files the node bind-mounts) are left out, as
+ * `-xdev` leaves out what is under them.
+ */
+export type Manifest = Map<string, string>;
+
+/** GNU find: per path `type mode uid gid size mtime ctime inode`, NUL, the path, NUL, the link target, NUL. */
+const LIST = String.raw`exec find / -xdev -printf '%y %m %U %G %s %T@ %C@ %i\0%p\0%l\0'`;
+const MOUNTS = String.raw`while read -r _ _ _ _ m _; do printf '%s\0' "$m"; done < /proc/self/mountinfo`;
+
+/** Octal escapes of /proc/self/mountinfo (`\040` for a space) undone. */
+const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+
+/**
+ * Lists `sandbox`'s files from inside.
+ * @throws SandboxError SANDBOX_LOST from the sandbox; Error when the listing did not complete.
+ */
+export async function takeManifest(sandbox: Sandbox): Promise<Manifest> {
+  const mounts = await sandbox.exec(['bash', '-c', MOUNTS], { timeoutMs: 30_000 });
+  const listing = await sandbox.exec(['bash', '-c', LIST], { timeoutMs: 120_000 });
+  // find exits 1 when a path vanished during the walk or is unreadable; the listing is still whole for the rest.
+  if (listing.timedOut || listing.exitCode === null || listing.exitCode > 1 || mounts.exitCode !== 0) {
+    throw new Error(`listing the sandbox's files failed (exit code ${listing.exitCode}${listing.timedOut ? ', timed out' : ''})`);
+  }
+  const mountPoints = new Set(mounts.output.toString('utf8').split('\0').filter(Boolean).map(unescapeMount));
+  const fields = listing.output.toString('utf8').split('\0');
+  const manifest: Manifest = new Map();
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const path = fields[i + 1]!;
+    if (path === '/' || mountPoints.has(path)) continue;
+    manifest.set(path, `${fields[i]} ${fields[i + 2]}`);
+  }
+  return manifest;
+}
+
+/** What changed from `before` to `after`, as `Sandbox.changes()` reports it. */
+export function manifestChanges(before: Manifest, after: Manifest): FileSystemChange[] {
+  const changes: FileSystemChange[] = [];
+  for (const [path, entry] of after) {
+    const old = before.get(path);
+    if (old === undefined) changes.push({ path, kind: 'added' });
+    else if (old === entry) continue;
+    // A path whose type changed (a file now a directory, say) is removed and put back whole.
+    else if (type(old) !== type(entry)) changes.push({ path, kind: 'added' }, { path, kind: 'deleted' });
+    else changes.push({ path, kind: 'modified' });
+  }
+  for (const path of before.keys()) if (!after.has(path)) changes.push({ path, kind: 'deleted' });
+  return changes;
+}
+
+const type = (entry: string) => entry.slice(0, 1);
