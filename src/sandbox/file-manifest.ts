@@ -56,7 +56,12 @@ export function manifestChanges(before: Manifest, after: Manifest): FileSystemCh
     else if (type(old) !== type(entry)) changes.push({ path, kind: 'added' }, { path, kind: 'deleted' });
     else changes.push({ path, kind: 'modified' });
   }
-  for (const path of before.keys()) if (!after.has(path)) changes.push({ path, kind: 'deleted' });
+  // Deleted: the outermost paths only (a deleted directory stands for its subtree, as in a layer diff).
+  for (const path of before.keys()) {
+    if (after.has(path)) continue;
+    const parent = path.slice(0, path.lastIndexOf('/')) || '/';
+    if (parent === '/' || after.has(parent) && after.get(parent)!.startsWith('d') && type(before.get(parent) ?? '') === 'd') changes.push({ path, kind: 'deleted' });
+  }
   return changes;
 }
 
