@@ -1,4 +1,9 @@
 import { ConfigError } from '../errors.js';
+import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
+import { KubernetesRuntime } from '../sandbox/kubernetes/kubernetes-sandbox.js';
+import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
+import type Docker from 'dockerode';
+import type { SandboxRuntime } from '../sandbox/types.js';
 import { BASE_IMAGE } from '../images/image-builder.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
@@ -13,6 +18,8 @@ export interface StepBenchOptions {
   sessionSteps: number;
   /** Timed one-exec-per-step steps (after warm-up). */
   execSteps: number;
+  /** Where sandboxes run: `docker` (the local engine) or `k8s[:CONTEXT[/NAMESPACE]]`. */
+  engine: string;
 }
 
 /** Sandbox counts of the aggregate phase; they are also the keys of `stepsPerSec`. */
@@ -24,6 +31,7 @@ export const DEFAULT_STEP_OPTIONS: StepBenchOptions = {
   json: false,
   sessionSteps: 2000,
   execSteps: 200,
+  engine: 'docker',
 };
 
 export const STEP_USAGE = `Usage: npm run bench -- step [options]
@@ -42,6 +50,8 @@ Options:
   --image REF         sandbox image (default ${BASE_IMAGE}, built if missing)
   --steps N           timed ShellSession steps (default ${DEFAULT_STEP_OPTIONS.sessionSteps})
   --exec-steps N      timed docker-exec steps (default ${DEFAULT_STEP_OPTIONS.execSteps})
+  --engine E          docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]]: pods, each
+                      step over the pod's exec WebSocket, one exec (a new WebSocket) per exec step
   --json              print only one JSON object on stdout:
                       {"sessionP50Ms","sessionP95Ms","execP50Ms","ratio","stepsPerSec":{"1","8","32"}}
                       (use \`npm run -s bench -- step --json\`: npm prints a banner otherwise)
@@ -59,8 +69,11 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     image: { type: 'string' },
     steps: { type: 'string' },
     'exec-steps': { type: 'string' },
+    engine: { type: 'string' },
   });
   if (values === 'help') return 'help';
+  const engine = (values.engine as string | undefined) ?? DEFAULT_STEP_OPTIONS.engine;
+  if (engine !== 'docker' && !isClusterTarget(engine)) throw new ConfigError('--engine', `must be docker or k8s[:CONTEXT[/NAMESPACE]], got "${engine}"`);
   const image = values.image as string | undefined;
   if (image !== undefined && image.trim() === '') throw new ConfigError('--image', 'must not be empty');
   return {
@@ -69,5 +82,11 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     json: values.json === true,
     sessionSteps: positiveNumber('--steps', values.steps, DEFAULT_STEP_OPTIONS.sessionSteps, true),
     execSteps: positiveNumber('--exec-steps', values['exec-steps'], DEFAULT_STEP_OPTIONS.execSteps, true),
+    engine,
   };
+}
+
+/** The runtime `--engine` names: the local engine's, or a Kubernetes cluster's (close it after). */
+export function stepRuntime(engine: string, docker: Docker): SandboxRuntime & { close?(): void } {
+  return engine === 'docker' ? new DockerRuntime(docker) : new KubernetesRuntime(loadCluster(parseClusterTarget(engine)));
 }
