@@ -73,10 +73,17 @@ export async function openExec(
   return ws;
 }
 
+/**
+ * The kubelet gives every container the apiserver's address (KUBERNETES_SERVICE_HOST and
+ * six more, even with enableServiceLinks off): unset, so a process sees the environment a
+ * Docker sandbox has and learns nothing of the cluster.
+ */
+const CLUSTER_VARIABLES = ['KUBERNETES_PORT', 'KUBERNETES_PORT_443_TCP', 'KUBERNETES_PORT_443_TCP_ADDR', 'KUBERNETES_PORT_443_TCP_PORT', 'KUBERNETES_PORT_443_TCP_PROTO', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'KUBERNETES_SERVICE_PORT_HTTPS'];
+
 function wrapCommand(argv: readonly string[], options: { workdir?: string; env?: Readonly<Record<string, string>> }): string[] {
   const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`);
   const inDir = options.workdir ? ['bash', '-c', 'cd -- "$0" || exit 126; exec "$@"', options.workdir, ...argv] : [...argv];
-  return env.length > 0 ? ['env', ...env, ...inDir] : inDir;
+  return ['env', ...CLUSTER_VARIABLES.flatMap((name) => ['-u', name]), ...env, ...inDir];
 }
 
 /** stdin frame: channel 0, then the bytes. */

@@ -49,9 +49,16 @@ export interface PodOptions {
  * ends with it. Kubernetes has no `--init`; this is ours.
  */
 function init(spec: SandboxSpec): string[] {
-  if (spec.command) return ['bash', '-c', '"$@" & main=$!; while :; do wait "$main"; s=$?; kill -0 "$main" 2>/dev/null || exit "$s"; done', 'init', ...spec.command];
-  return ['bash', '-c', `while :; do (exec -a ${IDLE_PROCESS_NAME} sleep infinity) & wait; done`];
+  if (spec.command) return ['bash', '-c', `${EMPTY_NETWORK_FILES} "$@" & main=$!; while :; do wait "$main"; s=$?; kill -0 "$main" 2>/dev/null || exit "$s"; done`, 'init', ...spec.command];
+  return ['bash', '-c', `${EMPTY_NETWORK_FILES} while :; do (exec -a ${IDLE_PROCESS_NAME} sleep infinity) & wait; done`];
 }
+
+/**
+ * A Docker sandbox has no network, and empty /etc/hosts and /etc/resolv.conf. The kubelet
+ * mounts its own (the pod's address, the node's name servers): emptied before anything
+ * else runs, so a pod shows what a Docker sandbox shows and nothing of the cluster.
+ */
+const EMPTY_NETWORK_FILES = ': > /etc/hosts; : > /etc/resolv.conf;';
 
 const quantity = (bytes: number) => `${Math.max(1, Math.round(bytes / 1024 / 1024))}Mi`;
 
