@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import type { FileSystemChange, Sandbox } from './types.js';
 
 /**
@@ -16,9 +17,13 @@ import type { FileSystemChange, Sandbox } from './types.js';
  */
 export type Manifest = Map<string, string>;
 
-/** GNU find: per path `type mode uid gid size mtime ctime inode`, NUL, the path, NUL, the link target, NUL. */
-const LIST = String.raw`exec find / -xdev -printf '%y %m %U %G %s %T@ %C@ %i\0%p\0%l\0'`;
-const MOUNTS = String.raw`while read -r _ _ _ _ m _; do printf '%s\0' "$m"; done < /proc/self/mountinfo`;
+/**
+ * One exec: the mount points (from /proc/self/mountinfo, NUL-separated), a `\x01\0`
+ * separator, then GNU find's listing: per path `type mode uid gid size mtime ctime inode`,
+ * NUL, the path, NUL, the link target, NUL. Gzipped when the image has gzip (a listing of
+ * a Debian image is ~1.4 MB, ~0.3 MB gzipped: the exec stream is the slow part).
+ */
+const LIST = String.raw`set -o pipefail; z=cat; command -v gzip >/dev/null && z='gzip -1'; { while read -r _ _ _ _ m _; do printf '%s\0' "$m"; done < /proc/self/mountinfo; printf '\1\0'; find / -xdev -printf '%y %m %U %G %s %T@ %C@ %i\0%p\0%l\0'; } | $z`;
 
 /** Octal escapes of /proc/self/mountinfo (`\040` for a space) undone. */
 const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
@@ -28,14 +33,17 @@ const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal:
  * @throws SandboxError SANDBOX_LOST from the sandbox; Error when the listing did not complete.
  */
 export async function takeManifest(sandbox: Sandbox): Promise<Manifest> {
-  const mounts = await sandbox.exec(['bash', '-c', MOUNTS], { timeoutMs: 30_000 });
   const listing = await sandbox.exec(['bash', '-c', LIST], { timeoutMs: 120_000 });
   // find exits 1 when a path vanished during the walk or is unreadable; the listing is still whole for the rest.
-  if (listing.timedOut || listing.exitCode === null || listing.exitCode > 1 || mounts.exitCode !== 0) {
+  if (listing.timedOut || listing.exitCode === null || listing.exitCode > 1) {
     throw new Error(`listing the sandbox's files failed (exit code ${listing.exitCode}${listing.timedOut ? ', timed out' : ''})`);
   }
-  const mountPoints = new Set(mounts.output.toString('utf8').split('\0').filter(Boolean).map(unescapeMount));
-  const fields = listing.output.toString('utf8').split('\0');
+  const raw = listing.output[0] === 0x1f && listing.output[1] === 0x8b ? gunzipSync(listing.output) : listing.output;
+  const text = raw.toString('utf8');
+  const split = text.indexOf('\x01\0');
+  if (split < 0) throw new Error("listing the sandbox's files failed (no mount list)");
+  const mountPoints = new Set(text.slice(0, split).split('\0').filter(Boolean).map(unescapeMount));
+  const fields = text.slice(split + 2).split('\0');
   const manifest: Manifest = new Map();
   for (let i = 0; i + 2 < fields.length; i += 3) {
     const path = fields[i + 1]!;
