@@ -12,6 +12,13 @@ export interface KubernetesRuntimeOptions extends PodOptions {
   startTimeoutMs?: number;
 }
 
+/** A creation that failed because its pod was deleted from outside (tried again). */
+class DeletedWhileStarting extends Error {
+  constructor(override readonly cause: SandboxError) {
+    super(cause.message);
+  }
+}
+
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
 
 /**
@@ -33,7 +40,33 @@ export class KubernetesRuntime implements SandboxRuntime {
   }
 
   create(spec: SandboxSpec): Promise<Sandbox> {
-    return liveSandboxes.adopt(this.createPod(spec));
+    return liveSandboxes.adopt(this.createReplacingDeleted(spec));
+  }
+
+  /**
+   * A pod deleted from outside while it started (an operator, an eviction, the chaos
+   * bench) says nothing about the image or the cluster: another is made, twice at most,
+   * so the pool's failure guard counts only real failures.
+   */
+  private async createReplacingDeleted(spec: SandboxSpec): Promise<KubernetesSandbox> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.createPod(spec).then(
+        (sandbox) => ({ sandbox }),
+        (error: unknown) => ({ error }),
+      );
+      if ('sandbox' in outcome) return outcome.sandbox;
+      const { error } = outcome;
+      if (!(error instanceof DeletedWhileStarting)) throw error;
+      if (attempt >= 2) throw error.cause;
+    }
+  }
+
+  /** Whether the watch sees pod `name` deleted within `ms` (its deletion event may trail the failure it caused). */
+  private async deletedSoon(name: string, ms = 2_000): Promise<boolean> {
+    for (const until = performance.now() + ms; performance.now() < until; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      if (this.watch.state(name)?.kind === 'gone') return true;
+    }
+    return false;
   }
 
   private async createPod(spec: SandboxSpec): Promise<KubernetesSandbox> {
@@ -55,6 +88,7 @@ export class KubernetesRuntime implements SandboxRuntime {
     const state = await this.watch.settled(name, this.options.startTimeoutMs ?? 120_000);
     if (state?.kind !== 'running') {
       await sandbox.destroy().catch(() => undefined);
+      if (state?.kind === 'gone') throw new DeletedWhileStarting(unavailable('start', 'the pod was deleted'));
       if (state?.kind === 'failed' && state.imageMissing) {
         throw new ImageError('IMAGE_MISSING', `Image ${spec.image} is not on the node (pods use imagePullPolicy Never): ${state.reason}`, { details: { image: spec.image } });
       }
@@ -63,8 +97,9 @@ export class KubernetesRuntime implements SandboxRuntime {
     try {
       await sandbox.recordBaseline();
     } catch (error) {
+      const deleted = await this.deletedSoon(name);
       await sandbox.destroy().catch(() => undefined);
-      throw unavailable('list the files of', error);
+      throw deleted ? new DeletedWhileStarting(unavailable('list the files of', 'the pod was deleted')) : unavailable('list the files of', error);
     }
     return sandbox;
   }
