@@ -51,6 +51,8 @@ export class PodWatch {
   /** Opens the watch (once); resolves when the first list is in. */
   start(): Promise<void> {
     this.started ??= this.connect();
+    // An apiserver that did not answer the first list may answer the next creation's.
+    this.started.catch(() => (this.started = undefined));
     return this.started;
   }
 
