@@ -6,4 +6,5 @@ if (!existsSync(entry)) {
   process.stderr.write('intercode: dist/ is missing; run `npm run build` (npm ci does it) first.\n');
   process.exit(1);
 }
-await import(entry.href);
+const { runCli } = await import(entry.href);
+await runCli(process.argv);

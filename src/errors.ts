@@ -20,7 +20,8 @@ export type IntercodeErrorCode =
   | 'UNKNOWN_ENV'
   | 'ENV_STATE'
   | 'MODEL_UNAVAILABLE'
-  | 'MODEL_REQUEST_REJECTED';
+  | 'MODEL_REQUEST_REJECTED'
+  | 'SETUP_FAILED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -35,6 +36,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENV_STATE: false,
   MODEL_UNAVAILABLE: true,
   MODEL_REQUEST_REJECTED: false,
+  SETUP_FAILED: false,
 };
 
 export class IntercodeError extends Error {
@@ -60,9 +62,8 @@ export class EngineUnreachableError extends IntercodeError {
   constructor(endpoint: string, cause?: unknown) {
     super(
       'ENGINE_UNREACHABLE',
-      `No Docker engine answers at ${endpoint}. Start one (for example ` +
-        '`sudo dockerd --bridge=none --iptables=false --ip-masq=false &`, or run `bash .ci/run` ' +
-        'which installs and starts it), or point DOCKER_HOST at a running engine.',
+      `No Docker engine answers at ${endpoint}. Run \`npx intercode setup\`: it installs and starts one ` +
+        '(as root on Debian/Ubuntu) or prints the commands for this machine; `npx intercode doctor` says what is missing.',
       { details: { endpoint }, cause },
     );
   }
@@ -182,5 +183,15 @@ export class ModelError extends IntercodeError {
     options: { details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
     super(code, message, options);
+  }
+}
+
+/**
+ * A step of `intercode setup` failed, or the machine is in a situation setup does not
+ * change itself: `details.step` names the step (or "plan"), `details.commands` what to run.
+ */
+export class SetupError extends IntercodeError {
+  constructor(step: string, problem: string, commands: readonly string[] = [], cause?: unknown) {
+    super('SETUP_FAILED', `setup: ${step}: ${problem}`, { details: { step, problem, commands }, cause });
   }
 }

@@ -30,6 +30,8 @@ export * from '../envs/python/index.js';
 export * from './policy/index.js';
 export * from './pool/index.js';
 export * from './vec/index.js';
+export * from './engine/index.js';
+export * from './golds/index.js';
 export * from './agents/index.js';
 export * from './eval/index.js';
 export * from './mock-llm/index.js';

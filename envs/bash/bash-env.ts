@@ -8,6 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { goldText, type Task } from '../../src/datasets/index.js';
 import { FileProbe, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
+import type { GoldKey } from '../../src/golds/gold-store.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
 import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
@@ -42,6 +43,8 @@ export interface BashEnvConfig extends SandboxEnvConfig {
   testbedTree?: TestbedTree;
   /** Which part of the gold output the answer term compares (default `full`; see {@link ComparedGoldOutput}). */
   comparedGoldOutput?: ComparedGoldOutput;
+  /** The image's id (the engine's `sha256:…`), part of a gold's on-disk key next to its tag. */
+  imageId?: string;
 }
 
 /** NL2Bash tasks over a testbed; the reward reproduces InterCode's bash reward. */
@@ -135,28 +138,43 @@ export class BashEnv extends SandboxEnv {
     const gold = goldText(task);
     const run = () => this.runGold(gold);
     if (!this.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
-    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run);
+    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run, this.goldKey(task));
   }
 
   /**
-   * Runs the gold command in a new sandbox set up like the agent's, removed afterwards
-   * (`intercode` reset mode: in the env's gold sandbox, reset first).
+   * Everything a gold's outcome depends on, the on-disk key of its verified outcome: the
+   * image (tag: a hash of every build input, the testbed included; and id), how commands run
+   * (exec mode, its shell, the time limit and output caps, the sandbox's limits), how changed
+   * files are compared (hash mode), and the task record. The compared part of the gold output
+   * (`--eval-obs`) is applied to the stored outcome afterwards, so it is no part of the key.
+   */
+  goldKey(task: Task): GoldKey {
+    const { spec, execMode, hashMode, shell, intercodeShell, imageId } = this.config;
+    return {
+      env: this.id,
+      image: spec.image,
+      imageId: imageId ?? null,
+      limits: { ...spec.limits },
+      execMode,
+      intercodeShell: execMode === 'intercode' ? (intercodeShell ?? '/bin/bash') : null,
+      shell: { ...shell },
+      hashMode,
+      task: { query: task.query, gold: task.gold, metadata: task.metadata },
+    };
+  }
+
+  /**
+   * Runs the gold command in a clean workspace from the env's source (the shared warm pool,
+   * restored in place, when the env is on one; else a new sandbox, removed afterwards), or in
+   * `intercode` reset mode in the env's gold sandbox, reset first.
    */
   private async runGold(gold: string): Promise<BashOutcome> {
-    if (this.goldWorkspace) {
-      const workspace = await this.goldWorkspace.acquire();
-      try {
-        return await this.goldOutcomeIn(workspace, gold);
-      } finally {
-        this.goldWorkspace.release(workspace);
-      }
-    }
-    const factory = this.workspaceFactory();
-    const workspace = await factory.create();
+    const source = this.goldWorkspace ?? this.workspaceSource();
+    const workspace = await source.acquire();
     try {
       return await this.goldOutcomeIn(workspace, gold);
     } finally {
-      await factory.destroy(workspace);
+      source.release(workspace);
     }
   }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliPurpose, CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
 import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
+import { defaultGoldCacheDir } from '../../src/golds/gold-store.js';
 import { createBashEnvs } from './index.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
 import { parseResetMode, type ResetMode } from './intercode-reset.js';
@@ -16,6 +17,7 @@ interface BashFlags extends CommonEnvFlags {
   hash?: string;
   shell?: string;
   goldCache?: boolean;
+  goldCacheDir?: string;
   reset?: string;
   evalObs?: string;
   tool?: boolean;
@@ -58,7 +60,7 @@ export function chooseComparedGoldOutput(value: string | undefined, recording: r
 /** The bash environment's CLI flags and env construction. */
 export const bashCli: EnvCli = {
   name: 'bash',
-  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'reset', 'evalObs'],
+  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'goldCacheDir', 'reset', 'evalObs'],
   addFlags(command: Command): void {
     command
       .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
@@ -66,7 +68,11 @@ export const bashCli: EnvCli = {
       .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
       .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
-      .option('--no-gold-cache', 'bash: run the gold command afresh for every score')
+      .option('--no-gold-cache', 'bash: run the gold command afresh for every score (no memory or disk cache)')
+      .option(
+        '--gold-cache-dir <dir>',
+        `bash: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
+      )
       .option(
         '--reset <mode>',
         'bash: how episodes start, exact (a sandbox as the image made it; default for play/run/eval) or intercode (as InterCode, default for ' +
@@ -84,6 +90,7 @@ export const bashCli: EnvCli = {
     const hash = flags.hash ?? 'intercode';
     if (exec !== 'session' && exec !== 'intercode') throw new ConfigError('--exec', `must be session or intercode, got "${exec}"`);
     if (hash !== 'intercode' && hash !== 'strict') throw new ConfigError('--hash', `must be intercode or strict, got "${hash}"`);
+    if (flags.goldCache === false && flags.goldCacheDir !== undefined) throw new ConfigError('--gold-cache-dir', 'cannot go with --no-gold-cache');
     const base = chooseBashBase(flags.base, purpose);
     const reset = chooseResetMode(flags.reset, purpose);
     const comparedGoldOutput = chooseComparedGoldOutput(flags.evalObs, recording, log);
@@ -96,6 +103,7 @@ export const bashCli: EnvCli = {
         execMode: exec,
         hashMode: hash,
         goldCache: flags.goldCache ?? true,
+        ...(flags.goldCache === false ? {} : { goldCacheDir: flags.goldCacheDir ?? defaultGoldCacheDir() }),
         reset,
         comparedGoldOutput,
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),

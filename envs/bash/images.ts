@@ -1,9 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { extract } from 'tar-stream';
 import { UBUNTU_JAMMY } from '../../src/images/base-images.js';
 import type { ImageRecipe } from '../../src/images/recipe.js';
 import { directoryEntries, FIXED_MTIME, packEntries } from '../../src/images/tar.js';
-import { oneOf } from '../../src/errors.js';
+import { DatasetError, oneOf } from '../../src/errors.js';
 
 import { packagePath } from '../../src/package-path.js';
 
@@ -36,6 +36,31 @@ export async function bashRuntimeRecipe(base: BashBase = 'debian-bookworm'): Pro
  * directory (placed at /testbed, files owned by root, fixed times, only the x bit kept),
  * or `none` for no tree at all (InterCode's fs-4 system queries); on `base`.
  */
+/**
+ * Whether a `--testbed` path is a directory or an archive Docker's ADD unpacks (tar, plain
+ * or gzip/bzip2/xz-compressed; an all-zero first block is an empty tar).
+ * @throws DatasetError naming the path when it cannot be read or is neither.
+ */
+export async function testbedKind(testbed: string): Promise<'directory' | 'archive'> {
+  const fail = (problem: string, cause?: unknown): never => {
+    throw new DatasetError({ file: testbed }, `--testbed ${problem}`, cause);
+  };
+  const info = await stat(testbed).catch((error: NodeJS.ErrnoException) => fail(`cannot be read (${error.code ?? 'unknown error'})`, error));
+  if (info.isDirectory()) return 'directory';
+  if (!info.isFile()) return fail('must be a tar archive, a directory or none');
+  const handle = await open(testbed, 'r');
+  const head = Buffer.alloc(512);
+  try {
+    await handle.read(head, 0, 512, 0);
+  } finally {
+    await handle.close();
+  }
+  const tar = head.subarray(257, 262).toString('latin1') === 'ustar' || (info.size >= 512 && head.every((b) => b === 0));
+  const compressed = (head[0] === 0x1f && head[1] === 0x8b) || head.subarray(0, 3).toString('latin1') === 'BZh' || head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
+  if (!tar && !compressed) fail('is neither a tar archive (plain, gzip, bzip2 or xz) nor a directory');
+  return 'archive';
+}
+
 export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
   const dockerfile = await readFile(source('testbed.Dockerfile'), 'utf8');
   const common = { repository: 'intercode-ts/bash-testbed', parent: await bashRuntimeRecipe(base) };
@@ -44,7 +69,7 @@ export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base:
     // No ADD at all: Docker copies a tar with no entries as a plain file, /testbed.tar.
     return { ...common, dockerfile: dockerfile.replace(TESTBED_ADD, ''), files: { gitignore } };
   }
-  const tar = (await stat(testbed)).isDirectory() ? await packEntries(await directoryEntries(testbed, 'testbed')) : await readFile(testbed);
+  const tar = (await testbedKind(testbed)) === 'directory' ? await packEntries(await directoryEntries(testbed, 'testbed')) : await readFile(testbed);
   return { ...common, dockerfile, files: { 'testbed.tar': tar, gitignore } };
 }
 
@@ -64,7 +89,7 @@ export interface TestbedTree {
  */
 export async function testbedTree(testbed: string = BUILTIN_TESTBED): Promise<TestbedTree | undefined> {
   if (testbed === 'none') return undefined;
-  if ((await stat(testbed)).isDirectory()) return { roots: ['testbed'], newest: FIXED_MTIME.getTime() / 1000 };
+  if ((await testbedKind(testbed)) === 'directory') return { roots: ['testbed'], newest: FIXED_MTIME.getTime() / 1000 };
   const roots = new Set<string>();
   let newest = -Infinity;
   const reader = extract();

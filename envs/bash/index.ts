@@ -7,13 +7,13 @@ import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { BashEnv, type ExecMode } from './bash-env.js';
 import type { HashMode } from './file-probe.js';
-import { GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
+import { bashGoldStore, GoldCache as GoldCacheImpl, type GoldCache } from './gold-cache.js';
 import { bashTestbedRecipe, testbedTree, type BashBase } from './images.js';
 import type { ResetMode } from './intercode-reset.js';
 import type { ComparedGoldOutput } from './compared-gold-output.js';
 
 export { BashEnv, type ExecMode } from './bash-env.js';
-export { GoldCache } from './gold-cache.js';
+export { GoldCache, bashGoldStore, BASH_OUTCOME_CODEC } from './gold-cache.js';
 export { parseResetMode, RESET_MODES, INTERCODE_RESET_SCRIPT, type ResetMode } from './intercode-reset.js';
 export { parseComparedGoldOutput, detectComparedGoldOutput, COMPARED_GOLD_OUTPUTS, type ComparedGoldOutput } from './compared-gold-output.js';
 export { bashReward, parseGitStatus, type BashOutcome, type FileChange } from './reward.js';
@@ -32,6 +32,8 @@ export interface BashEnvOptions {
   execMode: ExecMode;
   hashMode: HashMode;
   goldCache: boolean | GoldCache;
+  /** Keep verified golds on disk here (see GoldStore) so later processes trust them without running them. Default: memory only. */
+  goldCacheDir: string;
   /** How episodes start: `exact` (default) or InterCode's git-based `intercode` lifecycle (see {@link ResetMode}). */
   reset: ResetMode;
   /** Which part of the gold output the answer term compares: `full` (default) or `tail` (see {@link ComparedGoldOutput}). */
@@ -50,36 +52,48 @@ export interface BashEnvOptions {
 
 /** Builds the image if needed, loads the tasks and returns a ready {@link BashEnv}. */
 export async function createBashEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
+  return (await createBashEnvs(options, 1))[0]!;
+}
+
+/**
+ * `count` envs sharing one gold cache (the one given, else a new one, on disk in
+ * `goldCacheDir` when given) and one set of engines. What they share is prepared once: the
+ * task file and testbed read first, then the image check (or build) and the engine connection together.
+ */
+export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
+  const goldCache =
+    options.goldCache === false
+      ? false
+      : options.goldCache instanceof GoldCacheImpl
+        ? options.goldCache
+        : new GoldCacheImpl(options.goldCacheDir ? bashGoldStore(options.goldCacheDir) : undefined);
   const engines = options.engines ?? EngineSet.local();
-  const image = await engines.ensureImage(await bashTestbedRecipe(options.testbed, options.base), options.buildLog ?? (() => undefined));
+  // The task file and the testbed first: bad input fails before an engine is asked or an image built.
   const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_BASH_TASKS);
-  return new BashEnv({
-    runtime: await engines.runtime(),
+  const recipe = await bashTestbedRecipe(options.testbed, options.base);
+  const [image, runtime, tree] = await Promise.all([
+    engines.ensureImage(recipe, options.buildLog ?? (() => undefined)),
+    engines.runtime(),
+    options.reset === 'intercode' ? testbedTree(options.testbed) : undefined,
+  ]);
+  const imageId = await engines.imageId(image);
+  const config = {
+    runtime,
     spec: { image, hostname: 'intercode', limits: { ...DEFAULT_LIMITS, ...options.limits }, capabilities: DEFAULT_CAPABILITIES },
     dataset,
     execMode: options.execMode ?? 'session',
     hashMode: options.hashMode ?? 'intercode',
-    goldCache: options.goldCache ?? true,
+    goldCache,
     reset: options.reset ?? 'exact',
-    ...(options.reset === 'intercode' ? { testbedTree: await testbedTree(options.testbed) } : {}),
+    ...(tree ? { testbedTree: tree } : {}),
     comparedGoldOutput: options.comparedGoldOutput ?? 'full',
+    ...(imageId ? { imageId } : {}),
     ...(options.shell ? { shell: options.shell } : {}),
     ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),
     ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
-  });
-}
-
-/**
- * `count` envs with one shared gold cache (the one given, else a new one) and one set of engines, created one after
- * another so the image is built at most once.
- */
-export async function createBashEnvs(options: Partial<BashEnvOptions>, count: number): Promise<BashEnv[]> {
-  const goldCache = options.goldCache === false ? false : options.goldCache instanceof GoldCacheImpl ? options.goldCache : new GoldCacheImpl();
-  const shared = { ...options, goldCache, engines: options.engines ?? EngineSet.local() };
-  const envs: BashEnv[] = [];
-  while (envs.length < count) envs.push(await createBashEnv(shared));
-  return envs;
+  } as const;
+  return Array.from({ length: count }, () => new BashEnv(config));
 }
 
 export const bashEnvSpec: EnvSpec<BashEnvOptions> = {

@@ -4,6 +4,8 @@ import type { ResetOptions, ResetResult, Score, StepResult } from '../../src/env
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
+import type { Task } from '../../src/datasets/index.js';
+import type { Workspace } from '../../src/pool/types.js';
 import { CTF_ROOT, taskDirectory, type TaskAssets } from './assets.js';
 import { flagScore, submittedFlag } from './reward.js';
 
@@ -25,12 +27,16 @@ export interface CtfEnvConfig extends SandboxEnvConfig {
 }
 
 /**
- * Capture-the-flag tasks: the task's files are copied to `/ctf/<task_id>/` in a fresh
+ * Capture-the-flag tasks: the task's files are copied to `/ctf/<task_id>/` in a clean
  * sandbox and the shell starts there; `submit <flag>` scores 1 for the gold flag
  * (ignoring case), else 0. Every other action runs in a persistent bash session.
+ * The files go in at reset ({@link prepareEpisode}), not when a sandbox starts, so episodes
+ * can take sandboxes from a warm pool shared with other CTF envs; the in-place restore
+ * removes the copied files with everything else the episode added.
  */
 export class CtfEnv extends SandboxEnv {
   readonly id = 'intercode/ctf-v1';
+  override readonly sharesWorkspaces = true;
   protected readonly logName = 'ic_ctf';
   /** The flag of the submission being scored, or the last one submitted in this episode. */
   private flag: string | undefined;
@@ -73,11 +79,18 @@ export class CtfEnv extends SandboxEnv {
     };
   }
 
+  /** A shell in /ctf: tool mode's, and a pooled sandbox's until an episode takes it. */
   protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
-    const task = this.currentTask;
-    if (!task) return ShellSession.open(sandbox, this.config.shell, CTF_ROOT);
-    await sandbox.putArchive(await this.config.assets.archive(task), CTF_ROOT);
-    return ShellSession.open(sandbox, this.config.shell, taskDirectory(task));
+    return ShellSession.open(sandbox, this.config.shell, CTF_ROOT);
+  }
+
+  /** Copies the task's files to /ctf/<task_id>/ and gives the agent a new shell started there. */
+  protected override async prepareEpisode(workspace: Workspace, task: Task | null): Promise<void> {
+    if (!task) return;
+    await workspace.sandbox.putArchive(await this.config.assets.archive(task), CTF_ROOT);
+    const runner = await ShellSession.open(workspace.sandbox, this.config.shell, taskDirectory(task));
+    workspace.runner.close();
+    workspace.runner = runner;
   }
 
   /** The last flag submitted in this episode, scored; 0 when none was. */

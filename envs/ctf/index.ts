@@ -47,8 +47,6 @@ export interface CtfEnvOptions {
 export async function createCtfEnvs(options: Partial<CtfEnvOptions>, count: number): Promise<CtfEnv[]> {
   const log = options.buildLog ?? (() => undefined);
   const engines = options.engines ?? EngineSet.local();
-  const image = await engines.ensureImage(await ctfRecipe(), log);
-  const runtime = await engines.runtime();
   const dataFile = options.data === null ? undefined : (options.data ?? BUILTIN_CTF_TASKS);
   const dataset = dataFile ? await loadDataset(dataFile) : [];
   const assetRoot = options.assets ?? (dataFile ? assetsBeside(dataFile) : BUILTIN_CTF_ASSETS);
@@ -56,6 +54,9 @@ export async function createCtfEnvs(options: Partial<CtfEnvOptions>, count: numb
   const assets = new TaskAssets(assetRoot);
   const empty = dataFile ? await assets.check(dataset, dataFile) : [];
   if (empty.length > 0) log(`ctf: no files in ${assetRoot} for task(s) ${empty.join(', ')}; they start in an empty folder`);
+  // The data and assets are checked first: bad input fails before a build of minutes.
+  const image = await engines.ensureImage(await ctfRecipe(), log);
+  const runtime = await engines.runtime();
   const envs: CtfEnv[] = [];
   while (envs.length < count) {
     envs.push(

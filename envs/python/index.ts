@@ -42,10 +42,11 @@ export interface PythonEnvOptions {
  */
 export async function createPythonEnvs(options: Partial<PythonEnvOptions>, count: number): Promise<PythonEnv[]> {
   const engines = options.engines ?? EngineSet.local();
-  const image = await engines.ensureImage(await pythonRecipe(), options.buildLog ?? (() => undefined));
-  const runtime = await engines.runtime();
+  // The task file first: bad input fails before an image is built.
   const dataFile = options.data === null ? undefined : (options.data ?? BUILTIN_PYTHON_TASKS);
   const dataset = dataFile ? await loadDataset(dataFile) : [];
+  const image = await engines.ensureImage(await pythonRecipe(), options.buildLog ?? (() => undefined));
+  const runtime = await engines.runtime();
   const envs: PythonEnv[] = [];
   while (envs.length < count) {
     envs.push(

@@ -12,15 +12,24 @@ export async function builtinDump(): Promise<SqlDump> {
   return { label: 'built-in:library.sql', sql: Buffer.concat([Buffer.from('CREATE DATABASE IF NOT EXISTS `library`;\nUSE `library`;\n'), body]) };
 }
 
-/** Reads dump files. @throws DatasetError naming a dump that cannot be read. */
+/** Reads dump files. @throws DatasetError naming a dump that cannot be read or holds binary data. */
 export async function readDumps(paths: readonly string[]): Promise<SqlDump[]> {
   return Promise.all(
     paths.map(async (path) => {
+      let sql: Buffer;
       try {
-        return { label: path, sql: await readFile(path) };
+        sql = await readFile(path);
       } catch (error) {
         throw new DatasetError({ file: path }, `cannot read the SQL dump (${(error as NodeJS.ErrnoException).code ?? 'unknown error'})`, error);
       }
+      // Checked before an image is built around it: MySQL refuses NUL bytes in a dump anyway.
+      const nul = sql.indexOf(0);
+      if (nul >= 0) {
+        let line = 1;
+        for (let i = 0; i < nul; i++) if (sql[i] === 10) line++;
+        throw new DatasetError({ file: path, line }, 'not a SQL text dump: binary data (a NUL byte)');
+      }
+      return { label: path, sql };
     }),
   );
 }

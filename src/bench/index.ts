@@ -15,6 +15,7 @@ import { sqlBench } from './sql-bench.js';
 import { stepBench } from './step-bench.js';
 import { vecBench } from './vec-bench.js';
 import { chaosBench } from './chaos-bench.js';
+import { vsIntercodeBench } from './vs-intercode.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
@@ -23,14 +24,14 @@ export { stepBench, type StepBenchResult } from './step-bench.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {
   const width = Math.max(...[...BENCHES.keys()].map((name) => name.length));
   const lines = [...BENCHES.values()].map((bench) => `  ${bench.name.padEnd(width)}  ${bench.summary}`);
   return [
-    'Usage: npm run bench -- <bench> [options]   (or: node bin/bench.js <bench> [options])',
+    'Usage: npm run bench -- <bench> [options]   (or: intercode bench <bench> [options], node bin/bench.js <bench> [options])',
     '',
     'Benches:',
     ...lines,

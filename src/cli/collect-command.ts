@@ -5,13 +5,13 @@ import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from 
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
-import { vecEnvFor } from '../vec/index.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 
-interface CollectFlags extends CommonEnvFlags {
+interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
   policy: string;
   episodes?: string;
-  parallel: string;
   out: string;
   turnLimit: string;
   capacity: string;
@@ -29,14 +29,13 @@ export function registerCollectCommand(program: Command): void {
     .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run); llm:… is not on this branch yet', 'gold')
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
-    .option('--parallel <n>', 'episodes in flight (one env each)', '2')
     .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
     .option('--turn-limit <n>', 'actions per episode before a submit is forced', '10')
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
     .option('--json', 'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"}');
-  addEnvFlags(command, ENV_CLIS).action(async (flags: CollectFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: CollectFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
-    const parallel = positiveInteger('--parallel', flags.parallel);
+    const { parallel, sandboxes } = episodeEngineFlags(flags);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -48,7 +47,9 @@ export function registerCollectCommand(program: Command): void {
     const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
+    const engine = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(engine));
+    const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
     const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;

@@ -2,14 +2,16 @@ import type { Command } from 'commander';
 import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
-import { vecEnvFor, VecEpisodeDriver } from '../vec/index.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { readRunSettings } from '../eval/journal.js';
+import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 
-interface EvalFlags extends CommonEnvFlags {
+interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
   strategy: string;
   turns: string;
@@ -21,7 +23,6 @@ interface EvalFlags extends CommonEnvFlags {
   prices?: string;
   requestTimeout: string;
   retries: string;
-  parallel: string;
   out: string;
   limit?: string;
   json?: boolean;
@@ -70,15 +71,14 @@ export function registerEvalCommand(program: Command): void {
     .option('--prices <in,out>', 'USD per million input and output tokens (default: list prices of known OpenAI models)')
     .option('--request-timeout <seconds>', 'time limit of one model request', '60')
     .option('--retries <n>', 'retries of a request after 429, 5xx, timeouts and connection failures (exponential backoff)', '6')
-    .option('--parallel <n>', 'episodes in flight', '2')
     .option('--limit <n>', 'evaluate only the first n tasks')
     .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","usage"}');
-  addEnvFlags(command, ENV_CLIS).action(async (flags: EvalFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: EvalFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const parallel = positiveInteger('--parallel', flags.parallel);
+    const { parallel, sandboxes } = episodeEngineFlags(flags);
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
@@ -90,12 +90,17 @@ export function registerEvalCommand(program: Command): void {
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
     const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
+    const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
+    await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
+
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const executor = new VecEpisodeDriver(vecEnvFor(envs, { autoreset: 'disabled' }));
+    const executor = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(executor));
     const all = envs[0]!.tasks;
-    const tasks = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
-    const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+    const tasks = limit === undefined ? all : all.slice(0, limit);
+    // Where verified golds are kept changes no result: not part of what makes two runs the same experiment.
+    const envFlags = Object.fromEntries(cli.flagNames.filter((k) => k !== 'goldCacheDir').map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
     const settings = {
       env: cli.name,
       data: flags.data ?? null,

@@ -2,32 +2,47 @@ import type { Command } from 'commander';
 import { bashTestbedRecipe } from '../../envs/bash/index.js';
 import { pythonRecipe } from '../../envs/python/images.js';
 import { ConfigError } from '../errors.js';
-import { ensureImage } from '../images/image-builder.js';
+import { ensureImage, findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 
-const RECIPES: Record<string, (testbed?: string) => Promise<ImageRecipe>> = {
+/** The images `images build` (and `setup`, and `doctor`'s check) cover; the SQL and CTF images are built on first use. */
+export const IMAGE_RECIPES: Record<string, (testbed?: string) => Promise<ImageRecipe>> = {
   bash: (testbed) => bashTestbedRecipe(testbed),
   python: () => pythonRecipe(),
 };
+
+/**
+ * Builds what is missing of the named envs' images (all of {@link IMAGE_RECIPES} when none).
+ * @returns `name: tag` per env, and whether anything had to be built.
+ * @throws ConfigError for an unknown name, EngineUnreachableError, ImageError.
+ */
+export async function buildEnvImages(endpoint: string | undefined, names: readonly string[], log: (line: string) => void, testbed?: string): Promise<{ tags: string[]; built: boolean }> {
+  const chosen = names.length > 0 ? names : Object.keys(IMAGE_RECIPES);
+  for (const name of chosen) {
+    if (!IMAGE_RECIPES[name]) throw new ConfigError('[envs]', `unknown environment "${name}"; known: ${Object.keys(IMAGE_RECIPES).join(', ')}`);
+  }
+  const docker = await connectEngine(endpoint);
+  const tags: string[] = [];
+  let built = false;
+  for (const name of chosen) {
+    const recipe = await IMAGE_RECIPES[name]!(testbed);
+    if (!(await findImage(docker, recipe)).present) built = true;
+    const tag = await ensureImage(docker, recipe, (line) => log(`[${name}] ${line}`));
+    tags.push(`${name}: ${tag}`);
+  }
+  return { tags, built };
+}
 
 /** `intercode images build [env…]`: builds what is missing, tagged by a hash of its inputs. */
 export function registerImagesCommand(program: Command): void {
   const images = program.command('images').description('build the sandbox images');
   images
     .command('build')
-    .argument('[envs...]', `environments (${Object.keys(RECIPES).join(', ')}); default: all`)
+    .argument('[envs...]', `environments (${Object.keys(IMAGE_RECIPES).join(', ')}); default: all`)
     .option('--testbed <path>', 'bash: build for this testbed (tarball or directory) instead of the built-in one')
     .description('build the base image (pulled, or bootstrapped offline with debootstrap) and the env images, if missing')
     .action(async (names: string[], flags: { testbed?: string }) => {
-      const chosen = names.length > 0 ? names : Object.keys(RECIPES);
-      for (const name of chosen) {
-        if (!RECIPES[name]) throw new ConfigError('[envs]', `unknown environment "${name}"; known: ${Object.keys(RECIPES).join(', ')}`);
-      }
-      const docker = await connectEngine();
-      for (const name of chosen) {
-        const tag = await ensureImage(docker, await RECIPES[name]!(flags.testbed), (line) => process.stderr.write(`[${name}] ${line}\n`));
-        console.log(`${name}: ${tag}`);
-      }
+      for (const line of (await buildEnvImages(undefined, names, (line) => process.stderr.write(`${line}\n`), flags.testbed)).tags) console.log(line);
     });
 }

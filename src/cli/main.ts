@@ -1,8 +1,12 @@
 import { Command } from 'commander';
-import { IntercodeError } from '../errors.js';
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
+import { registerBenchCommand } from './bench-command.js';
+import { reportFailure } from './error-boundary.js';
 import { registerCollectCommand } from './collect-command.js';
+import { registerDoctorCommand } from './doctor-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
 import { registerImagesCommand } from './images-command.js';
@@ -11,12 +15,16 @@ import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerSetupCommand } from './setup-command.js';
 import { registerTrainCommand } from './train-command.js';
 
-const program = new Command()
+/** The whole CLI; tests read its commands and flags (the docs check). Parsing happens in {@link runCli}. */
+export const program = new Command()
   .name('intercode')
   .description('Interactive coding as RL environments: code is the action, execution output the observation, every episode in a Docker sandbox.')
   .showHelpAfterError();
+registerSetupCommand(program);
+registerDoctorCommand(program);
 registerRunCommand(program);
 registerPlayCommand(program);
 registerReplayCommand(program);
@@ -27,16 +35,28 @@ registerCleanupCommand(program);
 registerCollectCommand(program);
 registerTrainCommand(program);
 registerPlotCommand(program);
+registerBenchCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval']);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (error) {
+/** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
+async function fail(error: unknown): Promise<never> {
   // A signal's shutdown is removing sandboxes (failing episodes that used them): it exits when done.
   await shutdownUnderWay();
-  if (error instanceof IntercodeError) {
-    process.stderr.write(`intercode: ${error.message}\n`);
-    process.exit(error.code === 'CONFIG_INVALID' ? 2 : 1);
-  }
-  throw error;
+  process.exit(reportFailure(error));
 }
+
+/** Parses `argv` and runs the command; every error ends in one line on stderr and a non-zero exit status. */
+export async function runCli(argv: readonly string[]): Promise<void> {
+  // Errors thrown outside the command's promise (an event handler, a stream without an error listener).
+  process.on('uncaughtException', (error) => void fail(error));
+  process.on('unhandledRejection', (reason) => void fail(reason));
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    await fail(error);
+  }
+}
+
+// Run directly (`node --import tsx src/cli/main.ts …`, as some tests do): parse here. Through
+// bin/intercode.js, which calls runCli itself, and when imported (the docs test), do not.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) await runCli(process.argv);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../errors.js';
 import { createInterface } from 'node:readline/promises';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
@@ -23,6 +24,7 @@ export function registerPlayCommand(program: Command): void {
   addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: PlayFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
     const log = (line: string) => process.stderr.write(`${line}\n`);
+    if (flags.task !== undefined && !/^-?\d+$/.test(flags.task.trim())) throw new ConfigError('--task', `must be an integer task index, got "${flags.task}"`);
     const engines = commandEngines(flags, log);
     const [env] = await cli.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log, engines });
     if (!env) throw new Error(`${cli.name} made no env`);

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../errors.js';
+import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
+import { ConfigError, oneOf } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
+import { QUERY_MISMATCH_POLICIES } from '../replay/task-match.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
@@ -9,10 +11,12 @@ import { Progress } from './progress.js';
 
 interface ReplayFlags extends CommonEnvFlags {
   env: string;
+  sandboxes: string;
   parallel: string;
   json?: boolean;
   show: string;
   protocol: string;
+  onQueryMismatch: string;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -23,6 +27,12 @@ function printReport(report: ReplayReport, show: number): void {
   console.log(`agreeing steps      ${report.agreeingSteps} (${pct(report.agreement)}, |Δreward| ≤ 0.01)`);
   console.log(`same observation    ${report.sameObservationSteps} steps`);
   console.log(`success rate        ${pct(report.successRate)} (recorded: ${pct(report.recordedSuccessRate)})`);
+  const { noCode, blocked } = report.notExecuted;
+  if (noCode + blocked > 0) console.log(`not executed        ${noCode} turns without code, ${blocked} blocked (never run by InterCode either; not in steps)`);
+  for (const m of report.queryMismatches) {
+    const data = m.dataQuery === null ? 'no task at that index' : `data file: ${JSON.stringify(m.dataQuery.slice(0, 100))}`;
+    console.log(`query mismatch      episode ${m.taskIndex} ${m.handling}: recorded ${JSON.stringify(m.recordedQuery.slice(0, 100))}, ${data}`);
+  }
   if (report.disagreements.length === 0) return;
   console.log(`\nsteps that disagree (${report.disagreements.length}; first ${Math.min(show, report.disagreements.length)}):`);
   for (const s of report.disagreements.slice(0, show)) {
@@ -55,19 +65,39 @@ export function registerReplayCommand(program: Command): void {
         'or auto (detected from the actions and the recorded environment)',
       'auto',
     )
-    .option('--json', 'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate"}');
-  addEnvFlags(command, ENV_CLIS).action(async (file: string, flags: ReplayFlags, self: Command) => {
+    .option(
+      '--on-query-mismatch <policy>',
+      "when a recorded episode's query is not the data file's at its index (a recording made against another version of the task file): " +
+        'fail (stop before replaying, naming the episodes), skip (leave them out), or trust-recording (replay them against the ' +
+        "data file's task at that index: its gold, files and setup)",
+      'fail',
+    )
+    .option(
+      '--json',
+      'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate",' +
+        '"notExecuted":{"noCode","blocked"},"queryMismatches":[{"taskIndex","recordedQuery","dataQuery","foundAt","handling"}]}',
+    );
+  addEnvFlags(command, ENV_CLIS)
+    .option('--sandboxes <mode>', 'pooled (default: with --reset exact, a warm pool restored in place; InterCode\'s lifecycle keeps its own sandboxes) or fresh', 'pooled')
+    .action(async (file: string, flags: ReplayFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
+    const sandboxes = parseSandboxMode(flags.sandboxes);
+    const show = Number(flags.show);
+    if (!Number.isInteger(show) || show < 0) throw new ConfigError('--show', `must be a non-negative integer, got "${flags.show}"`);
     if (!['auto', 'every-step', 'on-submit', 'def-submit'].includes(flags.protocol)) {
       throw new ConfigError('--protocol', `must be auto, every-step, on-submit or def-submit, got "${flags.protocol}"`);
     }
+    const onQueryMismatch = oneOf('--on-query-mismatch', flags.onQueryMismatch, QUERY_MISMATCH_POLICIES);
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
+    // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
+    const engine = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(engine));
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
@@ -76,19 +106,21 @@ export function registerReplayCommand(program: Command): void {
         envs,
         tasks: envs[0]!.tasks,
         episodes,
+        onQueryMismatch,
+        file,
         onEpisode: (done) => progress.update(done),
         ...(cli.reactCommand ? { reactCommand: (action: string) => cli.reactCommand!(action) } : {}),
       });
     } finally {
       progress.stop();
-      await Promise.all(envs.map((env) => env.close()));
+      await engine.close();
       releaseEngines(engines, log);
     }
     if (flags.json) {
-      const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate } = report;
-      process.stdout.write(`${JSON.stringify({ episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate })}\n`);
+      const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches } = report;
+      process.stdout.write(`${JSON.stringify({ episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches })}\n`);
     } else {
-      printReport(report, Number(flags.show));
+      printReport(report, show);
     }
   });
 }

@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
 import { GoldPolicy, rollout } from '../policy/index.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 
 /** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
 const SOLVED = 0.995;
 
-interface RunFlags extends CommonEnvFlags {
-  parallel: string;
+interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
   json?: boolean;
 }
 
@@ -23,57 +24,67 @@ export interface TaskOutcome {
 /**
  * `intercode run <env>`: the main job. Builds the images if missing, plays every task with
  * its gold command as the agent (reset, gold, submit) and prints each reward and a summary.
+ * Episodes go through the {@link EpisodeEngine} (a warm pool restored in place by default).
  */
 export function registerRunCommand(program: Command): void {
   const command = program
     .command('run')
     .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .description('play every task of a dataset with its gold command as the agent; print each reward and a summary')
-    .option('--parallel <n>', 'episodes in flight', '2')
     .option(
       '--json',
-      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","tasks":[{"index","reward","parts"}]}, ' +
+      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes",' +
+        '"tasks":[{"index","reward","parts"}]}, ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
     );
-  addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: RunFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (envName: string, flags: RunFlags, self: Command) => {
+    const started = performance.now();
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
-    const parallel = positiveInteger('--parallel', flags.parallel);
+    const { parallel, sandboxes } = episodeEngineFlags(flags);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
+    // No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed.
+    const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
+    await Promise.all(envs.slice(used.length).map((env) => env.close()));
+    const engine = new EpisodeEngine(used, { sandboxes });
+    log(describeEngine(engine));
     const tasks = envs[0]!.tasks;
     const gold = new GoldPolicy((context) => cli.goldActions(context.task));
-    const started = performance.now();
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
-    let next = 0;
     let finished = 0;
     let solvedSoFar = 0;
+    let ended: number;
     try {
-      await Promise.all(
-        envs.map(async (env) => {
-          for (let i = next++; i < tasks.length; i = next++) {
-            const task = tasks[i]!;
-            const played = await rollout(env, gold, { envName: cli.name, task, turnLimit: 20 });
-            const end = { reward: played.reward, info: played.turns.at(-1)?.info };
-            outcomes[i] = { index: i, query: task.query, reward: end.reward, parts: end.info?.score?.parts ?? {} };
-            if (end.reward >= SOLVED) solvedSoFar += 1;
-            progress.update(++finished, `solved ${solvedSoFar}`);
-          }
-        }),
+      await engine.forEach(
+        tasks.map((task, index) => ({ task, index })),
+        async (env, { task, index }) => {
+          const played = await rollout(env, gold, { envName: cli.name, task, turnLimit: 20 });
+          const end = { reward: played.reward, info: played.turns.at(-1)?.info };
+          outcomes[index] = { index, query: task.query, reward: end.reward, parts: end.info?.score?.parts ?? {} };
+          if (end.reward >= SOLVED) solvedSoFar += 1;
+          progress.update(++finished, `solved ${solvedSoFar}`);
+        },
       );
     } finally {
+      ended = performance.now();
       progress.stop();
-      await Promise.all(envs.map((env) => env.close()));
+      await engine.close();
       releaseEngines(engines, log);
     }
+    const firstEpisode = engine.firstEpisodeAt ?? ended;
     const solved = outcomes.filter((o) => o.reward >= SOLVED).length;
     const summary = {
       episodes: outcomes.length,
       solved,
       successRate: solved / Math.max(1, outcomes.length),
       meanReward: outcomes.reduce((sum, o) => sum + o.reward, 0) / Math.max(1, outcomes.length),
-      elapsedSec: (performance.now() - started) / 1000,
+      elapsedSec: (ended - started) / 1000,
+      setupSec: (firstEpisode - started) / 1000,
+      episodesPerSec: outcomes.length / Math.max(1e-6, (ended - firstEpisode) / 1000),
+      parallel,
+      sandboxes: engine.mode,
       ...(engines.status() ? { engines: engines.status() } : {}),
     };
     if (flags.json) {
@@ -86,7 +97,8 @@ export function registerRunCommand(program: Command): void {
     }
     console.log(
       `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
-        `mean reward ${summary.meanReward.toFixed(3)}, ${summary.elapsedSec.toFixed(1)} s`,
+        `mean reward ${summary.meanReward.toFixed(3)}, ${summary.elapsedSec.toFixed(1)} s ` +
+        `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
     );
   });
 }

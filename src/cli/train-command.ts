@@ -2,13 +2,14 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { vecEnvFor } from '../vec/index.js';
+import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 
-interface TrainFlags extends CommonEnvFlags {
+interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env?: string;
   demos?: string;
   run: string;
@@ -26,7 +27,6 @@ interface TrainFlags extends CommonEnvFlags {
   pgLr: string;
   entropy: string;
   evalEvery: string;
-  parallel: string;
   json?: boolean;
 }
 
@@ -78,23 +78,22 @@ export function registerTrainCommand(program: Command): void {
     .option('--pg-lr <rate>', 'policy-gradient Adam learning rate', '0.003')
     .option('--entropy <coef>', 'entropy bonus coefficient', '0.01')
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
-    .option('--parallel <n>', 'episodes in flight (one env each)', '2')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
-  addEnvFlags(command, ENV_CLIS).action(async (flags: TrainFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: TrainFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const { selectBackend } = await import('../../training/policy/backend.js');
     const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
-    const { readJson, runPaths } = await import('../../training/run/run-files.js');
+    const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = join(flags.checkpoints, flags.run);
     const paths = runPaths(dir);
-    const parallel = positiveInteger('--parallel', flags.parallel);
+    const { parallel, sandboxes } = episodeEngineFlags(flags);
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
-      envName = readJson<{ settings: { env: string } }>(paths.config, '--run').settings.env;
+      envName = readRunConfig<{ settings: { env: string } }>(paths.config, '--run').settings.env;
       if (flags.env && flags.env !== envName) throw new ConfigError('--env', `is ${flags.env}, but run ${flags.run} trains on ${envName}`);
     } else {
       if (!flags.env) throw new ConfigError('--env', 'is required for a new run');
@@ -126,7 +125,9 @@ export function registerTrainCommand(program: Command): void {
     const demos = settings ? loadDemos(flags.demos!) : [];
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const runner = new VecEpisodeRunner(cli.name, vecEnvFor(envs, { autoreset: 'disabled' }), log);
+    const engine = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(engine));
+    const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
     let progress: Progress | undefined;
     try {
       if (settings) createRun(dir, settings, runner.tasks, demos);

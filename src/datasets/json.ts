@@ -36,8 +36,17 @@ export function parseJson(text: string, location: DataLocation): unknown {
     const match = / in JSON at position (\d+)/.exec(message);
     if (match) offset = Number(match[1]);
     else if (message.startsWith('Unexpected end of JSON input')) offset = text.length;
+    // A binary file: say so, rather than quote its bytes.
+    const binary = text.search(/[\u0000\ufffd]/);
+    if (binary >= 0) {
+      const where = lineAndColumn(text, binary);
+      const line = (location.line ?? 1) + where.line - 1;
+      throw new DatasetError({ ...location, line }, `not JSON text: binary data (column ${where.column})`, error);
+    }
     let reason = message.replace(/ in JSON at position \d+.*$/s, '');
-    reason = reason.replace(/, ".*" is not valid JSON$/s, '');
+    reason = reason.replace(/, ".*"(\.\.\.)? is not valid JSON$/s, '');
+    // eslint-disable-next-line no-control-regex
+    reason = reason.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
     if (offset === undefined) {
       throw new DatasetError(location, `malformed JSON: ${reason}`, error);
     }

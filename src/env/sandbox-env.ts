@@ -52,9 +52,9 @@ export abstract class SandboxEnv implements TaskEnv {
   /**
    * Whether this env's episodes may take workspaces from a pool shared with other envs: the
    * workspace must not depend on the task, and the env must keep nothing of its own about
-   * the runner (it reads the episode's runner from the {@link EpisodeState}). Not so for
-   * the CTF env: it copies the task's files in when its runner opens, which a pool does
-   * ahead of time.
+   * the runner (it reads the episode's runner from the {@link EpisodeState}). What depends
+   * on the task goes in at reset, through {@link prepareEpisode} (CTF copies its task's files
+   * there). Not so for bash's `--reset intercode`, whose envs keep sandboxes of their own.
    */
   readonly sharesWorkspaces: boolean = false;
   private workspace: Workspace | undefined;
@@ -107,6 +107,23 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ownsSource = own;
   }
 
+  /**
+   * Where this env's episodes get their workspaces now (new ones, or a shared pool's): for
+   * work of the env's own that needs a clean sandbox too (a gold run). Hand each workspace
+   * back with `release`, never to another source.
+   */
+  protected workspaceSource(): WorkspaceSource {
+    return this.source;
+  }
+
+  /**
+   * Called by `reset` once the episode's workspace is taken, before the episode starts: what
+   * an env puts in per task (CTF: the task's files, and the agent's shell started among them).
+   * Task-independent set-up belongs in {@link openRunner}, which a pool runs ahead of time.
+   * Default: nothing.
+   */
+  protected async prepareEpisode(_workspace: Workspace, _task: Task | null): Promise<void> {}
+
   protected abstract openRunner(sandbox: Sandbox): Promise<CommandRunner>;
   protected abstract score(episode: EpisodeState): Promise<Score>;
 
@@ -127,6 +144,12 @@ export abstract class SandboxEnv implements TaskEnv {
     this.task = chooseTask(options, dataset, this.random);
     this.retire();
     this.workspace = await this.source.acquire();
+    try {
+      await this.prepareEpisode(this.workspace, this.task);
+    } catch (error) {
+      this.retire();
+      throw error;
+    }
     this.steps = [];
     this.lastObservation = this.task?.query ?? '';
     this.ended = false;

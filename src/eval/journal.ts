@@ -6,7 +6,8 @@
 
 import { appendFile, mkdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, TrajectoryError } from '../errors.js';
+import { parseJson } from '../datasets/json.js';
+import { ConfigError, DatasetError, TrajectoryError } from '../errors.js';
 import type { EvalEpisodeLog } from './result-log.js';
 
 /** The settings that make two runs the same experiment (a resumed run must match them). */
@@ -25,12 +26,13 @@ export class RunJournal {
    * run with the same settings finished. A last line cut short (the process was killed
    * while writing it) is dropped.
    * @throws ConfigError naming `--out` when `dir` holds a run with other settings.
+   * @throws TrajectoryError naming the file (and line) when `run.json` is not a JSON object.
    * @throws TrajectoryError naming the file and line when an earlier line is not an episode.
    */
   static async open(dir: string, settings: RunSettings): Promise<RunJournal> {
     await mkdir(dir, { recursive: true });
     const settingsPath = join(dir, SETTINGS_FILE);
-    const previous = await readFile(settingsPath, 'utf8').then((t) => JSON.parse(t) as RunSettings, () => null);
+    const previous = await readSettings(settingsPath);
     if (previous) {
       const changed = Object.keys({ ...previous, ...settings }).filter((k) => previous[k] !== settings[k]);
       if (changed.length > 0) {
@@ -57,6 +59,33 @@ export class RunJournal {
   }
 }
 
+/**
+ * The settings of the run already in `dir`, or null when there is none (checked before a
+ * command starts sandboxes, so a broken folder fails first).
+ * @throws TrajectoryError naming the file (and line) when `run.json` is not a JSON object.
+ */
+export function readRunSettings(dir: string): Promise<RunSettings | null> {
+  return readSettings(join(dir, SETTINGS_FILE));
+}
+
+async function readSettings(path: string): Promise<RunSettings | null> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return null;
+  }
+  let value: unknown;
+  try {
+    value = parseJson(text, { file: path });
+  } catch (error) {
+    if (!(error instanceof DatasetError)) throw error;
+    throw new TrajectoryError(error.location, String(error.details.problem), error.cause);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TrajectoryError({ file: path }, 'must be a JSON object (the settings of a run)');
+  return value as RunSettings;
+}
+
 async function readEpisodes(path: string): Promise<Map<number, EvalEpisodeLog>> {
   const episodes = new Map<number, EvalEpisodeLog>();
   let text: string;
@@ -76,6 +105,7 @@ async function readEpisodes(path: string): Promise<Map<number, EvalEpisodeLog>> 
     } catch (error) {
       throw new TrajectoryError({ file: path, line: i + 1 }, 'is not a JSON episode', error);
     }
+    if (episode === null || typeof episode !== 'object' || Array.isArray(episode)) throw new TrajectoryError({ file: path, line: i + 1 }, 'is not a JSON episode');
     if (!Number.isInteger(episode.task_id)) throw new TrajectoryError({ file: path, line: i + 1, field: 'task_id' }, 'must be an integer');
     episodes.set(episode.task_id, episode);
   }

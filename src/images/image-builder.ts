@@ -151,3 +151,23 @@ export async function ensureImage(docker: Docker, recipe: ImageRecipe, log: Buil
   }
   return tag;
 }
+
+/**
+ * Whether `recipe`'s image exists, without building anything: its tag when it and its
+ * parents are there, else the first missing image (a base image's tag, or a recipe's
+ * repository when its parent is missing so its tag cannot be known yet).
+ */
+export async function findImage(docker: Docker, recipe: ImageRecipe): Promise<{ present: true; tag: string } | { present: false; missing: string }> {
+  const base = recipe.parent === 'base' ? DEBIAN_BOOKWORM : 'suite' in recipe.parent ? recipe.parent : undefined;
+  let parentId: string | undefined;
+  if (base) {
+    parentId = await imageId(docker, base.tag);
+    if (!parentId) return { present: false, missing: base.tag };
+  } else {
+    const parent = await findImage(docker, recipe.parent as ImageRecipe);
+    if (!parent.present) return parent;
+    parentId = (await imageId(docker, parent.tag))!;
+  }
+  const tag = recipeTag(recipe, parentId);
+  return (await imageId(docker, tag)) ? { present: true, tag } : { present: false, missing: tag };
+}

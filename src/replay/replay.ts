@@ -1,6 +1,7 @@
 import type { Task } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
+import { pairEpisodesWithTasks, type QueryMismatch, type QueryMismatchPolicy } from './task-match.js';
 
 /** Two rewards agree when they differ by at most this (InterCode's rewards are sums of rounded parts). */
 export const REWARD_TOLERANCE = 0.01;
@@ -29,6 +30,15 @@ export interface ReplayReport {
   /** Steps whose observation equals the recorded one exactly. */
   sameObservationSteps: number;
   disagreements: ReplayedStep[];
+  /**
+   * Recorded turns not replayed, because InterCode's script never executed them: replies
+   * without code (`noCode`, recorded reward 0) and replies the model's API refused
+   * (`blocked`, PaLM's logs). They are counted as the recording counted them (turns with
+   * reward 0) and left out of `steps`.
+   */
+  notExecuted: { noCode: number; blocked: number };
+  /** Recorded episodes whose query is not the data file's at their index, and what was done with each. */
+  queryMismatches: QueryMismatch[];
 }
 
 /**
@@ -37,7 +47,9 @@ export interface ReplayReport {
  * `execute[<command>]`, and only `submit` carried a reward; other steps recorded 0.
  * `on-flag` (CTF): nothing was scored after an action; only `submit <flag>` actions
  * carried a reward, and after a wrong flag the episode went on (the env must answer a
- * wrong flag and continue, as the CTF env does by default).
+ * wrong flag and continue, as the CTF env does by default). Actions written `cmd <command>`
+ * run `<command>`, and a wrong flag compares as -1 in files that scored it so (see
+ * {@link wrongFlagRewardOf}), as InterCode's first CTF env did.
  * `def-submit` (Python): an action starting with `def` was run and immediately followed
  * by `submit <that function's name>`, whose reward was recorded; any other action recorded 0.
  */
@@ -67,6 +79,10 @@ export interface ReplayOptions {
   envs: readonly TaskEnv[];
   tasks: readonly Task[];
   episodes: readonly RecordedEpisode[];
+  /** What to do with an episode whose recorded query is not the data file's (default `fail`; see {@link QueryMismatchPolicy}). */
+  onQueryMismatch?: QueryMismatchPolicy;
+  /** The recording's path, for messages (default `<recording>`). */
+  file?: string;
   onEpisode?: (done: number, total: number) => void;
   /**
    * `on-submit` files: how the env's evaluation script turned a recorded action into the
@@ -81,17 +97,24 @@ const solved = (reward: number) => Math.abs(reward - 1) < 1e-9;
 /**
  * Re-executes recorded trajectories the way InterCode's evaluation scripts made them (see
  * {@link RecordingProtocol}); nothing is reset between the actions of an episode, and a
- * recorded `submit` runs nothing and is scored in place.
- * @throws DatasetError-like Error when an episode's task index is not in `tasks`.
+ * recorded `submit` runs nothing and is scored in place. Turns InterCode's script never
+ * executed (no code in the reply, a refused reply) are not executed either (see
+ * {@link ReplayReport.notExecuted}).
+ * @throws QueryMismatchError (a TrajectoryError) under `onQueryMismatch: 'fail'` when a
+ *   recorded query differs from the data file's at its index or the index has no task,
+ *   before any episode runs.
  */
 export async function replayTrajectories(options: ReplayOptions): Promise<ReplayReport> {
+  const { paired, mismatches } = pairEpisodesWithTasks(options.episodes, options.tasks, options.onQueryMismatch ?? 'fail', options.file ?? '<recording>');
+  const wrongFlagReward = wrongFlagRewardOf(options.episodes);
   const results: { steps: ReplayedStep[]; best: number; recordedBest: number }[] = [];
   let next = 0;
   let done = 0;
   async function worker(env: TaskEnv): Promise<void> {
-    for (let i = next++; i < options.episodes.length; i = next++) {
-      results[i] = await replayEpisode(env, options.episodes[i]!, options.tasks, options.protocol, options.reactCommand ?? defaultReactCommand);
-      options.onEpisode?.(++done, options.episodes.length);
+    for (let i = next++; i < paired.length; i = next++) {
+      const { episode, task } = paired[i]!;
+      results[i] = await replayEpisode(env, episode, task, options.protocol, options.reactCommand ?? defaultReactCommand, wrongFlagReward);
+      options.onEpisode?.(++done, paired.length);
     }
   }
   await Promise.all(options.envs.map(worker));
@@ -108,30 +131,48 @@ export async function replayTrajectories(options: ReplayOptions): Promise<Replay
     recordedSuccessRate: results.length ? results.filter((r) => solved(r.recordedBest)).length / results.length : 0,
     sameObservationSteps: steps.filter((s) => s.observation === s.recordedObservation).length,
     disagreements: steps.filter((s) => !agreeingSet.has(s)),
+    notExecuted: {
+      noCode: paired.reduce((n, p) => n + p.episode.noCode.filter(Boolean).length, 0),
+      blocked: paired.reduce((n, p) => n + p.episode.blockedTurns, 0),
+    },
+    queryMismatches: mismatches,
   };
 }
 
 const defaultReactCommand = (action: string) => REACT_ACTION.exec(action.trim())?.[1] ?? action;
 
-async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, tasks: readonly Task[], protocol: RecordingProtocol, reactCommand: (action: string) => string) {
-  const task = tasks[episode.taskIndex];
-  if (!task) throw new Error(`Recorded episode ${episode.taskIndex} has no task at that index in the data file (${tasks.length} tasks)`);
-  if (task.query.trim() !== episode.query.trim()) {
-    throw new Error(`Recorded episode ${episode.taskIndex} is for another task: "${episode.query.slice(0, 80)}" vs the data file's "${task.query.slice(0, 80)}"`);
-  }
+/**
+ * `on-flag` files: InterCode's first CTF env (`intercode/envs/game/ctf_env.py`, behind the
+ * GPT-4 25-turn log) took actions as `cmd <command>` and ran the command (its `clean_cmd`
+ * dropped the first four characters); later logs hold plain commands.
+ */
+const ctfCommand = (action: string) => (/^cmd\s/.test(action) ? action.slice(4).trim() : action);
+
+/**
+ * How a recording scored a wrong flag: that first CTF env gave -1 (and counted submissions
+ * as rewards of 1 or -1), later ones 0. Read from the file: any recorded -1 means -1.
+ */
+export function wrongFlagRewardOf(episodes: readonly RecordedEpisode[]): 0 | -1 {
+  return episodes.some((e) => e.rewards.some((r) => r === -1)) ? -1 : 0;
+}
+
+async function replayEpisode(env: TaskEnv, episode: RecordedEpisode, task: Task, protocol: RecordingProtocol, reactCommand: (action: string) => string, wrongFlagReward: 0 | -1) {
   await env.reset({ task });
   const steps: ReplayedStep[] = [];
   let observation = task.query;
   for (const [k, action] of episode.actions.entries()) {
+    // InterCode's scripts answered a reply without code with the retry message: nothing ran, nothing was scored.
+    if (episode.noCode[k]) continue;
     if (protocol === 'on-flag') {
-      const result = await env.step(action);
+      const result = await env.step(ctfCommand(action));
       if (result.truncated) break;
+      const wrongFlag = FLAG_SUBMISSION.test(action.trim()) && result.reward === 0;
       steps.push({
         taskIndex: episode.taskIndex,
         step: k,
         action,
         recordedReward: episode.rewards[k] ?? 0,
-        reward: result.reward,
+        reward: wrongFlag ? wrongFlagReward : result.reward,
         parts: result.info.score?.parts ?? {},
         recordedObservation: episode.observations[k],
         observation: result.observation,

@@ -15,6 +15,18 @@ export interface RecordedEpisode {
   /** The reward the episode would have got if submitted right after action k. */
   rewards: number[];
   validActions: boolean[];
+  /**
+   * Turn k's reply held no code (the recorded observation is the prompt template's retry
+   * message, `valid_action` false, reward 0): InterCode's scripts neither ran nor scored it.
+   */
+  noCode: boolean[];
+  /**
+   * 1 when the model's API refused the last reply (PaLM's safety filter): InterCode's script
+   * logged the action `blocked` with reward 0 and no observation, counted it as a turn
+   * (`summary.turns_taken`) and ended the episode; it was never executed. It is not in
+   * `actions`, `observations`, `rewards` or `validActions`. 0 otherwise.
+   */
+  blockedTurns: number;
   /** `summary.max_reward` as recorded; the task counts as solved when it is 1. */
   maxReward: number;
   raw: unknown;
@@ -47,6 +59,16 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isValidFlag = (v: unknown): v is boolean | null => typeof v === 'boolean' || v === null;
 
+/** The action InterCode's scripts logged when the model's API refused to answer (PaLM). */
+export const BLOCKED_ACTION = 'blocked';
+
+/**
+ * The observation InterCode's prompt templates gave for a reply without code: `No SQL code
+ * was found in your last response.…` (multi-turn), `Format your BASH command as follows:…`
+ * (the PaLM templates), `…did not contain sql code` (ReAct).
+ */
+export const NO_CODE_OBSERVATION = /^(?:No \w+ code was found in your last response|No executable \w+ code was found in your last response|Format your \w+ command as follows:)|did not contain \w+ code/;
+
 /**
  * Normalises one episode object (see {@link readRecordedTrajectories} for the layouts).
  *
@@ -55,6 +77,11 @@ const isValidFlag = (v: unknown): v is boolean | null => typeof v === 'boolean' 
  *   for replies that held no code.
  * - An episode with no actions may carry one reward and one `valid_action` for the final
  *   submit alone (sql plan-and-solve, a plan that produced no step); those are dropped.
+ * - PaLM's logs (chat-bison, text-bison) end an episode whose last reply the API refused
+ *   with the action `blocked` and reward 0, without observation or `valid_action`: that
+ *   turn is taken out of the lists and counted in `blockedTurns` (see {@link RecordedEpisode}).
+ * - `valid_action` may be absent (InterCode's CTF script did not record it): every turn
+ *   then counts as valid.
  *   Any other length mismatch between the four lists is an error.
  *
  * @returns the normalised episode.
@@ -75,10 +102,27 @@ export function toRecordedEpisode(key: string, value: unknown, file: string): Re
   if (typeof query !== 'string') fail('query', `must be a string, got ${describeType(query)}`);
   if (episode.turn_history === undefined) fail('turn_history', 'missing');
   const history = asObject(episode.turn_history, 'turn_history', fail);
-  const actions = listOf(history.actions, 'turn_history.actions', 'a string', isString, fail);
+  let actions = listOf(history.actions, 'turn_history.actions', 'a string', isString, fail);
   const observations = listOf(history.observations, 'turn_history.observations', 'a string', isString, fail);
   let rewards = listOf(history.rewards, 'turn_history.rewards', 'a number', isNumber, fail);
-  let flags = listOf(history.valid_action, 'turn_history.valid_action', 'true, false or null', isValidFlag, fail);
+  let flags =
+    history.valid_action === undefined
+      ? actions.map(() => true)
+      : listOf(history.valid_action, 'turn_history.valid_action', 'true, false or null', isValidFlag, fail);
+  let blockedTurns = 0;
+  const last = actions.length - 1;
+  if (
+    actions[last] === BLOCKED_ACTION &&
+    observations.length === last &&
+    rewards.length === actions.length &&
+    rewards[last] === 0 &&
+    (history.valid_action === undefined || flags.length === last)
+  ) {
+    blockedTurns = 1;
+    actions = actions.slice(0, last);
+    rewards = rewards.slice(0, last);
+    flags = flags.slice(0, last);
+  }
   if (actions.length === 0 && rewards.length <= 1 && flags.length <= 1) {
     rewards = [];
     flags = [];
@@ -101,6 +145,8 @@ export function toRecordedEpisode(key: string, value: unknown, file: string): Re
     observations: [...observations],
     rewards: [...rewards],
     validActions: flags.map((flag) => flag !== false),
+    noCode: actions.map((_, k) => flags[k] === false && rewards[k] === 0 && NO_CODE_OBSERVATION.test(observations[k]!)),
+    blockedTurns,
     maxReward,
     raw: value,
   };

@@ -51,7 +51,7 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
 
 /**
  * The VecEnv for a CLI command's envs (as an EnvCli created them): SandboxEnvs that can
- * share workspaces ({@link SandboxEnv.sharesWorkspaces}: bash, python) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
+ * share workspaces ({@link SandboxEnv.sharesWorkspaces}: bash, python, ctf) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
  * other envs are stepped as they are — a SandboxEnv then makes a new sandbox per reset, the
  * SQL env keeps its session on its own server.
  * @throws ConfigError when `envs` is empty.

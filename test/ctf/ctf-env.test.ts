@@ -16,6 +16,7 @@ import {
   type CtfEnv,
 } from '../../envs/ctf/index.js';
 import type { Task } from '../../src/datasets/index.js';
+import { EpisodeEngine } from '../../src/engine/index.js';
 import { EnvStateError } from '../../src/errors.js';
 import { detectProtocol, replayTrajectories } from '../../src/replay/replay.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
@@ -117,6 +118,36 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
     await env.reset({ task: tasks[3]! });
     expect(await run('ls -A /ctf/3; ls /tmp/marker')).toBe("secret.bin\nls: cannot access '/tmp/marker': No such file or directory\n");
   });
+
+  it('on the episode engine\'s warm pool: each episode finds what a fresh sandbox shows, its own task\'s files and none of the last episode\'s', async () => {
+    // Two envs and no spare: the pool holds two sandboxes, so later episodes get restored ones.
+    const jobs = [3, 6, 1, 3, 6, 1].map((i) => tasks[i]!);
+    const play = async (engine: EpisodeEngine) => {
+      const seen = new Map<number, string>();
+      try {
+        await engine.forEach(jobs.map((task, k) => ({ task, k })), async (slot, { task, k }) => {
+          await slot.reset({ task });
+          const look = await slot.step('pwd; echo "${OLDPWD-unset}"; ls -A /ctf; ls -lA; ls -A /tmp; ps -e --no-headers | wc -l');
+          seen.set(k, look.observation);
+          await slot.step(`echo junk > /ctf/${task.id}/junk; chmod 700 .; mkdir /ctf/other; touch /tmp/left; sleep 300 & cd /`);
+          await slot.step('skip');
+        });
+      } finally {
+        await engine.close();
+      }
+      return [...seen].sort(([a], [b]) => a - b).map(([, look]) => look);
+    };
+    const pooledEngine = new EpisodeEngine(await createCtfEnvs({}, 2), { pool: { pool: { minIdle: 0 } } });
+    expect(pooledEngine.mode).toBe('pooled');
+    const pooled = await play(pooledEngine);
+    expect(pooledEngine.stats()!.created).toBe(2);
+    expect(pooledEngine.stats()!.restored).toBeGreaterThanOrEqual(4);
+    const fresh = await play(new EpisodeEngine(await createCtfEnvs({}, 2), { sandboxes: 'fresh' }));
+    const timeless = (looks: string[]) => looks.map((look) => look.replace(/ [A-Z][a-z]{2} [ \d]\d \d\d:\d\d /g, ' <time> '));
+    expect(timeless(pooled)).toEqual(timeless(fresh));
+    expect(pooled.join('')).not.toMatch(/junk|other|left|drwx------/);
+    expect(pooled[0]).toMatch(/^\/ctf\/3\n/);
+  }, 300_000);
 
   it('every built-in reference solver prints its flag in the sandbox', async () => {
     const found: string[] = [];

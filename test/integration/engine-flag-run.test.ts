@@ -94,7 +94,7 @@ describe.skipIf(skip)('intercode run bash over two engines', () => {
   }, 120_000);
 
   it('spreads the sandboxes over both engines, every task scoring 1, and leaves nothing on either', async () => {
-    const args = ['run', 'bash', '--data', join(data.dir, 'tasks.json'), '--parallel', String(PARALLEL), '--engine', defaultEndpoint(), '--engine', second.endpoint, '--json'];
+    const args = ['run', 'bash', '--data', join(data.dir, 'tasks.json'), '--parallel', String(PARALLEL), '--engine', defaultEndpoint(), '--engine', second.endpoint, '--gold-cache-dir', join(data.dir, 'golds'), '--json'];
     const { code, stdout, stderr } = await intercode(args);
     expect(code, stderr).toBe(0);
     const result = JSON.parse(stdout) as RunJson;

@@ -51,7 +51,7 @@ function processesInContainers(ids: readonly string[]): number[] {
 }
 
 /** Mount points under `dir`, deepest first. */
-function mountsUnder(dir: string): string[] {
+export function mountsUnder(dir: string): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4]?.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))

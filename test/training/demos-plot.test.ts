@@ -35,7 +35,7 @@ describe('JSONL demonstrations', () => {
     const bad = JSON.stringify({ ...demo, rewards: [0] });
     expect(() => parseDemos(`${formatDemoLine(demo)}\n${bad}\n`, 'd.jsonl')).toThrow(TrajectoryError);
     expect(() => parseDemos(`${formatDemoLine(demo)}\n${bad}\n`, 'd.jsonl')).toThrow('d.jsonl, line 2, field "rewards": has 1 entries for 2 actions');
-    expect(() => parseDemos('{"env":', 'e.jsonl')).toThrow(/e.jsonl, line 1: not valid JSON/);
+    expect(() => parseDemos('{"env":', 'e.jsonl')).toThrow(/e.jsonl, line 1: malformed JSON/);
   });
 
   it('loads the complete episodes of a replay-buffer folder as demonstrations', () => {

@@ -51,6 +51,8 @@ describe('readRecordedTrajectories: layouts', () => {
       observations: ['a', '. .. a'],
       rewards: [0.34, 1],
       validActions: [true, true],
+      noCode: [false, false],
+      blockedTurns: 0,
       maxReward: 1,
       raw: episode(0),
     });
@@ -77,6 +79,59 @@ describe('readRecordedTrajectories: layouts', () => {
     });
     const [only] = await readRecordedTrajectories(await write('no-actions.json', { '93': empty }));
     expect(only).toMatchObject({ actions: [], rewards: [], validActions: [], maxReward: 0 });
+  });
+});
+
+describe('readRecordedTrajectories: PaLM, CTF and no-code turns', () => {
+  /** An episode as InterCode's PaLM scripts wrote it when the API refused the second reply. */
+  const palm = (history: Record<string, unknown> = {}) =>
+    episode(7, { summary: { max_reward: 0.67, max_reward_idx: 0, turns_taken: 2, turns_max: 10 } }, {
+      actions: ['ls', 'blocked'],
+      observations: ['a'],
+      rewards: [0.67, 0],
+      valid_action: [true],
+      ...history,
+    });
+
+  it('takes the final blocked action out of the lists and counts it', async () => {
+    const [only] = await readRecordedTrajectories(await write('palm.json', { '7': palm() }));
+    expect(only).toMatchObject({ actions: ['ls'], observations: ['a'], rewards: [0.67], validActions: [true], blockedTurns: 1, maxReward: 0.67 });
+  });
+
+  it('reads an episode blocked at its first turn as one without actions', async () => {
+    const first = palm({ actions: ['blocked'], observations: [], rewards: [0], valid_action: [] });
+    const [only] = await readRecordedTrajectories(await write('palm-first.json', { '7': first }));
+    expect(only).toMatchObject({ actions: [], rewards: [], validActions: [], blockedTurns: 1 });
+  });
+
+  it('still refuses a blocked action that is not the last, or one with a reward', async () => {
+    const middle = palm({ actions: ['blocked', 'ls'], observations: ['a'], rewards: [0, 0.67] });
+    const error = await readRecordedTrajectories(await write('palm-middle.json', { '7': middle })).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/episode "7", field "turn_history.observations": has 1 entries but turn_history.actions has 2$/);
+    const rewarded = palm({ rewards: [0.67, 0.5] });
+    await expect(readRecordedTrajectories(await write('palm-reward.json', { '7': rewarded }))).rejects.toThrow(TrajectoryError);
+  });
+
+  it('reads a CTF log without valid_action as all valid', async () => {
+    const ctf = episode(0, { environment: 'ic_ctf' }, { actions: ['ls', 'submit picoCTF{x}'], rewards: [0, 1], valid_action: undefined });
+    const [only] = await readRecordedTrajectories(await write('ctf.json', { '0': ctf }));
+    expect(only).toMatchObject({ validActions: [true, true], blockedTurns: 0 });
+  });
+
+  it('marks turns answered with a template retry message as without code', async () => {
+    const retry = 'Format your BASH command as follows:\n```BASH\nYour BASH code here\n```\n';
+    const sqlRetry = 'No SQL code was found in your last response.\n\nYour response should be a SQL command.';
+    const file = await write('no-code.json', {
+      '1': episode(1, {}, {
+        actions: ['I think', 'USE flight_2;', 'ls', 'echo'],
+        observations: [retry, sqlRetry, retry, 'Format your BASH command as follows:'],
+        rewards: [0, 0, 0, 0.67],
+        valid_action: [false, false, true, false],
+      }),
+    });
+    const [only] = await readRecordedTrajectories(file);
+    // a valid action, or one with a reward, ran: only the first two are replies without code
+    expect(only!.noCode).toEqual([true, true, false, false]);
   });
 });
 

@@ -7,7 +7,8 @@
  * with a decimal point (`1.0`, not `1`) so a column is never inferred as integers.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { TrajectoryError } from '../../src/errors.js';
+import { parseJson } from '../../src/datasets/json.js';
+import { DatasetError, TrajectoryError } from '../../src/errors.js';
 import type { Rollout } from '../../src/policy/index.js';
 import { assembleEpisodes, type Episode, type Transition } from '../buffer/types.js';
 import { readTransitions } from '../buffer/replay-buffer.js';
@@ -134,9 +135,10 @@ export function parseDemos(text: string, file: string): DemoEpisode[] {
     if (raw.trim() === '') return;
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      value = parseJson(raw, { file, line: i + 1 });
     } catch (error) {
-      throw new TrajectoryError({ file, line: i + 1 }, `not valid JSON (${(error as Error).message})`, error);
+      if (!(error instanceof DatasetError)) throw error;
+      throw new TrajectoryError(error.location, String(error.details.problem), error.cause);
     }
     demos.push(checkDemo(value, file, i + 1));
   });

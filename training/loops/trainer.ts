@@ -18,7 +18,7 @@ import { ScorerNetwork, type NetworkShape } from '../policy/network.js';
 import { NeuralPolicy, RandomPolicy } from '../policy/neural-policy.js';
 import { derive, shuffled } from '../rng.js';
 import { exportOptimizer, importOptimizer, type SavedTensor } from '../run/optimizer-state.js';
-import { loadCheckpoint, readJson, readMetrics, runPaths, saveCheckpoint, truncateMetrics, writeJson, type MetricRecord, type RunPaths } from '../run/run-files.js';
+import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, truncateMetrics, writeJson, type MetricRecord, type RunPaths } from '../run/run-files.js';
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import type { EpisodeRunner } from './episode-runner.js';
 import { policyGradientStep } from './policy-gradient.js';
@@ -126,7 +126,7 @@ export interface TrainSummary {
  */
 export async function train(dir: string, options: TrainOptions): Promise<TrainSummary> {
   const paths = runPaths(dir);
-  const config = readJson<RunConfig>(paths.config, '--run');
+  const config = readRunConfig<RunConfig>(paths.config, '--run');
   const { settings } = config;
   const stages = schedule(settings);
   const checkpoint = loadCheckpoint(paths);

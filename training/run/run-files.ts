@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
-import { ConfigError, TrajectoryError } from '../../src/errors.js';
+import { parseJson } from '../../src/datasets/json.js';
+import { ConfigError, DatasetError, TrajectoryError } from '../../src/errors.js';
 import type { WeightValues } from '../policy/network.js';
 import type { SavedTensor } from './optimizer-state.js';
 
@@ -82,6 +83,13 @@ export function loadCheckpoint(paths: RunPaths): Checkpoint | undefined {
     throw new TrajectoryError({ file: paths.checkpoint }, 'unreadable checkpoint', error);
   }
   if (value?.version !== 1 || !Array.isArray(value.weights)) throw new TrajectoryError({ file: paths.checkpoint }, 'not a version-1 checkpoint');
+  const isBytes = (item: unknown) => (item as { data?: unknown } | null)?.data instanceof Uint8Array;
+  if (!value.weights.every(isBytes)) throw new TrajectoryError({ file: paths.checkpoint, field: 'weights' }, 'must be a list of tensors');
+  const optimizers: unknown = value.optimizers;
+  if (optimizers === null || typeof optimizers !== 'object' || !Object.values(optimizers).every((v) => Array.isArray(v) && v.every(isBytes))) {
+    throw new TrajectoryError({ file: paths.checkpoint, field: 'optimizers' }, 'must map each optimizer to a list of tensors');
+  }
+  if (!Number.isInteger(value.nextIteration)) throw new TrajectoryError({ file: paths.checkpoint, field: 'nextIteration' }, 'must be an integer');
   const floats = (data: unknown) => toFloats(data as Uint8Array);
   return {
     ...value,
@@ -95,10 +103,46 @@ export function writeJson(path: string, value: unknown): void {
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** @throws ConfigError naming the flag when the file is missing. */
+/**
+ * @throws ConfigError naming the flag when the file is missing; TrajectoryError naming the
+ *   file and line when it is not JSON or its top level is not an object.
+ */
 export function readJson<T>(path: string, flag: string): T {
   if (!existsSync(path)) throw new ConfigError(flag, `names a run without ${path}`);
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
+  let value: unknown;
+  try {
+    value = parseJson(readFileSync(path, 'utf8'), { file: path });
+  } catch (error) {
+    if (!(error instanceof DatasetError)) throw error;
+    throw new TrajectoryError(error.location, String(error.details.problem), error.cause);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TrajectoryError({ file: path }, 'must be a JSON object');
+  return value as T;
+}
+
+/**
+ * A run's `config.json` (see RunConfig in training/loops/trainer.ts), its shape checked where
+ * the code reads it: `settings` with `env` and `shape`, `split.train`/`split.heldOut` and
+ * `harvested` as lists of strings.
+ * @throws ConfigError when it is missing; TrajectoryError naming the file and field when it is malformed.
+ */
+export function readRunConfig<T>(path: string, flag: string): T {
+  const config = readJson<Record<string, unknown>>(path, flag);
+  const bad = (field: string, problem: string): never => {
+    throw new TrajectoryError({ file: path, field }, problem);
+  };
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  const settings = config.settings;
+  if (!isObject(settings)) bad('settings', 'must be an object');
+  if (typeof (settings as Record<string, unknown>).env !== 'string') bad('settings.env', 'must be a string');
+  if (!isObject((settings as Record<string, unknown>).shape)) bad('settings.shape', 'must be an object');
+  const split = config.split;
+  if (!isObject(split)) bad('split', 'must be an object');
+  if (!strings((split as Record<string, unknown>).train)) bad('split.train', 'must be a list of task ids');
+  if (!strings((split as Record<string, unknown>).heldOut)) bad('split.heldOut', 'must be a list of task ids');
+  if (!strings(config.harvested)) bad('harvested', 'must be a list of actions');
+  return config as T;
 }
 
 /**
@@ -111,17 +155,38 @@ export function truncateMetrics(path: string, beforeIteration: number): MetricRe
   return kept;
 }
 
-/** Every complete metric line of `path` (a line cut off by a kill is ignored). */
+/**
+ * Every metric record of `path`; a last line without its newline (cut off by a kill) is
+ * ignored.
+ * @throws TrajectoryError naming the file and line of any other line that is not JSON, or
+ *   not a metric record (an object with a numeric `iteration` and `elapsedSec` and a known `phase`).
+ */
 export function readMetrics(path: string): MetricRecord[] {
   if (!existsSync(path)) return [];
   const out: MetricRecord[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
     if (line.trim() === '') continue;
+    const location = { file: path, line: i + 1 };
+    let value: unknown;
     try {
-      out.push(JSON.parse(line) as MetricRecord);
-    } catch {
-      break;
+      value = parseJson(line, location);
+    } catch (error) {
+      if (i === lines.length - 1) break; // the unfinished last line of a killed run
+      if (!(error instanceof DatasetError)) throw error;
+      throw new TrajectoryError(error.location, String(error.details.problem), error.cause);
     }
+    const record = value as Partial<MetricRecord> | null;
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+      throw new TrajectoryError(location, 'a metric record must be a JSON object');
+    }
+    if (typeof record.iteration !== 'number') throw new TrajectoryError({ ...location, field: 'iteration' }, 'must be a number');
+    if (typeof record.elapsedSec !== 'number') throw new TrajectoryError({ ...location, field: 'elapsedSec' }, 'must be a number');
+    if (!['baseline', 'bc', 'pg', 'eval'].includes(record.phase as string)) {
+      throw new TrajectoryError({ ...location, field: 'phase' }, 'must be baseline, bc, pg or eval');
+    }
+    out.push(record as MetricRecord);
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { CandidateSet } from '../policy/candidates.js';
 import { ScorerNetwork } from '../policy/network.js';
 import { NeuralPolicy } from '../policy/neural-policy.js';
 import { mulberry32 } from '../rng.js';
-import { loadCheckpoint, readJson, runPaths } from './run-files.js';
+import { loadCheckpoint, readRunConfig, runPaths } from './run-files.js';
 
 /**
  * The greedy policy of a run's latest checkpoint (initialise the tfjs backend first: selectBackend).
@@ -12,7 +12,7 @@ import { loadCheckpoint, readJson, runPaths } from './run-files.js';
  */
 export function loadRunPolicy(dir: string, flag: string): NeuralPolicy {
   const paths = runPaths(dir);
-  const config = readJson<RunConfig>(paths.config, flag);
+  const config = readRunConfig<RunConfig>(paths.config, flag);
   const checkpoint = loadCheckpoint(paths);
   if (!checkpoint) throw new ConfigError(flag, `names a run without a checkpoint (${paths.checkpoint})`);
   const network = new ScorerNetwork(config.settings.shape, mulberry32(0));

@@ -19,6 +19,8 @@ interface OpenedEngines extends ImageProvisioning {
   multi: MultiEngineRuntime | undefined;
   /** Stops what the runtime keeps running (a pod watch). */
   close?: () => void;
+  /** One engine: its id for an image tag. */
+  imageId?: (tag: string) => Promise<string | undefined>;
 }
 
 /**
@@ -75,11 +77,17 @@ export class EngineSet implements ImageProvisioning {
           runtime,
           multi: undefined,
           ensureImage: async (recipe, log) => ensureImage(await (docker ??= connectEngine()), recipe, log),
+          imageId: async (tag) => (await (docker ??= connectEngine())).getImage(tag).inspect().then((image) => image.Id, () => undefined),
         };
       }
       if (!this.several) {
         const docker = await connectEngine(this.targets[0]!.endpoint);
-        return { runtime: new DockerRuntime(docker), multi: undefined, ensureImage: (recipe, log) => ensureImage(docker, recipe, log) };
+        return {
+          runtime: new DockerRuntime(docker),
+          multi: undefined,
+          ensureImage: (recipe, log) => ensureImage(docker, recipe, log),
+          imageId: (tag) => docker.getImage(tag).inspect().then((image) => image.Id, () => undefined),
+        };
       }
       const multi = await MultiEngineRuntime.connect(this.targets, this.options);
       this.multi = multi;
@@ -106,7 +114,25 @@ export class EngineSet implements ImageProvisioning {
    * @throws EngineUnreachableError; ImageError when a build or copy fails.
    */
   async ensureImage(recipe: ImageRecipe, log: BuildLog): Promise<string> {
-    return (await this.open()).ensureImage(recipe, log);
+    let checked = this.checked.get(recipe);
+    if (!checked) {
+      checked = this.open().then((opened) => opened.ensureImage(recipe, log));
+      this.checked.set(recipe, checked);
+      // A failed check (engine down, build failed) is tried again on the next call.
+      checked.catch(() => this.checked.delete(recipe));
+    }
+    return checked;
+  }
+
+  /** Images checked or built by this set, by recipe: each is checked once per process (per recipe object). */
+  private readonly checked = new WeakMap<ImageRecipe, Promise<string>>();
+
+  /**
+   * The engine's id (`sha256:…`) of an image tag; undefined with several engines (a copied
+   * image keeps its id, but which engine to ask is not fixed) or when the engine has no such image.
+   */
+  async imageId(tag: string): Promise<string | undefined> {
+    return (await this.open()).imageId?.(tag);
   }
 
   /** Each engine's state and share of the sandboxes; undefined with one engine (not tracked) or before any use. */

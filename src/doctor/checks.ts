@@ -1,0 +1,120 @@
+import type Docker from 'dockerode';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { findImage } from '../images/image-builder.js';
+import type { ImageRecipe } from '../images/recipe.js';
+import type { HostFacts } from '../setup/host-facts.js';
+
+/** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
+export interface CheckResult {
+  id: string;
+  status: 'ok' | 'warn' | 'fail';
+  summary: string;
+  /** What to run or change, when the status is not ok. */
+  fix?: string;
+}
+
+/** The engine's `docker info`, the part the checks read. */
+export interface EngineInfo {
+  ServerVersion?: string;
+  Driver?: string;
+  DriverStatus?: [string, string][];
+  CgroupVersion?: string;
+  CgroupDriver?: string;
+  Runtimes?: Record<string, unknown>;
+  DefaultRuntime?: string;
+  DockerRootDir?: string;
+}
+
+export function engineCheck(facts: HostFacts): CheckResult {
+  if (facts.engine.answers) return { id: 'engine', status: 'ok', summary: `Docker ${facts.engine.serverVersion} answers at ${facts.endpoint}` };
+  return { id: 'engine', status: 'fail', summary: `no engine answers at ${facts.endpoint} (${facts.engine.message})`, fix: 'npx intercode setup   (it prints the commands for this machine when it cannot start one itself)' };
+}
+
+export function cgroupCheck(info: EngineInfo): CheckResult {
+  const version = info.CgroupVersion ?? (existsSync('/sys/fs/cgroup/cgroup.controllers') ? '2' : '1');
+  const driver = info.CgroupDriver ?? 'unknown';
+  if (driver === 'none') return { id: 'cgroup', status: 'fail', summary: `cgroup v${version}, driver none: the engine cannot limit memory, pids or CPU`, fix: 'run a rootful dockerd (rootless on cgroup v1 has no limits)' };
+  return { id: 'cgroup', status: 'ok', summary: `cgroup v${version} (driver ${driver}): memory, pids and CPU limits apply; OOM kills and pid counts are read from v1 or v2 files` };
+}
+
+export function runtimesCheck(info: EngineInfo): CheckResult {
+  const names = Object.keys(info.Runtimes ?? {});
+  const runc = names.includes('runc');
+  const runsc = names.includes('runsc');
+  const listed = `runtimes: ${names.join(', ') || 'none'} (default ${info.DefaultRuntime ?? '?'})`;
+  if (!runc) return { id: 'runtimes', status: 'fail', summary: `${listed}; runc is missing`, fix: 'apt-get install -y runc (or docker.io), then restart dockerd' };
+  const runscPath = (info.Runtimes?.runsc as { path?: string } | undefined)?.path;
+  if (runsc && runscPath?.startsWith('/') && !existsSync(runscPath)) {
+    return { id: 'runtimes', status: 'warn', summary: `${listed}; runsc is registered at ${runscPath} but that file does not exist`, fix: 'apt-get install -y runsc' };
+  }
+  if (!runsc) {
+    return {
+      id: 'runtimes',
+      status: 'warn',
+      summary: `${listed}; gVisor (runsc) is not registered: sandboxes run on runc only`,
+      fix: 'apt-get install -y runsc; add "runtimes": {"runsc": {"path": "/usr/bin/runsc"}} to /etc/docker/daemon.json; restart dockerd',
+    };
+  }
+  return { id: 'runtimes', status: 'ok', summary: listed };
+}
+
+/** The mount (point, type, options) a path lives on, from /proc/self/mounts. */
+export function mountOf(path: string, mounts = readFileSync('/proc/self/mounts', 'utf8')): { point: string; type: string; options: string[] } | undefined {
+  let best: { point: string; type: string; options: string[] } | undefined;
+  for (const line of mounts.split('\n')) {
+    const [, point, type, options] = line.split(' ');
+    if (!point || !type) continue;
+    const decoded = point.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    if ((path === decoded || path.startsWith(decoded.endsWith('/') ? decoded : `${decoded}/`)) && (!best || decoded.length >= best.point.length)) {
+      best = { point: decoded, type, options: (options ?? '').split(',') };
+    }
+  }
+  return best;
+}
+
+/**
+ * Whether the engine's storage can cap a sandbox's disk use (`--storage-opt size=`):
+ * overlay2 on xfs mounted with project quotas (pquota/prjquota), or the btrfs driver.
+ */
+export function diskQuotaCheck(info: EngineInfo, mounts?: string): CheckResult {
+  const driver = info.Driver ?? 'unknown';
+  const backing = info.DriverStatus?.find(([key]) => key === 'Backing Filesystem')?.[1];
+  if (driver === 'btrfs') return { id: 'disk-quota', status: 'ok', summary: 'storage driver btrfs: per-sandbox disk quotas are supported' };
+  if (driver === 'overlay2' && backing === 'xfs') {
+    const mount = info.DockerRootDir ? mountOf(info.DockerRootDir, mounts) : undefined;
+    const quota = mount?.options.some((o) => o === 'pquota' || o === 'prjquota' || o === 'pqnoenforce');
+    if (quota) return { id: 'disk-quota', status: 'ok', summary: `overlay2 on xfs with project quotas (${mount!.point}): per-sandbox disk quotas are supported` };
+  }
+  return {
+    id: 'disk-quota',
+    status: 'warn',
+    summary: `storage ${driver} on ${backing ?? 'an unknown filesystem'}${driver === 'overlay2' && backing === 'xfs' ? ' without pquota' : ''}: no per-sandbox disk quota — a sandbox can fill the engine's disk (the fallback: only the output cap and time limits bound an action)`,
+    fix: "put Docker's data root on xfs mounted with -o pquota, or on btrfs with the btrfs storage driver",
+  };
+}
+
+/** The images `images build` makes: present, or what is missing. */
+export async function imagesCheck(docker: Docker, recipes: Record<string, () => Promise<ImageRecipe>>): Promise<CheckResult> {
+  const missing: string[] = [];
+  const present: string[] = [];
+  for (const [name, recipe] of Object.entries(recipes)) {
+    const found = await findImage(docker, await recipe());
+    if (found.present) present.push(`${name} ${found.tag}`);
+    else missing.push(`${name} (needs ${found.missing})`);
+  }
+  if (missing.length === 0) return { id: 'images', status: 'ok', summary: `built: ${present.join(', ')}` };
+  return { id: 'images', status: 'warn', summary: `not built: ${missing.join(', ')} (commands build them on first use, which makes the first run slow)`, fix: 'npx intercode images build' };
+}
+
+const GiB = 1024 ** 3;
+
+/** Free space where the engine keeps images and sandboxes (or `/` when the engine is not local). */
+export function freeDiskCheck(path: string, warnBelowGiB = 20, failBelowGiB = 5): CheckResult {
+  const where = existsSync(path) ? path : '/';
+  const stats = statfsSync(where);
+  const free = (stats.bavail * stats.bsize) / GiB;
+  const summary = `${free.toFixed(1)} GiB free on ${where}`;
+  if (free < failBelowGiB) return { id: 'free-disk', status: 'fail', summary: `${summary}: the images alone take ~3 GiB`, fix: `free space on ${where} (npx intercode cleanup --dead-only; docker image prune)` };
+  if (free < warnBelowGiB) return { id: 'free-disk', status: 'warn', summary: `${summary}: enough for the images, tight for large runs`, fix: `free space on ${where}` };
+  return { id: 'free-disk', status: 'ok', summary };
+}

@@ -1,0 +1,150 @@
+import { SandboxEnv } from '../env/sandbox-env.js';
+import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../env/types.js';
+import { oneOf } from '../errors.js';
+import type { PoolStats, WorkspacePool } from '../pool/workspace-pool.js';
+import { pooledVecEnv, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
+import { VecEnv } from '../vec/vec-env.js';
+import { VecEpisodeDriver } from '../vec/episode-driver.js';
+
+/**
+ * Where an episode's sandbox comes from. `pooled` (the default): a warm pool shared by the
+ * command's envs, used sandboxes restored in place off the hot path. `fresh`: a new sandbox
+ * per episode, removed after it (slower: see docs/episode-engine.md for the measured cost).
+ */
+export const SANDBOX_MODES = ['pooled', 'fresh'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** Checks a `--sandboxes` value. @throws ConfigError naming the flag and the known modes. */
+export function parseSandboxMode(value: string, option = '--sandboxes'): SandboxMode {
+  return oneOf(option, value, SANDBOX_MODES);
+}
+
+export interface EpisodeEngineOptions {
+  /** Default `pooled`. */
+  sandboxes?: SandboxMode;
+  /** Pool sizing and cleaning (pooled mode only); see {@link pooledVecEnv}. */
+  pool?: Omit<PooledVecEnvOptions, 'autoreset'>;
+}
+
+/**
+ * How the engine ended up running a command's episodes: `pooled` when its envs share a warm
+ * pool; otherwise why not (`fresh` asked for, or envs that cannot share workspaces: SQL keeps
+ * its sessions on its own servers, CTF copies task files in when a sandbox starts, bash's
+ * `--reset intercode` keeps its own sandboxes).
+ */
+export type EngineMode = 'pooled' | 'fresh' | 'own';
+
+/** Idle sandboxes the engine's pool keeps ready beyond those in use. */
+const SPARES = 2;
+
+/**
+ * The one way commands (run, eval, collect, train, replay; servers too) drive episodes:
+ * the command's envs behind one {@link VecEnv} without autoreset, and a
+ * {@link VecEpisodeDriver} that plays one episode per free env id. When every env is a
+ * {@link SandboxEnv} that can share workspaces and `pooled` is asked for, the envs share one
+ * warm {@link WorkspacePool} that fills in the background (the first episode starts as
+ * soon as the first sandbox is ready) and restores used sandboxes in place.
+ *
+ * The envs are bound to the pool too: code that steps them directly (replay, which scores
+ * between actions) gets pooled sandboxes as well. Close the engine, not the envs.
+ */
+export class EpisodeEngine {
+  readonly vec: VecEnv;
+  readonly driver: VecEpisodeDriver;
+  readonly mode: EngineMode;
+  /** The shared pool, in `pooled` mode. */
+  readonly pool: WorkspacePool | undefined;
+
+  /** @throws ConfigError when `envs` is empty. */
+  constructor(
+    readonly envs: readonly TaskEnv[],
+    options: EpisodeEngineOptions = {},
+  ) {
+    const poolable = envs.length > 0 && envs.every((env) => env instanceof SandboxEnv && env.sharesWorkspaces);
+    const wanted = options.sandboxes ?? 'pooled';
+    if (wanted === 'pooled' && poolable) {
+      // Two spares, not one per env (pooledVecEnv's default, tuned for trivial steps): a sandbox
+      // costs about ten restores of CPU to create, which a short run never earns back.
+      const pool = { ...options.pool, pool: { minIdle: SPARES, ...options.pool?.pool } };
+      const { vec, pool: made } = pooledVecEnv(envs as SandboxEnv[], { ...pool, autoreset: 'disabled' });
+      this.vec = vec;
+      this.pool = made;
+      this.mode = 'pooled';
+    } else {
+      this.vec = new VecEnv(envs, { autoreset: 'disabled' });
+      this.pool = undefined;
+      this.mode = poolable ? 'fresh' : 'own';
+    }
+    this.driver = new VecEpisodeDriver(this.vec);
+  }
+
+  /** The pool's counters (pooled mode), e.g. for a summary. */
+  stats(): PoolStats | undefined {
+    return this.pool?.stats();
+  }
+
+  /** When the first episode's reset returned (performance.now()), once one has: where set-up ends. */
+  get firstEpisodeAt(): number | undefined {
+    return this.firstReset;
+  }
+
+  private firstReset: number | undefined;
+
+  /** Plays `play` once per job on the engine's envs (see {@link VecEpisodeDriver.forEach}). */
+  forEach<T>(jobs: readonly T[], play: (env: TaskEnv, job: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
+    const started = () => void (this.firstReset ??= performance.now());
+    return this.driver.forEach(jobs, (env, job) => play(new ResetWatch(env, started), job), signal);
+  }
+
+  /** Closes the envs, then the pool (every sandbox removed). */
+  close(): Promise<void> {
+    return this.vec.close();
+  }
+}
+
+/** A slot env that calls `onReset` after each reset returns (the engine's first-episode clock). */
+class ResetWatch implements TaskEnv {
+  constructor(
+    private readonly env: TaskEnv,
+    private readonly onReset: () => void,
+  ) {}
+
+  get id(): string {
+    return this.env.id;
+  }
+
+  get tasks() {
+    return this.env.tasks;
+  }
+
+  async reset(options?: ResetOptions): Promise<ResetResult> {
+    const result = await this.env.reset(options);
+    this.onReset();
+    return result;
+  }
+
+  step(action: string): Promise<StepResult> {
+    return this.env.step(action);
+  }
+
+  peekScore(submission?: string): Promise<Score> {
+    return this.env.peekScore(submission);
+  }
+
+  close(): Promise<void> {
+    return this.env.close();
+  }
+}
+
+/** One sentence for stderr saying how the engine runs episodes. */
+export function describeEngine(engine: EpisodeEngine): string {
+  const n = engine.envs.length;
+  switch (engine.mode) {
+    case 'pooled':
+      return `episode engine: ${n} env(s) on a warm pool, sandboxes restored in place (--sandboxes fresh for a new sandbox per episode)`;
+    case 'fresh':
+      return `episode engine: ${n} env(s), a new sandbox per episode`;
+    case 'own':
+      return `episode engine: ${n} env(s), each keeping its own sandboxes or sessions (this env or mode does not share a pool)`;
+  }
+}

@@ -1,0 +1,2 @@
+export { EpisodeEngine, describeEngine, parseSandboxMode, SANDBOX_MODES, type EngineMode, type EpisodeEngineOptions, type SandboxMode } from './episode-engine.js';
+export { defaultParallel } from './parallel.js';

@@ -1,0 +1,95 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * What a gold's outcome depends on, as plain data: the image (tag and id), the env's options
+ * that change how the gold runs or is measured, and the task record. Every field is part of
+ * the key: change one and the entry is a different one.
+ */
+export type GoldKey = Readonly<Record<string, string | number | boolean | null | readonly unknown[] | Readonly<Record<string, unknown>>>>;
+
+/** A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`), or they did not. */
+export type StoredGold<T> = { stable: true; outcome: T } | { stable: false };
+
+/** Bumped when the entry format changes, so entries of an older format are never read. */
+const FORMAT = 1;
+
+/**
+ * The default location: `$INTERCODE_GOLD_CACHE`, else `$XDG_CACHE_HOME/intercode-ts/golds`,
+ * else `~/.cache/intercode-ts/golds`.
+ */
+export function defaultGoldCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.INTERCODE_GOLD_CACHE) return env.INTERCODE_GOLD_CACHE;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'intercode-ts', 'golds');
+}
+
+/** JSON with object keys sorted at every level, so equal keys hash equally whatever their field order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Verified gold outcomes on disk, one JSON file per key (named by the SHA-256 of the key's
+ * canonical JSON), written atomically (a temporary file renamed into place), so concurrent
+ * processes sharing a folder never read half an entry. An entry holds its key too: a file
+ * whose key differs from the one asked for, that does not parse, or whose outcome `isOutcome`
+ * rejects is treated as absent (and overwritten by the next verification). Nothing here knows
+ * what a gold is; envs give the key and the outcome's codec.
+ */
+export class GoldStore<T> {
+  constructor(
+    readonly dir: string,
+    private readonly codec: { encode(outcome: T): unknown; decode(stored: unknown): T | undefined },
+  ) {}
+
+  /** The file an entry for `key` lives in. */
+  pathOf(key: GoldKey): string {
+    return join(this.dir, `${createHash('sha256').update(canonical({ format: FORMAT, key })).digest('hex')}.json`);
+  }
+
+  /** The entry for `key`, or undefined when there is none (or it is unreadable). */
+  async get(key: GoldKey): Promise<StoredGold<T> | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.pathOf(key), 'utf8');
+    } catch {
+      return undefined;
+    }
+    try {
+      const entry = JSON.parse(text) as { format?: unknown; key?: unknown; stable?: unknown; outcome?: unknown };
+      if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key)) return undefined;
+      if (entry.stable === false) return { stable: false };
+      if (entry.stable !== true) return undefined;
+      const outcome = this.codec.decode(entry.outcome);
+      return outcome === undefined ? undefined : { stable: true, outcome };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Stores the entry for `key`. Failing to write (a read-only folder, a full disk) loses only
+   * the saving: the caller's run goes on. @returns whether it was written.
+   */
+  async put(key: GoldKey, entry: StoredGold<T>): Promise<boolean> {
+    const path = this.pathOf(key);
+    const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    const body = { format: FORMAT, key, stable: entry.stable, ...(entry.stable ? { outcome: this.codec.encode(entry.outcome) } : {}) };
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await writeFile(temporary, `${JSON.stringify(body)}\n`);
+      await rename(temporary, path);
+      return true;
+    } catch {
+      await rm(temporary, { force: true }).catch(() => undefined);
+      return false;
+    }
+  }
+}

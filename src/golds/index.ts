@@ -1,0 +1,1 @@
+export { GoldStore, defaultGoldCacheDir, type GoldKey, type StoredGold } from './gold-store.js';

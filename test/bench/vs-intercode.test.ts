@@ -1,0 +1,62 @@
+/**
+ * bench vs-intercode without running anything heavy: its help, a bad option, the clear exit
+ * when the shared baselines are absent, and how rewards are compared with InterCode's passes.
+ */
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compareRewards, sharedDir, vsIntercodeBench } from '../../src/bench/vs-intercode.js';
+import { makeTempDir } from '../datasets/tmp-files.js';
+
+function io() {
+  const out = { stdout: '', stderr: '' };
+  const sink = (key: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        out[key] += String(chunk);
+        done();
+      },
+    });
+  return { out, streams: { stdout: sink('stdout'), stderr: sink('stderr') } };
+}
+
+const saved = process.env.INTERCODE_SHARED;
+afterEach(() => {
+  if (saved === undefined) delete process.env.INTERCODE_SHARED;
+  else process.env.INTERCODE_SHARED = saved;
+});
+
+describe('bench vs-intercode', () => {
+  it('prints its usage with --help and names an unknown option', async () => {
+    const help = io();
+    expect(await vsIntercodeBench.run(['--help'], help.streams)).toBe(0);
+    expect(help.out.stdout).toMatch(/--parallel 1 and 8/);
+    await expect(vsIntercodeBench.run(['--envs', '3'], io().streams)).rejects.toThrow(/--envs is not an option of the vs-intercode bench/);
+  });
+
+  it('exits 1 saying what is missing when the shared baselines are absent', async () => {
+    const empty = await makeTempDir();
+    try {
+      process.env.INTERCODE_SHARED = empty.dir;
+      expect(sharedDir()).toBe(empty.dir);
+      const run = io();
+      expect(await vsIntercodeBench.run(['--tasks', '2'], run.streams)).toBe(1);
+      expect(run.out.stderr).toBe(
+        `vs-intercode: ${empty.dir}/baselines/intercode-py/bench.sh does not exist; this bench needs baselines/intercode-py and intercode-data in ../shared next to the checkout (or $INTERCODE_SHARED)\n`,
+      );
+      expect(run.out.stdout).toBe('');
+    } finally {
+      await empty.remove();
+    }
+  });
+
+  it('counts a reward as InterCode\'s when InterCode gave it in any pass', () => {
+    const below1 = [{ pass: 1, index: 30, reward: 0.67 }];
+    const ours = new Map([
+      [11, [1, 0.67]],
+      [30, [1, 0.67]],
+      [31, [1, 1]],
+    ]);
+    expect(compareRewards(below1, 2, ours)).toEqual([{ index: 11, intercode: [1, 1], ours: [1, 0.67] }]);
+    expect(compareRewards(below1, 1, ours).map((d) => d.index)).toEqual([11, 30]);
+  });
+});

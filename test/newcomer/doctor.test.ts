@@ -1,0 +1,86 @@
+/**
+ * `intercode doctor`: the CLI on this machine's engine and without one (exit code and
+ * --json), and each check's verdicts on the engine facts that decide them.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
+import { IN_CI, probeEngine } from '../setup/docker.js';
+
+const CLI = join(import.meta.dirname, '../../bin/intercode.js');
+const engine = await probeEngine();
+
+function doctor(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const run = spawnSync(process.execPath, [CLI, 'doctor', ...args], { encoding: 'utf8', env, timeout: 120_000 });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('intercode doctor (CLI)', () => {
+  it.skipIf(!engine.ok && !IN_CI)('on this engine: every check, in order, and the exit code says healthy or not', () => {
+    const { status, stdout, stderr } = doctor(['--json']);
+    const report = JSON.parse(stdout) as DoctorReport;
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk']);
+    expect(report.checks[0]).toMatchObject({ status: 'ok' });
+    expect(report.checks.find((c) => c.id === 'runtimes')!.summary).toContain('runc');
+    for (const check of report.checks) if (check.status !== 'ok') expect(check.fix, check.id).toBeTruthy();
+    expect(report.healthy).toBe(report.checks.every((c) => c.status !== 'fail'));
+    expect(status, stderr).toBe(report.healthy ? 0 : 1);
+    const text = doctor([]);
+    expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine {6}Docker /m);
+    expect(text.stdout.trim().split('\n').at(-1)).toBe(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
+  });
+
+  it('without an engine: unhealthy, exit 1, and the fix is setup', () => {
+    const { status, stdout } = doctor(['--json'], { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-no-such.sock' });
+    expect(status).toBe(1);
+    const report = JSON.parse(stdout) as DoctorReport;
+    expect(report).toMatchObject({ healthy: false, endpoint: 'unix:///tmp/ic-doctor-no-such.sock' });
+    expect(report.checks[0]).toMatchObject({ id: 'engine', status: 'fail', fix: expect.stringMatching(/^npx intercode setup/) });
+    expect(report.checks.find((c) => c.id === 'images')).toMatchObject({ status: 'fail', summary: 'not checked: no engine answers' });
+  });
+});
+
+describe('doctor checks', () => {
+  const mounts = ['/dev/sda1 / ext4 rw,relatime 0 0', '/dev/sdb1 /var/lib/docker xfs rw,relatime,attr2,inode64,prjquota 0 0', '/dev/sdc1 /srv\\040data xfs rw,relatime 0 0'].join('\n');
+
+  it('finds the mount a path lives on (deepest, octal escapes decoded)', () => {
+    expect(mountOf('/var/lib/docker/overlay2', mounts)).toMatchObject({ point: '/var/lib/docker', type: 'xfs' });
+    expect(mountOf('/srv data/docker', mounts)).toMatchObject({ point: '/srv data' });
+    expect(mountOf('/home', mounts)).toMatchObject({ point: '/', type: 'ext4' });
+  });
+
+  it('disk quota: overlay2 on xfs with project quotas or btrfs are supported; anything else falls back with a fix', () => {
+    const xfs = (root: string) => ({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'xfs']] as [string, string][], DockerRootDir: root });
+    expect(diskQuotaCheck(xfs('/var/lib/docker'), mounts).status).toBe('ok');
+    const noQuota = diskQuotaCheck(xfs('/srv data/docker'), mounts);
+    expect(noQuota).toMatchObject({ status: 'warn', fix: expect.stringContaining('pquota') });
+    expect(noQuota.summary).toContain('without pquota');
+    expect(diskQuotaCheck({ Driver: 'btrfs' }).status).toBe('ok');
+    expect(diskQuotaCheck({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs']] })).toMatchObject({ status: 'warn', summary: expect.stringContaining('overlay2 on extfs: no per-sandbox disk quota') });
+  });
+
+  it('runtimes: runc needed, runsc recommended', () => {
+    expect(runtimesCheck({ Runtimes: { runc: {}, runsc: { path: '/usr/bin/runsc' } } }).status).toBe(process.platform === 'linux' && spawnSync('test', ['-e', '/usr/bin/runsc']).status === 0 ? 'ok' : 'warn');
+    expect(runtimesCheck({ Runtimes: { runc: {} } })).toMatchObject({ status: 'warn', fix: expect.stringContaining('apt-get install -y runsc') });
+    expect(runtimesCheck({ Runtimes: { runsc: { path: '/usr/bin/runsc' } } }).status).toBe('fail');
+    expect(runtimesCheck({ Runtimes: { runc: {}, runsc: { path: '/nonexistent/runsc' } } }).status).toBe('warn');
+  });
+
+  it('free disk: measured with statfs, judged against the thresholds', () => {
+    expect(freeDiskCheck('/', 0, 0)).toMatchObject({ status: 'ok', summary: expect.stringMatching(/^\d+\.\d GiB free on \/$/) });
+    expect(freeDiskCheck('/', 1e9, 0).status).toBe('warn');
+    expect(freeDiskCheck('/', 1e9, 1e9)).toMatchObject({ status: 'fail', fix: expect.stringContaining('cleanup --dead-only') });
+  });
+});
+
+describe('runDoctor', () => {
+  it('appends extra checks (another backend\'s) after its own, and a failing one makes the report unhealthy', async () => {
+    const { runDoctor } = await import('../../src/doctor/index.js');
+    const report = await runDoctor({}, { env: { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-none.sock' } }, [
+      async () => ({ id: 'cluster', status: 'ok', summary: 'a test check' }),
+    ]);
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk', 'cluster']);
+    expect(report.healthy).toBe(false);
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * The episode engine without Docker: which mode it picks (pooled, fresh, own), that pooled
+ * envs take every workspace from one pool (their own gold-style borrowing included) and fresh
+ * ones a new workspace per reset, the first-episode clock, the --parallel default and the
+ * --sandboxes check.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Task } from '../../src/datasets/index.js';
+import { defaultParallel, EpisodeEngine, parseSandboxMode } from '../../src/engine/index.js';
+import { SandboxEnv, type EpisodeState } from '../../src/env/sandbox-env.js';
+import type { ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
+import { ConfigError } from '../../src/errors.js';
+import { FreshWorkspaces } from '../../src/pool/fresh-workspaces.js';
+import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
+import type { CommandResult, CommandRunner } from '../../src/sandbox/shell/types.js';
+import type { SandboxRuntime } from '../../src/sandbox/types.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
+
+const TASKS: Task[] = Array.from({ length: 6 }, (_, i) => ({ index: i, id: String(i), query: `task ${i}`, gold: `echo ${i}`, metadata: {} }));
+
+/** Counts workspaces made and removed; each is a scripted runner that answers every command. */
+function countingFactory() {
+  const counts = { created: 0, destroyed: 0 };
+  const factory: WorkspaceFactory = {
+    async create() {
+      counts.created += 1;
+      const run = async (): Promise<CommandResult> =>
+        ({ output: '', exitCode: 0, timedOut: false, outputBytes: 0, durationMs: 0, cwd: '/', events: [] }) as unknown as CommandResult;
+      const runner = { run, cwd: '/', close() {}, isAlive: true };
+      return { sandbox: { id: `s${counts.created}` }, runner, control: runner } as unknown as Workspace;
+    },
+    async openRunner() {
+      throw new Error('not used');
+    },
+    async destroy() {
+      counts.destroyed += 1;
+    },
+  };
+  return { factory, counts };
+}
+
+/** A SandboxEnv over the scripted factory whose score, like bash's gold runs, borrows a clean workspace from the env's own source. */
+class ScriptedEnv extends SandboxEnv {
+  readonly id = 'test/scripted-v0';
+  protected readonly logName = 'scripted';
+  override readonly sharesWorkspaces: boolean;
+  borrowed = 0;
+
+  constructor(
+    private readonly made: WorkspaceFactory,
+    shares = true,
+  ) {
+    super({ runtime: {} as SandboxRuntime, spec: { image: 'x', hostname: 'x', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES }, dataset: TASKS });
+    this.sharesWorkspaces = shares;
+    // SandboxEnv's constructor made its default source before `made` was set: the scripted one instead.
+    this.useWorkspaces(new FreshWorkspaces(made), { own: true });
+  }
+
+  override workspaceFactory(): WorkspaceFactory {
+    return this.made;
+  }
+
+  protected async openRunner(): Promise<CommandRunner> {
+    throw new Error('not used');
+  }
+
+  protected async score(_episode: EpisodeState): Promise<Score> {
+    const source = this.workspaceSource();
+    const workspace = await source.acquire();
+    this.borrowed += 1;
+    source.release(workspace);
+    return { reward: 1, parts: {}, details: {} };
+  }
+}
+
+async function playAll(engine: EpisodeEngine): Promise<number[]> {
+  const rewards: number[] = [];
+  await engine.forEach(TASKS, async (env, task) => {
+    await env.reset({ task });
+    await env.step('echo hi');
+    rewards[task.index] = (await env.step('submit')).reward;
+  });
+  return rewards;
+}
+
+describe('EpisodeEngine', () => {
+  it('puts envs that can share workspaces on one warm pool: resets and the envs\' own borrowing take pooled workspaces, close removes them all', async () => {
+    const { factory, counts } = countingFactory();
+    const envs = [new ScriptedEnv(factory), new ScriptedEnv(factory)];
+    const engine = new EpisodeEngine(envs, { pool: { clean: 'replace' } });
+    expect(engine.mode).toBe('pooled');
+    expect(engine.pool).toBeDefined();
+    expect(await playAll(engine)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(envs.reduce((n, e) => n + e.borrowed, 0)).toBe(TASKS.length);
+    expect(engine.stats()!.created).toBe(counts.created);
+    expect(engine.firstEpisodeAt).toBeGreaterThan(0);
+    await engine.close();
+    expect(counts.destroyed).toBe(counts.created);
+  });
+
+  it('--sandboxes fresh: a new workspace per reset and per borrow, no pool', async () => {
+    const { factory, counts } = countingFactory();
+    const engine = new EpisodeEngine([new ScriptedEnv(factory), new ScriptedEnv(factory)], { sandboxes: 'fresh' });
+    expect(engine.mode).toBe('fresh');
+    expect(engine.pool).toBeUndefined();
+    await playAll(engine);
+    await engine.close();
+    expect(counts.created).toBe(2 * TASKS.length);
+    expect(counts.destroyed).toBe(counts.created);
+  });
+
+  it('steps envs that cannot share workspaces as they are (own), and any TaskEnv that is not a SandboxEnv', async () => {
+    const { factory } = countingFactory();
+    expect(new EpisodeEngine([new ScriptedEnv(factory, false)]).mode).toBe('own');
+    const plain: TaskEnv = {
+      id: 'plain',
+      tasks: TASKS,
+      reset: async (): Promise<ResetResult> => ({ observation: 'q', info: {} }),
+      step: async (action: string): Promise<StepResult> => ({ observation: '', reward: action === 'submit' ? 1 : 0, terminated: action === 'submit', truncated: false, info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [] } }),
+      peekScore: async () => ({ reward: 1, parts: {} }),
+      close: async () => undefined,
+    };
+    const engine = new EpisodeEngine([plain, plain]);
+    expect(engine.mode).toBe('own');
+    expect(await playAll(engine)).toEqual([1, 1, 1, 1, 1, 1]);
+    await engine.close();
+  });
+
+  it('refuses no envs', () => {
+    expect(() => new EpisodeEngine([])).toThrow(ConfigError);
+  });
+});
+
+describe('engine flags', () => {
+  it('--parallel defaults to one per core, at least 2', () => {
+    expect(defaultParallel(1)).toBe(2);
+    expect(defaultParallel(2)).toBe(2);
+    expect(defaultParallel(12)).toBe(12);
+    expect(defaultParallel(0)).toBe(2);
+  });
+
+  it('--sandboxes takes pooled or fresh, naming the flag otherwise', () => {
+    expect(parseSandboxMode('fresh')).toBe('fresh');
+    expect(() => parseSandboxMode('warm')).toThrow(/--sandboxes must be one of pooled, fresh, got "warm"/);
+  });
+});
+
+
+
