@@ -71,6 +71,16 @@ export class EngineUnreachableError extends IntercodeError {
   }
 }
 
+/** A Kubernetes apiserver did not answer (or kept failing) while `what` was asked of it. */
+export class ClusterUnreachableError extends IntercodeError {
+  constructor(server: string, what: string, cause?: unknown) {
+    super('ENGINE_UNREACHABLE', `The Kubernetes apiserver at ${server} did not answer (${what}); check KUBECONFIG and that the cluster is up (\`kubectl version\`).`, {
+      details: { server, what },
+      cause,
+    });
+  }
+}
+
 /** A sandbox could not be created, or its container died or vanished mid-episode. */
 export class SandboxError extends IntercodeError {
   constructor(

@@ -13,6 +13,7 @@ export { DockerRuntime } from './sandbox/docker/docker-sandbox.js';
 export { cleanup } from './sandbox/docker/cleanup.js';
 export * from './sandbox/lifecycle/index.js';
 export * from './sandbox/multi/index.js';
+export * from './sandbox/kubernetes/index.js';
 export { ShellSession, type ShellSessionOptions } from './sandbox/shell/shell-session.js';
 export { IntercodeExecRunner } from './sandbox/shell/intercode-exec-runner.js';
 export { renderObservation, type CommandEvent, type CommandResult, type CommandRunner } from './sandbox/shell/types.js';

@@ -13,6 +13,14 @@ import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
 import { engineBench } from './engine-bench.js';
 import type { Bench } from './types.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { open, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { isClusterTarget, loadCluster, parseClusterTarget, type Cluster } from '../sandbox/kubernetes/cluster.js';
+import { thisRunSelector } from '../sandbox/kubernetes/pod-spec.js';
+import { EngineSet } from '../sandbox/multi/engine-set.js';
 
 export interface ChaosOptions {
   episodes: number;
@@ -21,6 +29,10 @@ export interface ChaosOptions {
   killEveryMs: number;
   seed: number;
   json: boolean;
+  /** `docker` (the local engine) or `k8s[:CONTEXT[/NAMESPACE]]`. */
+  engine: string;
+  /** pid file of a local kube-apiserver to stop and start again once, half-way through. */
+  restartApiserver?: string;
 }
 
 /** The `--json` output. */
@@ -37,8 +49,10 @@ export interface ChaosResult {
   unaccounted: number;
   /** Containers `docker kill`ed during the run. */
   kills: number;
-  /** Containers of this run still present after the VecEnv closed (running or not): should be 0. */
+  /** Containers (pods) of this run still present after the VecEnv closed (running or not): should be 0. */
   containersLeft: number;
+  /** Times the kube-apiserver was restarted during the run (--restart-apiserver). */
+  apiserverRestarts: number;
   seconds: number;
   episodesPerSec: number;
 }
@@ -56,6 +70,10 @@ Options:
   --envs N           envs (default 8)
   --kill-every MS    mean time between kills (default 250)
   --seed N           seed for the killer's choices (default 1)
+  --engine E         docker (default) or k8s[:CONTEXT[/NAMESPACE]]: pods, deleted (grace 0) by the killer
+  --restart-apiserver PIDFILE
+                     half-way through, stop the local kube-apiserver whose pid is in PIDFILE and
+                     start it again with the same command line (../shared/k8s: run/kube-apiserver.pid)
   --json             print only one JSON object on stdout:
                      {"episodes","scored","scoredBelowOne","truncatedWithCause","unaccounted",
                       "kills","containersLeft","seconds","episodesPerSec"}
@@ -68,9 +86,16 @@ function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
     envs: { type: 'string' },
     'kill-every': { type: 'string' },
     seed: { type: 'string' },
+    engine: { type: 'string' },
+    'restart-apiserver': { type: 'string' },
   });
   if (values === 'help') return 'help';
+  const engine = (values.engine as string | undefined) ?? 'docker';
+  if (engine !== 'docker' && !isClusterTarget(engine)) throw new ConfigError('--engine', `must be docker or k8s[:CONTEXT[/NAMESPACE]], got "${engine}"`);
+  const restart = values['restart-apiserver'] as string | undefined;
   return {
+    engine,
+    ...(restart ? { restartApiserver: restart } : {}),
     episodes: positiveNumber('--episodes', values.episodes, 1000, true),
     envs: positiveNumber('--envs', values.envs, 8, true),
     killEveryMs: positiveNumber('--kill-every', values['kill-every'], 250, true),
@@ -81,15 +106,74 @@ function parseChaosOptions(args: readonly string[]): ChaosOptions | 'help' {
 
 const ours = (docker: Docker) => docker.listContainers({ all: true, filters: thisRunFilter() });
 
+/** What the killer kills: this run's containers, or its pods. */
+interface Victims {
+  running(): Promise<string[]>;
+  kill(id: string): Promise<boolean>;
+  /** This run's sandboxes still present (pods being deleted count). */
+  left(): Promise<number>;
+}
+
+function dockerVictims(docker: Docker): Victims {
+  return {
+    running: async () => (await ours(docker)).filter((c) => c.State === 'running').map((c) => c.Id),
+    kill: (id) => docker.getContainer(id).kill().then(() => true, () => false),
+    left: async () => (await ours(docker)).length,
+  };
+}
+
+function podVictims(cluster: Cluster): Victims {
+  const list = () => cluster.core.listNamespacedPod({ namespace: cluster.namespace, labelSelector: thisRunSelector() });
+  return {
+    running: async () => (await list().catch(() => ({ items: [] as V1Pod[] }))).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!),
+    kill: (name) => cluster.core.deleteNamespacedPod({ name, namespace: cluster.namespace, gracePeriodSeconds: 0 }).then(() => true, () => false),
+    left: async () => (await cluster.request('listing pods', list)).items.length,
+  };
+}
+
+/** Stops the kube-apiserver whose pid `pidFile` holds and starts it again with the same command line and log. */
+async function restartApiserver(pidFile: string, log: (line: string) => void): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8')).trim());
+  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+  if (!argv[0]?.endsWith('kube-apiserver')) throw new ConfigError('--restart-apiserver', `pid ${pid} from ${pidFile} is not a kube-apiserver`);
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const logFile = await open(`${dirname(dirname(pidFile))}/logs/kube-apiserver.log`, 'a');
+  const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', logFile.fd, logFile.fd] });
+  child.unref();
+  await logFile.close();
+  await writeFile(pidFile, `${child.pid}\n`);
+  log(`kube-apiserver restarted (pid ${pid} -> ${child.pid})`);
+}
+
 async function runChaos(docker: Docker, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
-  const envs: BashEnv[] = await createBashEnvs({}, options.envs);
+  const kubernetes = options.engine !== 'docker';
+  const engines = kubernetes ? new EngineSet([{ endpoint: options.engine, weight: 1 }]) : EngineSet.local();
+  const victims = kubernetes ? podVictims(loadCluster(parseClusterTarget(options.engine))) : dockerVictims(docker);
+  try {
+    return await runChaosOn(engines, victims, options, log);
+  } finally {
+    engines.close();
+  }
+}
+
+async function runChaosOn(engines: EngineSet, victims: Victims, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
+  const envs: BashEnv[] = await createBashEnvs({ engines }, options.envs);
   const tasks = envs[0]!.tasks;
   const rotation = new TaskRotation(tasks);
   const { vec, pool } = pooledVecEnv(envs, {
     autoreset: 'next-step',
     nextTask: rotation.nextTask,
   });
-  const counts = { scored: 0, scoredBelowOne: 0, truncatedWithCause: 0, unaccounted: 0, kills: 0 };
+  const counts = { scored: 0, scoredBelowOne: 0, truncatedWithCause: 0, unaccounted: 0, kills: 0, apiserverRestarts: 0 };
+  let restart: Promise<void> | undefined;
   const ended = () => counts.scored + counts.truncatedWithCause + counts.unaccounted;
   const random = seededRandom(options.seed);
   let killing = true;
@@ -101,10 +185,10 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
       while (killing) {
         await new Promise((resolve) => setTimeout(resolve, options.killEveryMs * (0.5 + random())));
         if (!killing) break;
-        const running = (await ours(docker)).filter((c) => c.State === 'running');
+        const running = await victims.running().catch(() => []);
         const victim = running[Math.floor(random() * running.length)];
         if (!victim) continue;
-        await docker.getContainer(victim.Id).kill().then(() => (counts.kills += 1), () => undefined);
+        if (await victims.kill(victim)) counts.kills += 1;
       }
     })();
     let lastReport = 0;
@@ -120,6 +204,9 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
           log(`task ${rotation.of(step.envId).index} scored ${step.reward}: ${JSON.stringify(step.info.score ?? step.info).slice(0, 1000)}`);
         }
       } else return 'submit';
+      if (options.restartApiserver && !restart && ended() >= options.episodes / 2) {
+        restart = restartApiserver(options.restartApiserver, log).then(() => void (counts.apiserverRestarts += 1));
+      }
       if (ended() - lastReport >= 100) {
         lastReport = ended();
         log(`${lastReport} episodes: ${counts.scored} scored, ${counts.truncatedWithCause} truncated; ${counts.kills} kills; pool ${JSON.stringify(pool.stats())}`);
@@ -128,12 +215,18 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
     });
     killing = false;
     await killer;
+    await restart;
   } finally {
     killing = false;
     await vec.close();
   }
   const seconds = (performance.now() - started) / 1000;
-  const containersLeft = (await ours(docker)).length;
+  // Deletions take a moment to finish on a cluster.
+  let containersLeft = await victims.left();
+  for (let i = 0; containersLeft > 0 && i < 60; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    containersLeft = await victims.left();
+  }
   return { episodes: ended(), ...counts, containersLeft, seconds: Number(seconds.toFixed(1)), episodesPerSec: Number((ended() / seconds).toFixed(1)) };
 }
 
@@ -147,7 +240,7 @@ export const chaosBench: Bench = engineBench({
   measure: runChaos,
   format: (result) =>
     [
-      `chaos: ${result.episodes} episodes in ${result.seconds} s (${result.episodesPerSec}/s) with ${result.kills} containers killed`,
+      `chaos: ${result.episodes} episodes in ${result.seconds} s (${result.episodesPerSec}/s) with ${result.kills} sandboxes killed, ${result.apiserverRestarts} apiserver restart(s)`,
       `  scored ${result.scored} (below 1: ${result.scoredBelowOne}), truncated with cause ${result.truncatedWithCause}, unaccounted ${result.unaccounted}`,
       `  containers left after close: ${result.containersLeft}`,
       accountedFor(result) ? '  every episode accounted for; nothing left behind' : '  FAILED: see the counts above',

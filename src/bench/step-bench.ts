@@ -6,7 +6,6 @@
 import type Docker from 'dockerode';
 import { IntercodeError } from '../errors.js';
 import { BASE_IMAGE, ensureBaseImage } from '../images/image-builder.js';
-import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../sandbox/types.js';
@@ -14,7 +13,7 @@ import { CPU_GROUPS, cpuUsageBetween, takeCpuSnapshot, type CpuUsage } from './h
 import { describeMachine, type MachineInfo } from './machine.js';
 import { describeError, SandboxSet } from './sandbox-set.js';
 import { summarize, type SampleSummary } from './stats.js';
-import { CONCURRENCY_LEVELS, parseStepOptions, STEP_USAGE, type StepBenchOptions } from './step-options.js';
+import { CONCURRENCY_LEVELS, parseStepOptions, STEP_USAGE, stepRuntime, type StepBenchOptions } from './step-options.js';
 import { formatStepReport } from './step-report.js';
 import { compareRuntimes, type RuntimeCost } from './runtime-compare.js';
 import type { Bench, BenchIO } from './types.js';
@@ -226,7 +225,9 @@ async function runStepBench(args: readonly string[], io: BenchIO): Promise<numbe
     io.stderr.write(`bench step: ${(error as Error).message}\n`);
     return 1;
   }
-  const set = new SandboxSet(new DockerRuntime(docker, options.runtime ? { ociRuntime: options.runtime } : {}), {
+  const runtime = stepRuntime(options.engine, docker, options.runtime);
+  if (options.engine !== 'docker') log(`sandboxes: Kubernetes pods (${options.engine})`);
+  const set = new SandboxSet(runtime, {
     image: options.image,
     hostname: 'bench',
     limits: DEFAULT_LIMITS,
@@ -249,6 +250,7 @@ async function runStepBench(args: readonly string[], io: BenchIO): Promise<numbe
     const { removed, failed, errors } = await set.destroyAll();
     const problem = failed ? `; ${failed} could not be removed (${describeError(errors[0])}); run \`intercode cleanup\`` : '';
     log(`removed ${removed} sandbox(es)${problem}`);
+    runtime.close?.();
     uninstall();
   }
 }

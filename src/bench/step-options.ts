@@ -1,4 +1,9 @@
 import { ConfigError } from '../errors.js';
+import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
+import { KubernetesRuntime } from '../sandbox/kubernetes/kubernetes-sandbox.js';
+import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
+import type Docker from 'dockerode';
+import type { SandboxRuntime } from '../sandbox/types.js';
 import { BASE_IMAGE } from '../images/image-builder.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
@@ -17,6 +22,8 @@ export interface StepBenchOptions {
   runtime?: string;
   /** Runtimes to compare afterwards in the same run, e.g. ['runc', 'runsc']. */
   compareRuntimes?: string[];
+  /** Where sandboxes run: `docker` (the local engine) or `k8s[:CONTEXT[/NAMESPACE]]`. */
+  engine: string;
 }
 
 /** Sandbox counts of the aggregate phase; they are also the keys of `stepsPerSec`. */
@@ -28,6 +35,7 @@ export const DEFAULT_STEP_OPTIONS: StepBenchOptions = {
   json: false,
   sessionSteps: 2000,
   execSteps: 200,
+  engine: 'docker',
 };
 
 export const STEP_USAGE = `Usage: npm run bench -- step [options]
@@ -50,6 +58,8 @@ Options:
   --compare-runtimes A,B
                       afterwards, per runtime: a fresh sandbox's start (create + shell), 1000
                       steps' p50/p95, removal; each measured twice (A,B,B,A) in this run
+  --engine E          docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]]: pods, each
+                      step over the pod's exec WebSocket, one exec (a new WebSocket) per exec step
   --json              print only one JSON object on stdout:
                       {"sessionP50Ms","sessionP95Ms","execP50Ms","ratio","stepsPerSec":{"1","8","32"}}
                       (use \`npm run -s bench -- step --json\`: npm prints a banner otherwise)
@@ -69,8 +79,11 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     'exec-steps': { type: 'string' },
     runtime: { type: 'string' },
     'compare-runtimes': { type: 'string' },
+    engine: { type: 'string' },
   });
   if (values === 'help') return 'help';
+  const engine = (values.engine as string | undefined) ?? DEFAULT_STEP_OPTIONS.engine;
+  if (engine !== 'docker' && !isClusterTarget(engine)) throw new ConfigError('--engine', `must be docker or k8s[:CONTEXT[/NAMESPACE]], got "${engine}"`);
   const image = values.image as string | undefined;
   if (image !== undefined && image.trim() === '') throw new ConfigError('--image', 'must not be empty');
   return {
@@ -83,10 +96,16 @@ export function parseStepOptions(args: readonly string[]): StepBenchOptions | 'h
     ...(values['compare-runtimes'] !== undefined
       ? { compareRuntimes: (values['compare-runtimes'] as string).split(',').map((name) => runtimeName('--compare-runtimes', name.trim())) }
       : {}),
+    engine,
   };
 }
 
 function runtimeName(flag: string, name: string): string {
   if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) throw new ConfigError(flag, `must name runtimes such as runc or runsc, got "${name}"`);
   return name;
+}
+
+/** The runtime `--engine` names: the local engine's (with `ociRuntime`, e.g. runsc), or a Kubernetes cluster's (close it after). */
+export function stepRuntime(engine: string, docker: Docker, ociRuntime?: string): SandboxRuntime & { close?(): void } {
+  return engine === 'docker' ? new DockerRuntime(docker, ociRuntime ? { ociRuntime } : {}) : new KubernetesRuntime(loadCluster(parseClusterTarget(engine)));
 }

@@ -7,6 +7,7 @@ import type Docker from 'dockerode';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
 import { goldText } from '../datasets/index.js';
 import { thisRunFilter } from '../sandbox/docker/labels.js';
+import { EngineSet } from '../sandbox/multi/engine-set.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
@@ -125,8 +126,8 @@ async function goldPhase(envs: readonly BashEnv[], durationMs: number): Promise<
 }
 
 /** One env alone, no pool: a new sandbox per reset (the plain env's default). */
-async function sequentialPhase(goldCache: GoldCache, durationMs: number): Promise<number> {
-  const [env] = await createBashEnvs({ goldCache }, 1);
+async function sequentialPhase(goldCache: GoldCache, engines: EngineSet, durationMs: number): Promise<number> {
+  const [env] = await createBashEnvs({ goldCache, engines }, 1);
   try {
     const tasks = env!.tasks;
     const window = new Window(durationMs);
@@ -163,9 +164,19 @@ async function measure(docker: Docker, options: VecBenchOptions, log: (line: str
   const machine = await describeMachine(docker);
   log(`engine: Docker ${machine.dockerServerVersion}; host: ${machine.hostCores} cores; load ${machine.loadAverage1m.toFixed(2)}`);
   const goldCache = new GoldCache();
+  const engines = options.engine === 'docker' ? EngineSet.local() : new EngineSet([{ endpoint: options.engine, weight: 1 }]);
+  log(`sandboxes: ${options.engine === 'docker' ? 'local Docker engine' : `Kubernetes (${options.engine})`}, clean: ${options.clean}`);
+  try {
+    return await measureOn(engines, goldCache, options, log, docker);
+  } finally {
+    engines.close();
+  }
+}
+
+async function measureOn(engines: EngineSet, goldCache: GoldCache, options: VecBenchOptions, log: (line: string) => void, docker: Docker): Promise<{ rows: VecRow[]; sequential: number }> {
   const durationMs = options.durationSec * 1000;
   log('gold outcomes: running every task\'s gold once (cached for the rest of the run)');
-  const [warm] = await createBashEnvs({ goldCache }, 1);
+  const [warm] = await createBashEnvs({ goldCache, engines }, 1);
   for (const task of warm!.tasks) {
     await warm!.reset({ task });
     await warm!.step(goldText(task));
@@ -173,16 +184,17 @@ async function measure(docker: Docker, options: VecBenchOptions, log: (line: str
   }
   await warm!.close();
   log('sequential: one env, a new sandbox per reset');
-  const sequential = await sequentialPhase(goldCache, durationMs);
+  const sequential = await sequentialPhase(goldCache, engines, durationMs);
   log(`  ${sequential.toFixed(1)} gold episodes/s`);
   const rows: VecRow[] = [];
   for (const n of options.envs) {
     log(`${n} env(s): creating the pool`);
-    const envs = await createBashEnvs({ goldCache }, n);
-    const { vec, pool } = pooledVecEnv(envs, { autoreset: 'disabled' });
+    const envs = await createBashEnvs({ goldCache, engines }, n);
+    const { vec, pool } = pooledVecEnv(envs, { autoreset: 'disabled', clean: options.clean });
     try {
       await pool.ready();
-      const memory = await memoryPerSandboxMiB(docker);
+      // Pods are not this run's labelled containers: their memory is not read here.
+      const memory = options.engine === 'docker' ? await memoryPerSandboxMiB(docker) : Number.NaN;
       // Untimed: the first episodes of a new pool queue behind its first restores, which
       // would be charged to whichever worker count came first.
       log(`  warm-up: ${options.durationSec} s of gold episodes, not counted`);

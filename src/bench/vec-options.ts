@@ -1,4 +1,5 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError, oneOf } from '../errors.js';
+import { isClusterTarget } from '../sandbox/kubernetes/cluster.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The vec bench's settings, resolved. */
@@ -12,9 +13,13 @@ export interface VecBenchOptions {
   json: boolean;
   /** OCI runtimes to measure in turn in this run (the first one's figures are the result's own). */
   runtimes?: string[];
+  /** Where sandboxes run: `docker` (the local engine) or `k8s[:CONTEXT[/NAMESPACE]]`. */
+  engine: string;
+  /** How the pool cleans a used sandbox: restored in place, or replaced by a new one. */
+  clean: 'restore' | 'replace';
 }
 
-export const DEFAULT_VEC_OPTIONS: VecBenchOptions = { envs: [1, 4, 16, 64], workers: [0, 1, 2], durationSec: 5, json: false };
+export const DEFAULT_VEC_OPTIONS: VecBenchOptions = { envs: [1, 4, 16, 64], workers: [0, 1, 2], durationSec: 5, json: false, engine: 'docker', clean: 'restore' };
 
 export const VEC_USAGE = `Usage: npm run bench -- vec [options]
 
@@ -40,6 +45,8 @@ Options:
   --runtimes A,B   measure everything once per OCI runtime, in this run (e.g. runc,runsc;
                    under a runtime other than runc the pool replaces used sandboxes
                    instead of restoring them); the JSON gets "runtimes":[{runtime,...}]
+  --engine E       docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]] (pods; memory not measured there)
+  --clean MODE     restore (in place, default) or replace (a new sandbox per episode)
   --json           print only one JSON object on stdout:
                    {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
                     "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
@@ -68,9 +75,15 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     workers: { type: 'string' },
     duration: { type: 'string' },
     runtimes: { type: 'string' },
+    engine: { type: 'string' },
+    clean: { type: 'string' },
   });
   if (values === 'help') return 'help';
+  const engine = (values.engine as string | undefined) ?? DEFAULT_VEC_OPTIONS.engine;
+  if (engine !== 'docker' && !isClusterTarget(engine)) throw new ConfigError('--engine', `must be docker or k8s[:CONTEXT[/NAMESPACE]], got "${engine}"`);
   return {
+    engine,
+    clean: oneOf('--clean', (values.clean as string | undefined) ?? DEFAULT_VEC_OPTIONS.clean, ['restore', 'replace'] as const),
     envs: list('--envs', values.envs as string | undefined, DEFAULT_VEC_OPTIONS.envs, 1),
     workers: list('--workers', values.workers as string | undefined, DEFAULT_VEC_OPTIONS.workers, 0),
     durationSec: positiveNumber('--duration', values.duration, DEFAULT_VEC_OPTIONS.durationSec, false),

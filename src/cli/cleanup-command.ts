@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { cleanup } from '../sandbox/docker/cleanup.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
+import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
+import { cleanupPods } from '../sandbox/kubernetes/pod-cleanup.js';
 import { addEngineFlag, engineTargets, type EngineFlags } from './engine-flag.js';
 
 interface CleanupFlags extends EngineFlags {
@@ -23,6 +25,14 @@ export function registerCleanupCommand(program: Command): void {
   addEngineFlag(command).action(async (flags: CleanupFlags) => {
     const total = { containers: 0, images: 0 };
     for (const { endpoint } of engineTargets(flags)) {
+      if (isClusterTarget(endpoint)) {
+        // Pods by label in the target's namespace; images live on the nodes, not removed here.
+        const cluster = loadCluster(parseClusterTarget(endpoint));
+        const pods = await cleanupPods(cluster, { deadRunsOnly: !!flags.deadOnly });
+        total.containers += pods;
+        if (!flags.json) console.log(`${endpoint} (namespace ${cluster.namespace}): removed ${pods} pod(s)`);
+        continue;
+      }
       const removed = await cleanup(await connectEngine(endpoint), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly });
       total.containers += removed.containers;
       total.images += removed.images;

@@ -16,7 +16,8 @@ export interface EngineFlags {
 
 /**
  * Adds `--engine <endpoint[=weight]>`, repeatable: the Docker engines sandboxes are spread
- * over, each with a capacity weight (default 1). None given: DOCKER_HOST or the local socket.
+ * over, each with a capacity weight (default 1), or one `k8s[:CONTEXT[/NAMESPACE]]`.
+ * None given: DOCKER_HOST or the local socket.
  */
 export function addEngineFlag(command: Command): Command {
   return command
@@ -30,7 +31,8 @@ export function addEngineFlag(command: Command): Command {
     )
     .option(
     '--engine <endpoint[=weight]>',
-    'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock)',
+    'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock); ' +
+      'or k8s[:CONTEXT[/NAMESPACE]] for pods on a Kubernetes cluster (KUBECONFIG, else in-cluster config; see docs/kubernetes.md)',
     (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
   );
 }

@@ -41,9 +41,9 @@ const KILL_ALL = `__ic_kill() {
  * (`ipcrm` only when one exists: each process costs), the /etc files the engine mounts.
  * Prints `clean` when done. One rm at most; otherwise builtins only.
  * @param dev the entries of /dev in a new sandbox, as `/dev/*` lists them with dotglob.
- * @param etc contents of the mounted /etc files in a new sandbox.
+ * @param etc contents, and `mode uid gid`, of the mounted /etc files in a new sandbox.
  */
-function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, string>): string {
+function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { content: string; owner: string }>): string {
   const devList = shellQuote(` ${dev.join(' ')} `);
   return [
     KILL_ALL,
@@ -60,7 +60,18 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, strin
     '  (( ${#gone[@]} )) && { rm -rf -- "${gone[@]}" || return; }',
     '  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do mapfile -t n 2>/dev/null < "$f"; (( ${#n[@]} > 1 )) && ipc=1; done',
     '  (( ipc )) && ipcrm --all 2>/dev/null',
-    ...[...etc].map(([file, content]) => `  builtin printf '%s' ${shellQuote(content)} > ${file}`),
+    ...[...etc].map(([file, { content }]) => `  builtin printf '%s' ${shellQuote(content)} > ${file}`),
+    // Their modes and owners too (one stat for all; chmod and chown only when one changed).
+    ...(etc.size > 0
+      ? [
+          `  if [[ "$(stat -c '%a %u %g %n' ${[...etc.keys()].join(' ')} 2>&1)" != ${shellQuote([...etc].map(([file, { owner }]) => `${owner} ${file}`).join('\n'))} ]]; then`,
+          ...[...etc].map(([file, { owner }]) => {
+            const [mode, uid, gid] = owner.split(' ');
+            return `    chmod ${mode} ${file}; chown ${uid}:${gid} ${file}`;
+          }),
+          '  fi',
+        ]
+      : []),
     '  builtin echo clean',
     '}',
   ].join('\n');
@@ -113,11 +124,12 @@ export class InPlaceRestorer {
       const { control } = await this.templateWorkspace();
       const dev = (await control.run('shopt -s nullglob dotglob; builtin printf "%s\\n" /dev/*; shopt -u nullglob dotglob')).output.split('\n').filter(Boolean);
       const mountPoints = (await control.run('while builtin read -r _ _ _ _ m _; do builtin printf "%s\\n" "$m"; done < /proc/self/mountinfo')).output.split('\n');
-      const etc = new Map<string, string>();
+      const etc = new Map<string, { content: string; owner: string }>();
       // An /etc file the engine does not mount is the image's, restored with the other files.
       for (const file of ['/etc/hosts', '/etc/hostname', '/etc/resolv.conf'].filter((f) => mountPoints.includes(f))) {
         const read = await control.run(`cat ${file}`);
-        if (read.exitCode === 0) etc.set(file, read.output);
+        const owner = await control.run(`stat -c '%a %u %g' ${file}`);
+        if (read.exitCode === 0 && owner.exitCode === 0) etc.set(file, { content: read.output, owner: owner.output.trim() });
       }
       return settleDefinition(dev, etc);
     })();

@@ -6,7 +6,8 @@ import { ConfigError } from '../../src/errors.js';
 describe('vec bench options', () => {
   it('defaults to 1,4,16,64 envs × 0,1,2 workers, and parses lists (sorted, deduplicated)', () => {
     expect(parseVecOptions([])).toEqual(DEFAULT_VEC_OPTIONS);
-    expect(parseVecOptions(['--envs', '16,4,4', '--workers', '2,0', '--duration', '0.5', '--json'])).toEqual({ envs: [4, 16], workers: [0, 2], durationSec: 0.5, json: true });
+    expect(parseVecOptions(['--envs', '16,4,4', '--workers', '2,0', '--duration', '0.5', '--json'])).toEqual({ envs: [4, 16], workers: [0, 2], durationSec: 0.5, json: true, engine: 'docker', clean: 'restore' });
+    expect(parseVecOptions(['--engine', 'k8s:ctx/ns', '--clean', 'replace'])).toMatchObject({ engine: 'k8s:ctx/ns', clean: 'replace' });
     expect(parseVecOptions(['--help'])).toBe('help');
   });
 
@@ -15,6 +16,8 @@ describe('vec bench options', () => {
     expect(() => parseVecOptions(['--workers', 'two'])).toThrow(ConfigError);
     expect(() => parseVecOptions(['--duration', '-1'])).toThrow(/--duration/);
     expect(() => parseVecOptions(['--nope'])).toThrow(/--nope/);
+    expect(() => parseVecOptions(['--engine', 'tcp://x'])).toThrow(/--engine/);
+    expect(() => parseVecOptions(['--clean', 'wipe'])).toThrow(/--clean/);
   });
 });
 

@@ -4,18 +4,25 @@
  * rendered observation) and that the next command — or, after destructive ones, a new
  * sandbox from the same image — is clean.
  */
-import type Docker from 'dockerode';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SandboxError } from '../../src/errors.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandEvent, type CommandResult } from '../../src/sandbox/shell/types.js';
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxRuntime } from '../../src/sandbox/types.js';
 import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
 
 const testRun = startTestRun();
 const engine = await probeEngine();
+const cluster = await kubernetesTestFile(testRun);
+
+/** The runtimes every test here runs on: Docker, and Kubernetes pods (images from the local engine, the node's). */
+const RUNTIMES = [
+  { name: 'Docker', skip: skipWithoutEngine(engine, 'ShellSession integration tests'), runtime: () => new DockerRuntime(requireEngine(engine)) as SandboxRuntime },
+  { name: 'Kubernetes', skip: skipWithoutEngine(engine, 'ShellSession integration tests') || skipWithoutCluster(cluster, 'ShellSession integration tests'), runtime: () => requireCluster(cluster) as SandboxRuntime },
+];
 
 /** Counts processes with builtins only: init, the idle process and the shell make 3. */
 const COUNT_PROCESSES = 'n=0; for d in /proc/[0-9]*; do n=$((n+1)); done; echo $n';
@@ -29,17 +36,15 @@ const kinds = (result: CommandResult) => result.events.map((e) => e.kind);
 const eventOf = <K extends CommandEvent['kind']>(result: CommandResult, kind: K) =>
   result.events.find((e): e is Extract<CommandEvent, { kind: K }> => e.kind === kind);
 
-describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('ShellSession in a Docker sandbox', () => {
-  let docker: Docker;
-  let runtime: DockerRuntime;
+for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a ${target.name} sandbox`, () => {
+  let runtime: SandboxRuntime;
   let image: string;
   const made: Sandbox[] = [];
 
   beforeAll(async () => {
-    docker = requireEngine(engine);
-    runtime = new DockerRuntime(docker);
-    image = await bashTestbedImage(docker);
-  });
+    image = await bashTestbedImage(requireEngine(engine));
+    runtime = target.runtime();
+  }, 300_000);
 
   afterEach(async () => {
     await Promise.all(made.splice(0).map((s) => s.destroy().catch(() => undefined)));
@@ -338,7 +343,9 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
     expect((await shell.run('greet; echo $sent')).output).toBe('hi 1\n1\n');
   });
 
-  it.skipIf(gvisorGap('gVisor 20221219 shows the sandbox no cgroup files: OOM kills and the pids limit hold but are not reported as events'))('a fork bomb is contained, and a new sandbox is clean', async () => {
+  // Kubernetes sets a pod's process limit per node (the kubelet's podPidsLimit), not per pod:
+  // the test cluster's kubelet sets none, and a fork bomb would take the shared machine down.
+  it.skipIf(target.name === 'Kubernetes' || gvisorGap('gVisor 20221219 shows the sandbox no cgroup files: OOM kills and the pids limit hold but are not reported as events'))('a fork bomb is contained, and a new sandbox is clean', async () => {
     const { shell } = await openShell({ timeoutMs: 5_000 });
     const bomb = await shell.run(':(){ :|:& };:');
     expect(bomb.timedOut).toBe(false);
@@ -400,15 +407,14 @@ describe.skipIf(skipWithoutEngine(engine, 'ShellSession integration tests'))('Sh
   }, 120_000);
 });
 
-describe.skipIf(skipWithoutEngine(engine, 'IntercodeExecRunner integration tests'))('IntercodeExecRunner in a Docker sandbox', () => {
+for (const target of RUNTIMES) describe.skipIf(target.skip)(`IntercodeExecRunner in a ${target.name} sandbox`, () => {
   let runner: IntercodeExecRunner;
   let session: ShellSession;
   let sandbox: Sandbox;
 
   beforeAll(async () => {
-    const docker = requireEngine(engine);
-    const image = await bashTestbedImage(docker);
-    sandbox = await new DockerRuntime(docker).create({ image, hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES });
+    const image = await bashTestbedImage(requireEngine(engine));
+    sandbox = await target.runtime().create({ image, hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES });
     runner = new IntercodeExecRunner(sandbox, { shellPath: '/bin/bash', timeoutMs: 5_000 });
     session = await ShellSession.open(sandbox);
     await session.run('mkdir -p /tmp/globs && touch /tmp/globs/a.txt /tmp/globs/b.txt /tmp/globs/c.txt');

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../errors.js';
+import { isClusterTarget, parseClusterTarget } from '../kubernetes/cluster.js';
 import type { EngineEndpoint } from '../docker/engine.js';
 
 /** One Docker engine of a {@link MultiEngineRuntime}: where it is and how much it takes. */
@@ -17,6 +18,8 @@ const ENDPOINT_FORMS = /^(unix:\/\/\/|\/|tcp:\/\/|https?:\/\/)/;
  * @throws ConfigError naming `flag` when the endpoint has no known form or the weight is not a positive number.
  */
 export function parseEngineTarget(value: string, flag = '--engine'): EngineTarget {
+  // A Kubernetes cluster: `k8s`, `k8s:CONTEXT`, `k8s:CONTEXT/NAMESPACE` (no weight: the cluster schedules).
+  if (isClusterTarget(value)) return parseClusterTarget(value, flag) && { endpoint: value, weight: 1 };
   const match = /^(.*)=([^=]*)$/.exec(value);
   const endpoint = match ? match[1]! : value;
   const weightText = match ? match[2]! : '1';
@@ -44,6 +47,9 @@ export function parseEngineTarget(value: string, flag = '--engine'): EngineTarge
 export function parseEngineTargets(values: readonly string[], fallback: EngineEndpoint, flag = '--engine'): EngineTarget[] {
   if (values.length === 0) return [{ endpoint: fallback, weight: 1 }];
   const targets = values.map((v) => parseEngineTarget(v, flag));
+  if (targets.length > 1 && targets.some((t) => isClusterTarget(t.endpoint))) {
+    throw new ConfigError(flag, 'k8s… cannot be combined with other engines: the cluster places the pods');
+  }
   const seen = new Set<string>();
   for (const { endpoint } of targets) {
     if (seen.has(endpoint)) throw new ConfigError(flag, `names ${endpoint} twice`);

@@ -1,6 +1,8 @@
 import { ensureImage, type BuildLog } from '../../images/image-builder.js';
 import type { ImageRecipe } from '../../images/recipe.js';
 import { DockerRuntime } from '../docker/docker-sandbox.js';
+import { isClusterTarget, loadCluster, parseClusterTarget } from '../kubernetes/cluster.js';
+import { KubernetesRuntime } from '../kubernetes/kubernetes-sandbox.js';
 import { connectEngine, defaultEndpoint } from '../docker/engine.js';
 import type { SandboxRuntime } from '../types.js';
 import type { EngineTarget } from './endpoints.js';
@@ -15,6 +17,8 @@ export interface ImageProvisioning {
 interface OpenedEngines extends ImageProvisioning {
   runtime: SandboxRuntime;
   multi: MultiEngineRuntime | undefined;
+  /** Stops what the runtime keeps running (a pod watch). */
+  close?: () => void;
   /** One engine: its id for an image tag. */
   imageId?: (tag: string) => Promise<string | undefined>;
 }
@@ -33,6 +37,7 @@ interface OpenedEngines extends ImageProvisioning {
 export class EngineSet implements ImageProvisioning {
   private opened: Promise<OpenedEngines> | undefined;
   private multi: MultiEngineRuntime | undefined;
+  private closeRuntime: (() => void) | undefined;
   private closed = false;
 
   /** @param targets at least one; `options` apply when there are several. */
@@ -48,6 +53,11 @@ export class EngineSet implements ImageProvisioning {
     return new EngineSet([{ endpoint: defaultEndpoint(), weight: 1 }]);
   }
 
+  /** Whether sandboxes are pods of a Kubernetes cluster (`--engine k8s…`). */
+  get kubernetes(): boolean {
+    return isClusterTarget(this.targets[0]!.endpoint);
+  }
+
   /** Whether sandboxes are spread over more than one engine. */
   get several(): boolean {
     return this.targets.length > 1;
@@ -56,6 +66,20 @@ export class EngineSet implements ImageProvisioning {
   private open(): Promise<OpenedEngines> {
     if (this.closed) throw new Error('EngineSet used after close()');
     this.opened ??= (async (): Promise<OpenedEngines> => {
+      if (this.kubernetes) {
+        // Pods run images of the nodes' engines (imagePullPolicy Never): built on the local
+        // engine, which is the node's on a one-node cluster (see docs/kubernetes.md).
+        const runtime = new KubernetesRuntime(loadCluster(parseClusterTarget(this.targets[0]!.endpoint)));
+        this.closeRuntime = () => runtime.close();
+        if (this.closed) runtime.close();
+        let docker: Promise<import('dockerode')> | undefined;
+        return {
+          runtime,
+          multi: undefined,
+          ensureImage: async (recipe, log) => ensureImage(await (docker ??= connectEngine()), recipe, log),
+          imageId: async (tag) => (await (docker ??= connectEngine())).getImage(tag).inspect().then((image) => image.Id, () => undefined),
+        };
+      }
       if (!this.several) {
         const docker = await connectEngine(this.targets[0]!.endpoint);
         return {
@@ -120,5 +144,6 @@ export class EngineSet implements ImageProvisioning {
   close(): void {
     this.closed = true;
     this.multi?.close();
+    this.closeRuntime?.();
   }
 }

@@ -1,0 +1,188 @@
+import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { ClusterUnreachableError, ConfigError } from '../../errors.js';
+
+/** Which cluster and namespace `--engine k8s[:CONTEXT[/NAMESPACE]]` names. */
+export interface ClusterTarget {
+  /** kubeconfig context; undefined: the kubeconfig's current one (or in-cluster config). */
+  context?: string;
+  /** Namespace pods go in; undefined: the context's namespace, else `default`. */
+  namespace?: string;
+}
+
+/** True for `k8s` and `k8s:…` engine values. */
+export function isClusterTarget(value: string): boolean {
+  return value === 'k8s' || value.startsWith('k8s:');
+}
+
+/**
+ * Parses `k8s`, `k8s:CONTEXT`, `k8s:CONTEXT/NAMESPACE` or `k8s:/NAMESPACE`.
+ * @throws ConfigError naming `flag` for anything else.
+ */
+export function parseClusterTarget(value: string, flag = '--engine'): ClusterTarget {
+  if (value === 'k8s') return {};
+  const match = /^k8s:([^/]*)(?:\/([^/]*))?$/.exec(value);
+  const namespace = match?.[2];
+  if (!match || (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))) {
+    throw new ConfigError(flag, `must be k8s, k8s:CONTEXT or k8s:CONTEXT/NAMESPACE (a DNS label), got "${value}"`);
+  }
+  return { ...(match[1] ? { context: match[1] } : {}), ...(namespace ? { namespace } : {}) };
+}
+
+/** An apiserver connection: the kubeconfig, the namespace, a rate-limited client. */
+export interface Cluster {
+  readonly config: KubeConfig;
+  readonly namespace: string;
+  readonly core: CoreV1Api;
+  /** The apiserver's address, for messages. */
+  readonly server: string;
+  /** Runs one API request under the client-side rate limit, retrying 429/5xx and refused connections with backoff. */
+  request<T>(what: string, call: () => Promise<T>, retryForMs?: number): Promise<T>;
+}
+
+/**
+ * Loads `target`'s configuration: KUBECONFIG (or ~/.kube/config), else the in-cluster
+ * service account when the harness runs in a pod.
+ * @throws ConfigError when the context does not exist or no configuration is found.
+ */
+export function loadCluster(target: ClusterTarget = {}, limits: Partial<RateLimit> = {}): Cluster {
+  const config = new KubeConfig();
+  config.loadFromDefault();
+  if (target.context) {
+    if (!config.getContextObject(target.context)) {
+      throw new ConfigError('--engine', `names kubeconfig context "${target.context}", which does not exist (contexts: ${config.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    }
+    config.setCurrentContext(target.context);
+  }
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new ConfigError('--engine k8s', 'found no cluster: set KUBECONFIG, or run inside a pod with a service account');
+  const namespace = target.namespace ?? config.getContextObject(config.getCurrentContext())?.namespace ?? 'default';
+  const limiter = new RequestLimiter({ ...DEFAULT_RATE, ...limits });
+  return {
+    config,
+    namespace,
+    core: config.makeApiClient(CoreV1Api),
+    server: cluster.server,
+    request: (what, call, retryForMs) => limiter.run(what, call, cluster.server, retryForMs),
+  };
+}
+
+/** Client-side request rate: a token bucket, and how long to keep retrying. */
+export interface RateLimit {
+  /** Requests per second, sustained. */
+  qps: number;
+  /** Requests allowed at once above the rate. */
+  burst: number;
+  /** A request failing with 429/5xx or no connection is retried until this much time has passed. */
+  retryForMs: number;
+}
+
+const DEFAULT_RATE: RateLimit = { qps: 50, burst: 100, retryForMs: 60_000 };
+
+/** HTTP status of a client-node error, when it has one. */
+export function apiStatus(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown; statusCode?: unknown }).code ?? (error as { statusCode?: unknown }).statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** A refused or reset connection (the apiserver restarting) or 429/5xx: worth another try. */
+export function transient(error: unknown): boolean {
+  const status = apiStatus(error);
+  if (status !== undefined) return status === 429 || status >= 500;
+  const text = `${(error as { code?: unknown })?.code ?? ''} ${error instanceof Error ? error.message : String(error)}`;
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|socket hang up|network|fetch failed/i.test(text);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A token bucket in front of every API call, with exponential backoff (jittered) on transient failures. */
+export class RequestLimiter {
+  private tokens: number;
+  private last = performance.now();
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly limit: RateLimit) {
+    this.tokens = limit.burst;
+  }
+
+  private take(): Promise<void> {
+    const turn = this.queue.then(async () => {
+      for (;;) {
+        const now = performance.now();
+        this.tokens = Math.min(this.limit.burst, this.tokens + ((now - this.last) / 1000) * this.limit.qps);
+        this.last = now;
+        if (this.tokens >= 1) {
+          this.tokens -= 1;
+          return;
+        }
+        await sleep(((1 - this.tokens) / this.limit.qps) * 1000);
+      }
+    });
+    this.queue = turn;
+    return turn;
+  }
+
+  /**
+   * @throws the last error when it is not transient or retries ran out ({@link ClusterUnreachableError} when nothing answered).
+   */
+  async run<T>(what: string, call: () => Promise<T>, server: string, retryForMs = this.limit.retryForMs): Promise<T> {
+    const deadline = performance.now() + retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      await this.take();
+      try {
+        return await call();
+      } catch (error) {
+        if (!transient(error) || performance.now() > deadline) {
+          if (apiStatus(error) === undefined && transient(error)) throw new ClusterUnreachableError(server, what, error);
+          throw error;
+        }
+        const backoff = Math.min(5_000, 100 * 2 ** attempt);
+        await sleep(backoff / 2 + Math.random() * (backoff / 2));
+      }
+    }
+  }
+}
+
+/** What {@link checkCluster} found. */
+export interface ClusterCheck {
+  server: string;
+  namespace: string;
+  /** `v1.20.2`, say; undefined when unreachable. */
+  version?: string;
+  reachable: boolean;
+  /** A server-side dry-run creation of a sandbox-like pod in the namespace was allowed. */
+  canCreatePods: boolean;
+  /** What failed, one line; undefined when everything passed. */
+  problem?: string;
+}
+
+/**
+ * Checks a cluster for `intercode doctor`: reachable, its version, and whether this
+ * identity may create pods in the namespace (a server-side dry run: nothing is created).
+ * Never throws; a configuration error is reported as the problem.
+ */
+export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterCheck> {
+  let cluster: Cluster;
+  try {
+    cluster = loadCluster(target, { retryForMs: 0 });
+  } catch (error) {
+    return { server: '', namespace: target.namespace ?? '', reachable: false, canCreatePods: false, problem: error instanceof Error ? error.message : String(error) };
+  }
+  const base = { server: cluster.server, namespace: cluster.namespace };
+  let version: string;
+  try {
+    version = (await cluster.config.makeApiClient(VersionApi).getCode()).gitVersion;
+  } catch (error) {
+    return { ...base, reachable: false, canCreatePods: false, problem: `apiserver ${cluster.server} does not answer: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  try {
+    await cluster.core.createNamespacedPod({
+      namespace: cluster.namespace,
+      dryRun: 'All',
+      body: { metadata: { generateName: 'intercode-doctor-' }, spec: { containers: [{ name: 'probe', image: 'busybox' }] } },
+    });
+    return { ...base, version, reachable: true, canCreatePods: true };
+  } catch (error) {
+    return { ...base, version, reachable: true, canCreatePods: false, problem: `cannot create pods in namespace ${cluster.namespace}: ${apiStatus(error) ?? ''} ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`.trim() };
+  }
+}

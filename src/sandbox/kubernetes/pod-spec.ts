@@ -1,0 +1,108 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { hostname } from 'node:os';
+import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from '../docker/labels.js';
+import { IDLE_PROCESS_NAME, type SandboxSpec } from '../types.js';
+
+/** The one container of a sandbox pod. */
+export const SANDBOX_CONTAINER = 'sandbox';
+
+/** A label value may hold only [A-Za-z0-9._-], at most 63 characters, alphanumeric at both ends. */
+function labelValue(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+}
+
+/** This process's run label on pods: `pid.host` (`@` is not allowed in label values). */
+export function podRunLabelValue(pid: number = process.pid): string {
+  return labelValue(`${pid}.${hostname()}`);
+}
+
+/** The pid of a pod run label whose host is this one; undefined for another host's. */
+export function pidOnThisHost(runLabel: string | undefined): number | undefined {
+  if (!runLabel) return undefined;
+  const dot = runLabel.indexOf('.');
+  if (dot < 0 || runLabel.slice(dot + 1) !== podRunLabelValue(0).slice(2)) return undefined;
+  const pid = Number(runLabel.slice(0, dot));
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** Our ownership labels on a pod (the test label too under a test run). */
+export function podOwnerLabels(): Record<string, string> {
+  const testRun = process.env.INTERCODE_TEST_RUN;
+  return { [OWNER_LABEL]: OWNER_VALUE, [RUN_LABEL]: podRunLabelValue(), ...(testRun ? { [TEST_LABEL]: labelValue(testRun) } : {}) };
+}
+
+/** The label selector for this run's pods. */
+export function thisRunSelector(): string {
+  return `${OWNER_LABEL}=${OWNER_VALUE},${RUN_LABEL}=${podRunLabelValue()}`;
+}
+
+export interface PodOptions {
+  /** RuntimeClass to run the pod with (gVisor's `gvisor`, Kata's `kata`); default: the node's. */
+  runtimeClassName?: string;
+  /** The pod is ended by the cluster after this long, whatever becomes of us (safety net). Default 6 h. */
+  activeDeadlineSeconds?: number;
+}
+
+/**
+ * PID 1 of a sandbox: a bash that reaps orphans (bash waits for any child, its own or
+ * re-parented) and keeps the idle process running, or runs the spec's main process and
+ * ends with it. Kubernetes has no `--init`; this is ours.
+ */
+function init(spec: SandboxSpec): string[] {
+  if (spec.command) return ['bash', '-c', `${EMPTY_NETWORK_FILES} "$@" & main=$!; while :; do wait "$main"; s=$?; kill -0 "$main" 2>/dev/null || exit "$s"; done`, 'init', ...spec.command];
+  return ['bash', '-c', `${EMPTY_NETWORK_FILES} while :; do (exec -a ${IDLE_PROCESS_NAME} sleep infinity) & wait; done`];
+}
+
+/**
+ * A Docker sandbox has no network, and empty /etc/hosts and /etc/resolv.conf. The kubelet
+ * mounts its own (the pod's address, the node's name servers): emptied before anything
+ * else runs, so a pod shows what a Docker sandbox shows and nothing of the cluster.
+ */
+const EMPTY_NETWORK_FILES = ': > /etc/hosts; : > /etc/resolv.conf;';
+
+const quantity = (bytes: number) => `${Math.max(1, Math.round(bytes / 1024 / 1024))}Mi`;
+
+/**
+ * A sandbox as a bare pod: no restarts, no service-account token, no service links,
+ * every capability dropped but the spec's, no privilege escalation, the runtime's default
+ * seccomp profile, small requests and the spec's limits as limits, a deadline, our labels.
+ * Image pulls: `Never` (the node must have the image; see docs/kubernetes.md).
+ */
+export function sandboxPod(spec: SandboxSpec, options: PodOptions = {}): V1Pod {
+  const mounts = spec.mounts ?? [];
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: 'intercode-', labels: { ...podOwnerLabels(), ...Object.fromEntries(Object.entries(spec.labels ?? {}).map(([k, v]) => [k, labelValue(v)])) } },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostname: spec.hostname,
+      terminationGracePeriodSeconds: 0,
+      activeDeadlineSeconds: options.activeDeadlineSeconds ?? 6 * 3600,
+      ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
+      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+      volumes: mounts.map((m, i) => ({ name: `mount-${i}`, hostPath: { path: m.hostPath } })),
+      containers: [
+        {
+          name: SANDBOX_CONTAINER,
+          image: spec.image,
+          imagePullPolicy: 'Never',
+          command: init(spec),
+          workingDir: '/',
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            capabilities: { drop: ['ALL'], add: [...spec.capabilities] },
+          },
+          resources: {
+            requests: { cpu: '10m', memory: '32Mi' },
+            limits: { cpu: `${Math.round(spec.limits.cpus * 1000)}m`, memory: quantity(spec.limits.memoryBytes) },
+          },
+          volumeMounts: mounts.map((m, i) => ({ name: `mount-${i}`, mountPath: m.containerPath, readOnly: !!m.readOnly })),
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The Kubernetes runtime itself: what a sandbox pod is allowed (checked from inside, as an
+ * agent would probe it), exec and files over the exec stream, changes() from the in-pod
+ * listing (a forged mtime is caught by the ctime), lost pods as typed errors, cleanup and
+ * crash reaping by label, and the cluster check `doctor` uses. Unit parts need no cluster.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SandboxError } from '../../src/errors.js';
+import { manifestChanges } from '../../src/sandbox/file-manifest.js';
+import { checkCluster, loadCluster, parseClusterTarget } from '../../src/sandbox/kubernetes/cluster.js';
+import { parseExecStatus } from '../../src/sandbox/kubernetes/exec-stream.js';
+import type { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandbox.js';
+import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
+import { podRunLabelValue, sandboxPod } from '../../src/sandbox/kubernetes/pod-spec.js';
+import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
+import { bashTestbedImage, probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
+
+const testRun = startTestRun();
+const engine = await probeEngine();
+const cluster = await kubernetesTestFile(testRun);
+
+describe('Kubernetes runtime, without a cluster', () => {
+  const spec: SandboxSpec = { image: 'img:1', hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES };
+
+  it('parses k8s engine values and rejects mixing them with Docker engines', () => {
+    expect(parseClusterTarget('k8s')).toEqual({});
+    expect(parseClusterTarget('k8s:ctx/ns-1')).toEqual({ context: 'ctx', namespace: 'ns-1' });
+    expect(parseClusterTarget('k8s:/ns')).toEqual({ namespace: 'ns' });
+    expect(() => parseClusterTarget('k8s:ctx/Bad_NS')).toThrow(/--engine must be k8s/);
+    expect(parseEngineTargets(['k8s:ctx'], 'unix:///x')).toEqual([{ endpoint: 'k8s:ctx', weight: 1 }]);
+    expect(() => parseEngineTargets(['k8s', 'unix:///var/run/docker.sock'], 'unix:///x')).toThrow(/cannot be combined/);
+  });
+
+  it('a pod is bare, tokenless, unprivileged, limited, labelled and deadlined', () => {
+    const pod = sandboxPod(spec, { runtimeClassName: 'gvisor', activeDeadlineSeconds: 60 });
+    const container = pod.spec!.containers[0]!;
+    expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, enableServiceLinks: false, runtimeClassName: 'gvisor', activeDeadlineSeconds: 60, securityContext: { seccompProfile: { type: 'RuntimeDefault' } } });
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'], add: [...DEFAULT_CAPABILITIES] } });
+    expect(container.resources).toEqual({ requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '1000m', memory: '512Mi' } });
+    expect(container.imagePullPolicy).toBe('Never');
+    expect(pod.metadata!.labels).toMatchObject({ 'io.intercode-ts.owner': 'intercode-ts', 'io.intercode-ts.run': podRunLabelValue(), 'io.intercode-ts.test': testRun });
+    expect(podRunLabelValue()).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+  });
+
+  it('reads exit codes from the status channel', () => {
+    expect(parseExecStatus('{"status":"Success"}')).toEqual({ exitCode: 0 });
+    expect(parseExecStatus('{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"42"}]}}')).toEqual({ exitCode: 42 });
+    expect(parseExecStatus('{"status":"Failure","message":"container not found"}')).toEqual({ exitCode: null, message: 'container not found' });
+  });
+
+  it('compares listings: added, modified (any field, ctime included), deleted subtrees once, a type change as both', () => {
+    const before = new Map([
+      ['/a', 'f 644 0 0 1 1.0 1.0 10 '],
+      ['/d', 'd 755 0 0 4096 1.0 1.0 11 '],
+      ['/d/x', 'f 644 0 0 1 1.0 1.0 12 '],
+      ['/e', 'f 644 0 0 1 1.0 1.0 13 '],
+      ['/t', 'd 755 0 0 4096 1.0 1.0 14 '],
+    ]);
+    const after = new Map([
+      ['/a', 'f 644 0 0 1 1.0 2.0 10 '],
+      ['/e', 'f 644 0 0 1 1.0 1.0 13 '],
+      ['/n', 'f 644 0 0 1 1.0 1.0 15 '],
+      ['/t', 'f 644 0 0 1 1.0 2.0 14 '],
+    ]);
+    expect(manifestChanges(before, after)).toEqual([
+      { path: '/a', kind: 'modified' },
+      { path: '/n', kind: 'added' },
+      { path: '/t', kind: 'added' },
+      { path: '/t', kind: 'deleted' },
+      { path: '/d', kind: 'deleted' },
+    ]);
+  });
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWithoutCluster(cluster, 'runtime tests'))('Kubernetes runtime on a cluster', () => {
+  let runtime: KubernetesRuntime;
+  let spec: SandboxSpec;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    runtime = requireCluster(cluster);
+    spec = { image: await bashTestbedImage(requireEngine(engine)), hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES };
+    sandbox = await runtime.create(spec);
+  }, 300_000);
+
+  it('a process sees what it would in a Docker sandbox: no cluster variables, token, network files or extra privileges', async () => {
+    const probe = await sandbox.exec(['bash', '-c', 'env | grep -c KUBERNETES_; ls /var/run/secrets /run/secrets 2>&1 | grep -c kubernetes.io; wc -c < /etc/hosts; wc -c < /etc/resolv.conf; cat /etc/hostname; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\\t " " "']);
+    expect(probe.output.toString()).toBe('0\n0\n0\n0\nintercode\nCapEff: 00000000000000fb\nNoNewPrivs: 1\nSeccomp: 2\n');
+  });
+
+  it('exec: exit codes, working directory, environment, time limit', async () => {
+    expect((await sandbox.exec(['bash', '-c', 'exit 7'])).exitCode).toBe(7);
+    const located = await sandbox.exec(['bash', '-c', 'echo "$PWD $GREETING"'], { workdir: '/tmp', env: { GREETING: 'hi there' } });
+    expect(located.output.toString()).toBe('/tmp hi there\n');
+    const slow = await sandbox.exec(['sleep', '30'], { timeoutMs: 500 });
+    expect(slow).toMatchObject({ timedOut: true, exitCode: null });
+  });
+
+  it('files round-trip as tar over exec, owners and modes kept', async () => {
+    await sandbox.exec(['bash', '-c', 'mkdir -p /tmp/src/sub && echo one > /tmp/src/sub/f && chmod 640 /tmp/src/sub/f && chown 12:34 /tmp/src/sub/f']);
+    const archive = await sandbox.getArchive('/tmp/src');
+    await sandbox.putArchive(archive, '/opt');
+    const copied = await sandbox.exec(['bash', '-c', 'stat -c "%a %u %g" /opt/src/sub/f; cat /opt/src/sub/f']);
+    expect(copied.output.toString()).toBe('640 12 34\none\n');
+  });
+
+  it('changes(): a file rewritten to the same size with its mtime put back is still found', async () => {
+    const fresh = await runtime.create(spec);
+    try {
+      expect(await fresh.changes()).toEqual([]);
+      await fresh.exec(['bash', '-c', 'f=/etc/debian_version; [ -e $f ] || f=/etc/issue; touch -r $f /tmp/ref; tr "a-z0-9" "b-z0-9a" < $f > /tmp/x; cat /tmp/x > $f; touch -r /tmp/ref $f; rm /tmp/x /tmp/ref; echo $f > /dev/null']);
+      const changed = (await fresh.changes()).map((c) => `${c.kind} ${c.path}`);
+      expect(changed.some((c) => c === 'modified /etc/debian_version' || c === 'modified /etc/issue')).toBe(true);
+    } finally {
+      await fresh.destroy();
+    }
+  }, 120_000);
+
+  it('a pod deleted from outside: every call is SANDBOX_LOST; destroy stays idempotent', async () => {
+    const doomed = await runtime.create(spec);
+    const k = loadCluster();
+    await k.core.deleteNamespacedPod({ name: doomed.id, namespace: k.namespace, gracePeriodSeconds: 0 });
+    const error = await (async () => {
+      for (let i = 0; i < 40; i++) {
+        const outcome = await doomed.exec(['true']).then(() => undefined, (e: unknown) => e);
+        if (outcome) return outcome;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(SandboxError);
+    expect((error as SandboxError).code).toBe('SANDBOX_LOST');
+    await doomed.destroy();
+    await doomed.destroy();
+  }, 120_000);
+
+  it('an image the node lacks is IMAGE_MISSING', async () => {
+    await expect(runtime.create({ ...spec, image: 'intercode-ts/no-such-image:0' })).rejects.toMatchObject({ code: 'IMAGE_MISSING' });
+  }, 120_000);
+
+  it('crash reaping deletes the pods of a dead run on this host and keeps live ones', async () => {
+    const k = loadCluster();
+    const body = sandboxPod(spec);
+    body.metadata!.labels!['io.intercode-ts.run'] = podRunLabelValue(2 ** 22 + 12345);
+    const orphan = await k.core.createNamespacedPod({ namespace: k.namespace, body });
+    expect(await cleanupPods(k, { testRun, deadRunsOnly: true })).toBe(1);
+    const names = (await k.core.listNamespacedPod({ namespace: k.namespace, labelSelector: `io.intercode-ts.test=${testRun}` })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name);
+    expect(names).not.toContain(orphan.metadata!.name);
+    expect(names).toContain(sandbox.id);
+  }, 60_000);
+
+  it('checkCluster (for doctor): reachable, version, may create pods', async () => {
+    const check = await checkCluster();
+    expect(check).toMatchObject({ reachable: true, canCreatePods: true });
+    expect(check.version).toMatch(/^v1\./);
+    expect(check.problem).toBeUndefined();
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * Helpers for Kubernetes-backed tests (the test cluster of ../shared/k8s, or any cluster
+ * KUBECONFIG names).
+ *
+ * Policy, as for Docker: under `CI=true` a missing cluster is a failure (the suite's
+ * `beforeAll` throws why); elsewhere the suites are skipped with a printed reason. Pods
+ * carry the file's test-run label (see startTestRun in ./docker.ts); `afterAll` deletes
+ * them by that label and checks that none is left.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect } from 'vitest';
+import { checkCluster, loadCluster, type Cluster } from '../../src/sandbox/kubernetes/cluster.js';
+import { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandbox.js';
+import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
+import { TEST_LABEL } from '../../src/sandbox/docker/labels.js';
+import { IN_CI } from './docker.js';
+
+export type ClusterProbe = { ok: true } | { ok: false; reason: string };
+
+/** Whether a cluster answers and lets us create pods. Never throws. */
+export async function probeCluster(): Promise<ClusterProbe> {
+  const configured = process.env.KUBECONFIG ? process.env.KUBECONFIG.split(':').some((f) => existsSync(f)) : existsSync(join(homedir(), '.kube', 'config'));
+  if (!configured && !process.env.KUBERNETES_SERVICE_HOST) return { ok: false, reason: 'no KUBECONFIG (start one with ../shared/k8s/up.sh and export KUBECONFIG)' };
+  const check = await checkCluster();
+  return check.canCreatePods ? { ok: true } : { ok: false, reason: check.problem ?? 'cannot create pods' };
+}
+
+/** Skip only outside CI, printing why. */
+export function skipWithoutCluster(probe: ClusterProbe, suite: string): boolean {
+  if (probe.ok || IN_CI) return false;
+  console.warn(`skipping ${suite} on Kubernetes: ${probe.reason}`);
+  return true;
+}
+
+/** A runtime on the cluster; under CI without a cluster, throws why. */
+export function requireCluster(probe: ClusterProbe): KubernetesRuntime {
+  if (!probe.ok) throw new Error(`Kubernetes-backed test needs a cluster: ${probe.reason}`);
+  return new KubernetesRuntime(loadCluster());
+}
+
+/** Deletes this test run's pods by label and waits (up to 60 s) until none is listed. */
+export async function removeTestPods(testRun: string): Promise<void> {
+  const cluster: Cluster = loadCluster();
+  await cleanupPods(cluster, { testRun });
+  let left: string[] = [];
+  for (let i = 0; i < 120; i++) {
+    const list = await cluster.core.listNamespacedPod({ namespace: cluster.namespace, labelSelector: `${TEST_LABEL}=${testRun}` });
+    left = list.items.map((p) => p.metadata!.name!);
+    if (left.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  expect(left).toEqual([]);
+}
+
+/** The cluster probe, with an `afterAll` that removes the file's pods (when there is a cluster). */
+export async function kubernetesTestFile(testRun: string): Promise<ClusterProbe> {
+  const probe = await probeCluster();
+  afterAll(async () => {
+    if (probe.ok) await removeTestPods(testRun);
+  }, 90_000);
+  return probe;
+}
