@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { runDoctor } from '../doctor/index.js';
+import { clusterCheck, runDoctor, type CheckResult } from '../doctor/index.js';
+import { checkCluster, isClusterTarget, parseClusterTarget, type ClusterTarget } from '../sandbox/kubernetes/index.js';
+import { ConfigError } from '../errors.js';
 import { IMAGE_RECIPES } from './images-command.js';
 
 const MARK = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
@@ -8,11 +10,19 @@ const MARK = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
 export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
-    .description('check the engine, cgroup version, runtimes (runc, runsc), disk-quota support, image state and free disk, each with its fix; exit 0 when nothing fails, 1 otherwise')
+    .description(
+      'check the engine, cgroup version, runtimes (runc, runsc), disk-quota support, image state and free disk, and a Kubernetes cluster ' +
+        'when one is named or KUBECONFIG is set, each with its fix; exit 0 when nothing fails, 1 otherwise',
+    )
+    .option(
+      '--engine <k8s[:CONTEXT[/NAMESPACE]]>',
+      'also check this Kubernetes cluster: the apiserver answers and pods may be created in the namespace (a server-side dry run); a problem fails. ' +
+        'Without it, a cluster found through KUBECONFIG is checked and a problem only warns',
+    )
     .option('--json', 'print one JSON object: {"healthy","endpoint","checks":[{"id","status","summary","fix"}]} (status ok, warn or fail)')
-    .action(async (flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean; engine?: string }) => {
       const recipes = Object.fromEntries(Object.entries(IMAGE_RECIPES).map(([name, recipe]) => [name, () => recipe()]));
-      const report = await runDoctor(recipes);
+      const report = await runDoctor(recipes, {}, clusterChecks(flags.engine));
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else {
         for (const check of report.checks) {
@@ -23,4 +33,15 @@ export function registerDoctorCommand(program: Command): void {
       }
       if (!report.healthy) process.exitCode = 1;
     });
+}
+
+/** The cluster check `--engine k8s…` asks for, or the one KUBECONFIG implies (a warning at worst). */
+function clusterChecks(engine: string | undefined): (() => Promise<CheckResult>)[] {
+  if (engine !== undefined) {
+    if (!isClusterTarget(engine)) throw new ConfigError('--engine', `names the cluster doctor checks besides the Docker engine (DOCKER_HOST): k8s, k8s:CONTEXT or k8s:CONTEXT/NAMESPACE, got "${engine}"`);
+    const target: ClusterTarget = parseClusterTarget(engine);
+    return [async () => clusterCheck(await checkCluster(target), true)];
+  }
+  if (process.env.KUBECONFIG) return [async () => clusterCheck(await checkCluster(), false)];
+  return [];
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import type { HostFacts } from '../setup/host-facts.js';
+import type { ClusterCheck } from '../sandbox/kubernetes/index.js';
 
 /** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
 export interface CheckResult {
@@ -117,4 +118,21 @@ export function freeDiskCheck(path: string, warnBelowGiB = 20, failBelowGiB = 5)
   if (free < failBelowGiB) return { id: 'free-disk', status: 'fail', summary: `${summary}: the images alone take ~3 GiB`, fix: `free space on ${where} (npx intercode cleanup --dead-only; docker image prune)` };
   if (free < warnBelowGiB) return { id: 'free-disk', status: 'warn', summary: `${summary}: enough for the images, tight for large runs`, fix: `free space on ${where}` };
   return { id: 'free-disk', status: 'ok', summary };
+}
+
+/**
+ * The Kubernetes cluster `--engine k8s` would use. `required` (the user named the cluster)
+ * makes a problem a failure; a cluster found only through KUBECONFIG makes it a warning.
+ */
+export function clusterCheck(found: ClusterCheck, required: boolean): CheckResult {
+  const where = `namespace ${found.namespace || '?'} on ${found.server || 'no cluster'}`;
+  if (found.reachable && found.canCreatePods) return { id: 'cluster', status: 'ok', summary: `Kubernetes ${found.version}: pods may be created in ${where}` };
+  return {
+    id: 'cluster',
+    status: required ? 'fail' : 'warn',
+    summary: `Kubernetes (${where}): ${found.problem ?? 'not usable'}`,
+    fix: found.reachable
+      ? 'grant this identity create/get/list/watch/delete on pods and pods/exec in that namespace (docs/kubernetes.md)'
+      : 'check KUBECONFIG and the context (kubectl --context CONTEXT version), or run without --engine k8s',
+  };
 }

@@ -4,7 +4,10 @@
  * listing (a forged mtime is caught by the ctime), lost pods as typed errors, cleanup and
  * crash reaping by label, and the cluster check `doctor` uses. Unit parts need no cluster.
  */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { DoctorReport } from '../../src/doctor/index.js';
 import { SandboxError } from '../../src/errors.js';
 import { manifestChanges } from '../../src/sandbox/file-manifest.js';
 import { checkCluster, loadCluster, parseClusterTarget } from '../../src/sandbox/kubernetes/cluster.js';
@@ -156,5 +159,9 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     expect(check).toMatchObject({ reachable: true, canCreatePods: true });
     expect(check.version).toMatch(/^v1\./);
     expect(check.problem).toBeUndefined();
-  });
+    // The same through the CLI: `doctor --engine k8s` adds an ok cluster line.
+    const cli = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/intercode.js'), 'doctor', '--json', '--engine', 'k8s'], { encoding: 'utf8', timeout: 120_000 });
+    const report = JSON.parse(cli.stdout) as DoctorReport;
+    expect(report.checks.at(-1)).toMatchObject({ id: 'cluster', status: 'ok', summary: expect.stringMatching(/^Kubernetes v1\.\d+.*: pods may be created in namespace /) });
+  }, 120_000);
 });

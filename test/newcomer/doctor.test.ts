@@ -3,9 +3,11 @@
  * --json), and each check's verdicts on the engine facts that decide them.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { clusterCheck, diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
 
 const CLI = join(import.meta.dirname, '../../bin/intercode.js');
@@ -18,7 +20,8 @@ function doctor(args: string[], env: NodeJS.ProcessEnv = process.env) {
 
 describe('intercode doctor (CLI)', () => {
   it.skipIf(!engine.ok && !IN_CI)('on this engine: every check, in order, and the exit code says healthy or not', () => {
-    const { status, stdout, stderr } = doctor(['--json']);
+    const { KUBECONFIG: _cluster, ...noCluster } = process.env;
+    const { status, stdout, stderr } = doctor(['--json'], noCluster);
     const report = JSON.parse(stdout) as DoctorReport;
     expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk']);
     expect(report.checks[0]).toMatchObject({ status: 'ok' });
@@ -26,7 +29,7 @@ describe('intercode doctor (CLI)', () => {
     for (const check of report.checks) if (check.status !== 'ok') expect(check.fix, check.id).toBeTruthy();
     expect(report.healthy).toBe(report.checks.every((c) => c.status !== 'fail'));
     expect(status, stderr).toBe(report.healthy ? 0 : 1);
-    const text = doctor([]);
+    const text = doctor([], noCluster);
     expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine {6}Docker /m);
     expect(text.stdout.trim().split('\n').at(-1)).toBe(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
   });
@@ -38,6 +41,52 @@ describe('intercode doctor (CLI)', () => {
     expect(report).toMatchObject({ healthy: false, endpoint: 'unix:///tmp/ic-doctor-no-such.sock' });
     expect(report.checks[0]).toMatchObject({ id: 'engine', status: 'fail', fix: expect.stringMatching(/^npx intercode setup/) });
     expect(report.checks.find((c) => c.id === 'images')).toMatchObject({ status: 'fail', summary: 'not checked: no engine answers' });
+  });
+});
+
+describe('intercode doctor: the Kubernetes cluster check', () => {
+  // An apiserver that refuses at once: port 1 on loopback, where nothing listens.
+  const dir = mkdtempSync(join(tmpdir(), 'ic-doctor-kube-'));
+  const kubeconfig = join(dir, 'config');
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: nowhere, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: nobody, user: {token: x}}]',
+      'contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody, namespace: sandboxes}}]',
+      'current-context: nowhere',
+    ].join('\n'),
+  );
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { ...process.env, KUBECONFIG: kubeconfig, DOCKER_HOST: 'unix:///tmp/ic-doctor-no-such.sock' };
+  const clusterOf = (stdout: string) => (JSON.parse(stdout) as DoctorReport).checks.find((c) => c.id === 'cluster');
+
+  it('a cluster named with --engine that does not answer fails, naming the server and namespace', () => {
+    const { stdout } = doctor(['--json', '--engine', 'k8s'], env);
+    expect(clusterOf(stdout)).toMatchObject({ status: 'fail', summary: expect.stringMatching(/namespace sandboxes on https:\/\/127\.0\.0\.1:1.*does not answer/), fix: expect.stringContaining('KUBECONFIG') });
+  });
+
+  it('a cluster found only through KUBECONFIG warns', () => {
+    expect(clusterOf(doctor(['--json'], env).stdout)).toMatchObject({ status: 'warn' });
+  });
+
+  it('--engine with a Docker endpoint or an unknown context is a usage error naming the flag', () => {
+    const endpoint = doctor(['--engine', 'tcp://127.0.0.1:2375'], env);
+    expect(endpoint.status).toBe(2);
+    expect(endpoint.stderr).toContain('--engine names the cluster doctor checks');
+    const context = doctor(['--json', '--engine', 'k8s:elsewhere'], env);
+    expect(clusterOf(context.stdout)).toMatchObject({ status: 'fail', summary: expect.stringContaining('context "elsewhere", which does not exist') });
+  });
+
+  it('reports a reachable cluster that allows pods as ok', () => {
+    expect(clusterCheck({ server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: true }, true)).toEqual({
+      id: 'cluster',
+      status: 'ok',
+      summary: 'Kubernetes v1.20.2: pods may be created in namespace ns on https://k:6443',
+    });
+    expect(clusterCheck({ server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: false, problem: 'forbidden' }, true)).toMatchObject({ status: 'fail', fix: expect.stringContaining('pods/exec') });
   });
 });
 
