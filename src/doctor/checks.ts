@@ -53,7 +53,7 @@ export function runtimesCheck(info: EngineInfo): CheckResult {
       id: 'runtimes',
       status: 'warn',
       summary: `${listed}; gVisor (runsc) is not registered: sandboxes run on runc only`,
-      fix: 'apt-get install -y runsc; add "runtimes": {"runsc": {"path": "/usr/bin/runsc"}} to /etc/docker/daemon.json; restart dockerd',
+      fix: 'apt-get install -y runsc; add "runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}} to /etc/docker/daemon.json; restart dockerd',
     };
   }
   return { id: 'runtimes', status: 'ok', summary: listed };

@@ -100,7 +100,7 @@ describe.skipIf(!!cannotStart && !IN_CI)('setup install-and-start on an engine o
     expect(result.endpoint).toBe(`unix://${layout.socket}`);
     expect(result.steps.map((s) => s.id)).toEqual(['engine-packages', 'runsc-runtime', 'start-dockerd']);
     expect(result.steps.map((s) => s.status)).toEqual([result.steps[0]!.status, 'done', 'done']);
-    expect(JSON.parse(readFileSync(layout.configFile, 'utf8'))).toEqual({ 'log-level': 'warn', runtimes: { runsc: { path: '/usr/bin/runsc' } } });
+    expect(JSON.parse(readFileSync(layout.configFile, 'utf8'))).toEqual({ 'log-level': 'warn', runtimes: { runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] } } });
     expect(lines.some((l) => l.includes(`dockerd started (pid`) && l.includes(layout.logFile))).toBe(true);
 
     const info = (await new Docker({ socketPath: layout.socket }).info()) as { Runtimes: Record<string, unknown>; DockerRootDir: string };
