@@ -4,27 +4,15 @@
  * it has no value) so `datasets.load_dataset("json", …)` infers one schema.
  */
 
-import type { RolloutRecord, WireMessage } from './record.js';
+import type { RolloutRecord } from './record.js';
 
-export interface HfMessagesLine {
-  messages: WireMessage[];
-  tools: RolloutRecord['tools'];
-  reward: number;
-  task_id: string;
-  task_index: number;
-  env: string;
-  query: string;
-  actions: string[];
-  observations: string[];
-  rewards: number[];
-  valid_action: boolean[];
-  executed: boolean[];
-  terminated: boolean;
-  truncated: boolean;
-  policy: string;
-  strategy: string;
-  model: string;
-  session_id: string;
+/** The record's own columns, as the record has them. */
+type RecordColumns = Pick<
+  RolloutRecord,
+  'messages' | 'tools' | 'reward' | 'task_id' | 'task_index' | 'env' | 'query' | 'actions' | 'observations' | 'rewards' | 'valid_action' | 'executed' | 'terminated' | 'truncated' | 'policy' | 'strategy' | 'model' | 'session_id'
+>;
+
+export interface HfMessagesLine extends RecordColumns {
   sample_index: number;
   seed: number;
   temperature: number;

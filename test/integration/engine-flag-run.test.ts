@@ -7,7 +7,6 @@
  * SQL env (a server per session) spreads its servers the same way, and one engine (the
  * default) gives a plain DockerRuntime, as before engines could be several.
  */
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
@@ -16,13 +15,13 @@ import { BUILTIN_BASH_TASKS } from '../../envs/bash/index.js';
 import { builtinDump, createSqlEnvs } from '../../envs/sql/index.js';
 import { sqlDataRecipe } from '../../envs/sql/images.js';
 import { goldText } from '../../src/datasets/index.js';
-import { packagePath } from '../../src/package-path.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
 import { EngineSet, type EngineStatus } from '../../src/sandbox/multi/index.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { bashTestbedImage, buildImageUnlabelled, IN_CI, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
 import { SecondDockerd, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
+import { intercodeFromSource } from '../setup/cli.js';
 
 const testRun = startTestRun();
 const engine = await probeEngine();
@@ -39,15 +38,7 @@ interface RunJson {
   engines?: EngineStatus[];
 }
 
-/** Runs the CLI from source. @returns its exit code, stdout and stderr. */
-function intercode(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
+const intercode = intercodeFromSource;
 
 afterAll(async () => {
   await removeTestContainers(engine.ok ? engine.docker : undefined, testRun);

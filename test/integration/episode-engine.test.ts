@@ -4,28 +4,19 @@
  * bad flags), and a hostile agent whose leftovers must not reach the gold verification that
  * now runs in the same pool's restored sandboxes.
  */
-import { spawn } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_BASH_TASKS, createBashEnvs } from '../../envs/bash/index.js';
 import { goldText } from '../../src/datasets/index.js';
 import { EpisodeEngine } from '../../src/engine/index.js';
-import { packagePath } from '../../src/package-path.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { intercodeFromSource } from '../setup/cli.js';
 
 const { testRun, engine } = await dockerTestFile();
 
-/** Runs the CLI from source. @returns its exit code, stdout and stderr. */
-function intercode(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
+const intercode = intercodeFromSource;
 
 interface RunJson {
   episodes: number;

@@ -25,6 +25,18 @@ function setup(args: string[], env: NodeJS.ProcessEnv = process.env, prefix: str
   return { status: run.status, json, stdout: run.stdout, stderr: run.stderr };
 }
 
+/** A dockerd of the test's own, everything of it under `dir`. */
+function layoutIn(dir: string): DockerdLayout {
+  return {
+    socket: join(dir, 'docker.sock'),
+    configFile: join(dir, 'daemon.json'),
+    logFile: join(dir, 'dockerd.log'),
+    pidfile: join(dir, 'docker.pid'),
+    dataRoot: join(dir, 'data'),
+    execRoot: join(dir, 'exec'),
+  };
+}
+
 describe('intercode setup (CLI)', () => {
   it.skipIf(!engine.ok && !IN_CI)('with an engine that answers: builds (or finds) the images and exits 0', () => {
     const { status, json, stderr } = setup(['--json']);
@@ -80,14 +92,7 @@ describe.skipIf(!!cannotStart && !IN_CI)('setup install-and-start on an engine o
   it('packages present, runsc merged into daemon.json, dockerd started and answering; run again: nothing to do', async () => {
     if (cannotStart) throw new Error(cannotStart);
     dir = await mkdtemp('/tmp/ic-setup-');
-    const layout: DockerdLayout = {
-      socket: join(dir, 'docker.sock'),
-      configFile: join(dir, 'daemon.json'),
-      logFile: join(dir, 'dockerd.log'),
-      pidfile: join(dir, 'docker.pid'),
-      dataRoot: join(dir, 'data'),
-      execRoot: join(dir, 'exec'),
-    };
+    const layout: DockerdLayout = layoutIn(dir);
     await writeFile(layout.configFile, '{"log-level": "warn"}\n');
     const osRelease = join(dir, 'os-release');
     await writeFile(osRelease, 'ID=debian\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n');
@@ -120,14 +125,7 @@ describe('setup steps on their own', () => {
   it.skipIf(!!cannotStart)('a dockerd that cannot start fails the step with the end of its log', async () => {
     const dir = await mkdtemp('/tmp/ic-setup-bad-');
     try {
-      const layout: DockerdLayout = {
-        socket: join(dir, 'docker.sock'),
-        configFile: join(dir, 'daemon.json'),
-        logFile: join(dir, 'dockerd.log'),
-        pidfile: join(dir, 'docker.pid'),
-        dataRoot: join(dir, 'data'),
-        execRoot: join(dir, 'exec'),
-      };
+      const layout: DockerdLayout = layoutIn(dir);
       await writeFile(layout.configFile, '{"runtimes": ');
       const facts = await probeHost({ defaultSocket: layout.socket, pidfile: layout.pidfile });
       const failure = await startDockerdStep(30_000).run({ facts, layout, log: () => undefined }).catch((error: unknown) => error);

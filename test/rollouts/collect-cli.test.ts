@@ -6,28 +6,20 @@
  * a second run resumes; `intercode export` turns those into ATIF and back into InterCode's log layout, which
  * `intercode replay` re-scores to the recorded rewards.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_BASH_TASKS } from '../../envs/bash/index.js';
 import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-llm/index.js';
-import { packagePath } from '../../src/package-path.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { intercodeFromSource } from '../setup/cli.js';
 
 const { engine } = await dockerTestFile();
 
-function intercode(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
+const intercode = intercodeFromSource;
 
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
 

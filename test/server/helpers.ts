@@ -1,11 +1,13 @@
 /**
  * Test doubles and clients for the server tests: a scripted env (no Docker) whose actions
- * say what happens, and a WebSocket client that queues the server's messages.
+ * say what happens, a WebSocket client that queues the server's messages, and a server on
+ * a free loopback port.
  */
 import { WebSocket } from 'ws';
 import type { Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
 import { EnvStateError, SandboxError } from '../../src/errors.js';
+import { EnvServer, type EnvServerOptions, type EnvSlots } from '../../src/server/index.js';
 
 export const tasks: Task[] = [0, 1, 2].map((index) => ({ index, id: String(index), query: `query ${index}`, gold: `gold ${index}`, metadata: {} }));
 
@@ -126,4 +128,19 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
     if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A server for `slots` on a free loopback port; `options` override the test defaults. */
+export function startLoopbackServer(slots: EnvSlots, name: string, options: Partial<EnvServerOptions> = {}): Promise<EnvServer> {
+  return EnvServer.start({
+    slots,
+    host: '127.0.0.1',
+    port: 0,
+    idleTimeoutMs: 60_000,
+    heartbeatMs: 5_000,
+    maxMessageBytes: 1024 * 1024,
+    metadata: { name, description: 'test', version: '0' },
+    log: (line) => console.log(line),
+    ...options,
+  });
 }

@@ -20,7 +20,7 @@ import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { EnvServer, pooledEnvSlots, type EnvSlots } from '../../src/server/index.js';
 import { dockerTestFile, IN_CI, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
-import { TestClient, until } from './helpers.js';
+import { TestClient, until, startLoopbackServer } from './helpers.js';
 import { rawSession } from './raw-ws.js';
 
 const { testRun, engine } = await dockerTestFile();
@@ -51,16 +51,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     slots = pooledEnvSlots('bash', envs, { spares: SPARES });
     expect(slots.sandboxLimit).toBe(SESSIONS + SPARES + 1);
     await slots.ready();
-    server = await EnvServer.start({
-      slots,
-      host: '127.0.0.1',
-      port: 0,
-      idleTimeoutMs: 120_000,
-      heartbeatMs: 1_000,
-      maxMessageBytes: 1024 * 1024,
-      metadata: { name: 'intercode-bash', description: 'test', version: '0' },
-      log: (line) => console.log(line),
-    });
+    server = await startLoopbackServer(slots, 'intercode-bash', { idleTimeoutMs: 120_000, heartbeatMs: 1_000 });
   });
 
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
 import { ENV_CLIS } from '../../src/cli/env-clis.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { TestClient, until } from './helpers.js';
+import { TestClient, until, startLoopbackServer } from './helpers.js';
 
 const { engine } = await dockerTestFile();
 const log = (line: string) => console.log(line);
@@ -27,16 +27,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over python, ctf and sql envs'
       const envs = await cli.createEnvs({}, 2, { purpose: 'serve', log, engines });
       const slots = pooledEnvSlots(name, envs);
       await slots.ready();
-      const server = await EnvServer.start({
-        slots,
-        host: '127.0.0.1',
-        port: 0,
-        idleTimeoutMs: 60_000,
-        heartbeatMs: 5_000,
-        maxMessageBytes: 1024 * 1024,
-        metadata: { name, description: 'test', version: '0' },
-        log,
-      });
+      const server = await startLoopbackServer(slots, name, { log });
       servers.push(server);
       try {
         const client = new TestClient(server.url);

@@ -12,7 +12,7 @@ import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
-import { TestClient, until } from './helpers.js';
+import { TestClient, until, startLoopbackServer } from './helpers.js';
 
 const testRun = startTestRun();
 const engine = await probeEngine();
@@ -42,16 +42,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server on Kubernetes') || skipWithout
     const envs = await cli.createEnvs({}, 2, { purpose: 'serve', log, engines });
     const slots = pooledEnvSlots('bash', envs);
     await slots.ready();
-    server = await EnvServer.start({
-      slots,
-      host: '127.0.0.1',
-      port: 0,
-      idleTimeoutMs: 60_000,
-      heartbeatMs: 5_000,
-      maxMessageBytes: 1024 * 1024,
-      metadata: { name: 'bash', description: 'test', version: '0' },
-      log,
-    });
+    server = await startLoopbackServer(slots, 'bash', { log });
     expect((await livePods()).length).toBeGreaterThan(0);
 
     const client = new TestClient(server.url);

@@ -8,24 +8,14 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { EnvServer, pooledEnvSlots, type EnvServerOptions } from '../../src/server/index.js';
-import { ScriptedEnv, TestClient, until } from './helpers.js';
+import { ScriptedEnv, TestClient, until, startLoopbackServer } from './helpers.js';
 
 const TOKEN = 'correct-horse-battery';
 let servers: EnvServer[] = [];
 
 async function start(options: Partial<EnvServerOptions> & { sessions?: number } = {}): Promise<{ server: EnvServer; envs: ScriptedEnv[] }> {
   const envs = Array.from({ length: options.sessions ?? 4 }, () => new ScriptedEnv());
-  const server = await EnvServer.start({
-    slots: pooledEnvSlots('scripted', envs),
-    host: '127.0.0.1',
-    port: 0,
-    idleTimeoutMs: 60_000,
-    heartbeatMs: 60_000,
-    maxMessageBytes: 4096,
-    metadata: { name: 'intercode-scripted', description: 'test', version: '0' },
-    log: () => undefined,
-    ...options,
-  });
+  const server = await startLoopbackServer(pooledEnvSlots('scripted', envs), 'intercode-scripted', { heartbeatMs: 60_000, maxMessageBytes: 4096, log: () => undefined, ...options });
   servers.push(server);
   return { server, envs };
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
+import { processAlive } from '../lifecycle/process-alive.js';
 import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
 
 export interface CleanupOptions {
@@ -15,15 +16,6 @@ export interface CleanupOptions {
    * of runs on other hosts sharing the engine are kept, since we cannot tell. Default: all of ours.
    */
   deadRunsOnly?: boolean;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

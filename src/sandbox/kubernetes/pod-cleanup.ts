@@ -1,4 +1,5 @@
 import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from '../docker/labels.js';
+import { processAlive } from '../lifecycle/process-alive.js';
 import { apiStatus, type Cluster } from './cluster.js';
 import { pidOnThisHost } from './pod-spec.js';
 
@@ -7,15 +8,6 @@ export interface PodCleanupOptions {
   testRun?: string;
   /** Only pods of runs on this host whose process is gone (crash reaping). Default: all of ours. */
   deadRunsOnly?: boolean;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

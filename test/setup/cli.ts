@@ -1,0 +1,20 @@
+/** Running the CLI from source (through tsx) in a child process, as a user would run it. */
+import { spawn } from 'node:child_process';
+import { packagePath } from '../../src/package-path.js';
+
+/** What a CLI run gave back. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `intercode ...args` from source. @returns its exit code, stdout and stderr. */
+export function intercodeFromSource(args: readonly string[]): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
