@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { clusterCheck, runDoctor, type CheckResult } from '../doctor/index.js';
+import { clusterCheck, clusterPidsCheck, runDoctor, type CheckResult } from '../doctor/index.js';
 import { checkCluster, isClusterTarget, parseClusterTarget, type ClusterTarget } from '../sandbox/kubernetes/index.js';
 import { ConfigError } from '../errors.js';
 import { IMAGE_RECIPES } from './images-command.js';
@@ -26,8 +26,8 @@ export function registerDoctorCommand(program: Command): void {
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else {
         for (const check of report.checks) {
-          console.log(`${MARK[check.status]}  ${check.id.padEnd(10)}  ${check.summary}`);
-          if (check.fix) console.log(`      ${''.padEnd(10)}  fix: ${check.fix}`);
+          console.log(`${MARK[check.status]}  ${check.id.padEnd(12)}  ${check.summary}`);
+          if (check.fix) console.log(`      ${''.padEnd(12)}  fix: ${check.fix}`);
         }
         console.log(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
       }
@@ -35,13 +35,22 @@ export function registerDoctorCommand(program: Command): void {
     });
 }
 
-/** The cluster check `--engine k8s…` asks for, or the one KUBECONFIG implies (a warning at worst). */
-function clusterChecks(engine: string | undefined): (() => Promise<CheckResult>)[] {
+/**
+ * The cluster checks `--engine k8s…` asks for, or those KUBECONFIG implies (warnings at
+ * worst): the cluster itself, then its nodes' pod pids limits when pods may be created.
+ */
+function clusterChecks(engine: string | undefined): (() => Promise<CheckResult[]>)[] {
+  let target: ClusterTarget;
   if (engine !== undefined) {
     if (!isClusterTarget(engine)) throw new ConfigError('--engine', `names the cluster doctor checks besides the Docker engine (DOCKER_HOST): k8s, k8s:CONTEXT or k8s:CONTEXT/NAMESPACE, got "${engine}"`);
-    const target: ClusterTarget = parseClusterTarget(engine);
-    return [async () => clusterCheck(await checkCluster(target), true)];
-  }
-  if (process.env.KUBECONFIG) return [async () => clusterCheck(await checkCluster(), false)];
-  return [];
+    target = parseClusterTarget(engine);
+  } else if (process.env.KUBECONFIG) target = {};
+  else return [];
+  return [
+    async () => {
+      const found = await checkCluster(target);
+      const cluster = clusterCheck(found, engine !== undefined);
+      return found.canCreatePods ? [cluster, clusterPidsCheck(found)] : [cluster];
+    },
+  ];
 }

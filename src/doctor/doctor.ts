@@ -16,13 +16,13 @@ const notChecked = (id: string): CheckResult => ({ id, status: 'fail', summary: 
 
 /**
  * Runs every check: engine, cgroup version, runtimes, disk-quota support, image state and
- * free disk, then `extraChecks` in order (another backend's, e.g. a cluster). Never throws
+ * free disk, then what `extraChecks` find, in order (another backend's, e.g. a cluster's). Never throws
  * for what it finds; each finding is a check with its fix.
  */
 export async function runDoctor(
   recipes: Record<string, () => Promise<ImageRecipe>>,
   probe: ProbeOptions = {},
-  extraChecks: readonly (() => Promise<CheckResult>)[] = [],
+  extraChecks: readonly (() => Promise<readonly CheckResult[]>)[] = [],
 ): Promise<DoctorReport> {
   const facts = await probeHost(probe);
   const checks: CheckResult[] = [engineCheck(facts)];
@@ -35,6 +35,6 @@ export async function runDoctor(
   } else {
     checks.push(cgroupCheck({}), notChecked('runtimes'), notChecked('disk-quota'), notChecked('images'), freeDiskCheck('/var/lib/docker'));
   }
-  for (const extra of extraChecks) checks.push(await extra());
+  for (const extra of extraChecks) checks.push(...(await extra()));
   return { healthy: checks.every((c) => c.status !== 'fail'), endpoint: facts.endpoint, checks };
 }

@@ -1,2 +1,2 @@
 export { runDoctor, type DoctorReport } from './doctor.js';
-export { cgroupCheck, clusterCheck, diskQuotaCheck, engineCheck, freeDiskCheck, imagesCheck, mountOf, runtimesCheck, type CheckResult, type EngineInfo } from './checks.js';
+export { cgroupCheck, clusterCheck, clusterPidsCheck, diskQuotaCheck, engineCheck, freeDiskCheck, imagesCheck, mountOf, runtimesCheck, type CheckResult, type EngineInfo } from './checks.js';

@@ -159,9 +159,16 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     expect(check).toMatchObject({ reachable: true, canCreatePods: true });
     expect(check.version).toMatch(/^v1\./);
     expect(check.problem).toBeUndefined();
-    // The same through the CLI: `doctor --engine k8s` adds an ok cluster line.
+    // Every node's kubelet pids limit was read (a number, -1 or 0 when it sets none).
+    const nodes = (await loadCluster().core.listNode()).items.map((n) => n.metadata!.name!);
+    expect(Object.keys(check.podPidsLimits ?? {}).sort()).toEqual(nodes.sort());
+    for (const node of nodes) expect(typeof check.podPidsLimits![node], node).toBe('number');
+    // The same through the CLI: `doctor --engine k8s` adds an ok cluster line, then the pids line.
     const cli = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/intercode.js'), 'doctor', '--json', '--engine', 'k8s'], { encoding: 'utf8', timeout: 120_000 });
     const report = JSON.parse(cli.stdout) as DoctorReport;
-    expect(report.checks.at(-1)).toMatchObject({ id: 'cluster', status: 'ok', summary: expect.stringMatching(/^Kubernetes v1\.\d+.*: pods may be created in namespace /) });
+    expect(report.checks.slice(-2).map((c) => c.id)).toEqual(['cluster', 'cluster-pids']);
+    expect(report.checks.at(-2)).toMatchObject({ status: 'ok', summary: expect.stringMatching(/^Kubernetes v1\.\d+.*: pods may be created in namespace /) });
+    const unlimited = nodes.filter((node) => check.podPidsLimits![node]! <= 0);
+    expect(report.checks.at(-1)).toMatchObject({ status: unlimited.length > 0 ? 'warn' : 'ok', summary: expect.stringContaining(nodes[0]!) });
   }, 120_000);
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clusterCheck, diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
+import { clusterCheck, clusterPidsCheck, diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
 
 const CLI = join(import.meta.dirname, '../../bin/intercode.js');
@@ -30,7 +30,7 @@ describe('intercode doctor (CLI)', () => {
     expect(report.healthy).toBe(report.checks.every((c) => c.status !== 'fail'));
     expect(status, stderr).toBe(report.healthy ? 0 : 1);
     const text = doctor([], noCluster);
-    expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine {6}Docker /m);
+    expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine {8}Docker /m);
     expect(text.stdout.trim().split('\n').at(-1)).toBe(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
   });
 
@@ -88,6 +88,15 @@ describe('intercode doctor: the Kubernetes cluster check', () => {
     });
     expect(clusterCheck({ server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: false, problem: 'forbidden' }, true)).toMatchObject({ status: 'fail', fix: expect.stringContaining('pods/exec') });
   });
+
+  it("pids: ok only when every node's kubelet sets podPidsLimit; nodes without one or unread warn", () => {
+    const base = { server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: true };
+    expect(clusterPidsCheck({ ...base, podPidsLimits: { a: 1024, b: 4096 } })).toEqual({ id: 'cluster-pids', status: 'ok', summary: "every pod's processes are limited (podPidsLimit per node: a 1024, b 4096)" });
+    const none = clusterPidsCheck({ ...base, podPidsLimits: { a: 1024, b: -1 } });
+    expect(none).toMatchObject({ status: 'warn', summary: expect.stringMatching(/^no pod pids limit on b: .*a 1024, b none/), fix: expect.stringContaining('podPidsLimit') });
+    expect(clusterPidsCheck({ ...base, podPidsLimits: { a: 1024, b: null }, nodesProblem: 'cannot read the kubelet configuration of b: 403' })).toMatchObject({ status: 'warn', summary: expect.stringContaining('b ?') });
+    expect(clusterPidsCheck({ ...base, nodesProblem: 'cannot list nodes: 403' })).toMatchObject({ status: 'warn', summary: 'pod pids limits unknown: cannot list nodes: 403' });
+  });
 });
 
 describe('doctor checks', () => {
@@ -127,9 +136,12 @@ describe('runDoctor', () => {
   it('appends extra checks (another backend\'s) after its own, and a failing one makes the report unhealthy', async () => {
     const { runDoctor } = await import('../../src/doctor/index.js');
     const report = await runDoctor({}, { env: { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-none.sock' } }, [
-      async () => ({ id: 'cluster', status: 'ok', summary: 'a test check' }),
+      async () => [
+        { id: 'cluster', status: 'ok', summary: 'a test check' },
+        { id: 'cluster-pids', status: 'warn', summary: 'a second one' },
+      ],
     ]);
-    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk', 'cluster']);
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk', 'cluster', 'cluster-pids']);
     expect(report.healthy).toBe(false);
   });
 });

@@ -154,11 +154,50 @@ export interface ClusterCheck {
   canCreatePods: boolean;
   /** What failed, one line; undefined when everything passed. */
   problem?: string;
+  /**
+   * Each node's kubelet `podPidsLimit` (≤ 0: none), read from the node's `configz`; a
+   * node whose configuration could not be read has null. Undefined when the nodes could not
+   * be listed (a namespace-scoped identity may not).
+   */
+  podPidsLimits?: Record<string, number | null>;
+  /** Why the nodes or their configurations could not be read. */
+  nodesProblem?: string;
+}
+
+/** How many nodes' kubelet configurations {@link checkCluster} reads at most. */
+const NODES_READ = 20;
+
+/**
+ * Each node's pods' process limit, as its kubelet is configured: Kubernetes sets no pids
+ * limit per pod, only per node (`podPidsLimit`), so this is what bounds a fork bomb.
+ */
+async function podPidsLimits(cluster: Cluster): Promise<Pick<ClusterCheck, 'podPidsLimits' | 'nodesProblem'>> {
+  let names: string[];
+  try {
+    names = (await cluster.core.listNode()).items.map((node) => node.metadata!.name!).slice(0, NODES_READ);
+  } catch (error) {
+    return { nodesProblem: `cannot list nodes: ${apiStatus(error) ?? ''} ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`.trim() };
+  }
+  const limits: Record<string, number | null> = {};
+  const problems: string[] = [];
+  for (const name of names) {
+    try {
+      // Typed as a string, but the client parses a JSON answer itself.
+      const answer: unknown = await cluster.core.connectGetNodeProxyWithPath({ name, path: 'configz' });
+      const configz = (typeof answer === 'string' ? JSON.parse(answer) : answer) as { kubeletconfig?: { podPidsLimit?: number } };
+      limits[name] = configz.kubeletconfig?.podPidsLimit ?? -1;
+    } catch (error) {
+      limits[name] = null;
+      problems.push(`${name}: ${apiStatus(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error))}`);
+    }
+  }
+  return { podPidsLimits: limits, ...(problems.length > 0 ? { nodesProblem: `cannot read the kubelet configuration of ${problems.join(', ')}` } : {}) };
 }
 
 /**
- * Checks a cluster for `intercode doctor`: reachable, its version, and whether this
- * identity may create pods in the namespace (a server-side dry run: nothing is created).
+ * Checks a cluster for `intercode doctor`: reachable, its version, whether this identity
+ * may create pods in the namespace (a server-side dry run: nothing is created), and each
+ * node's pod pids limit.
  * Never throws; a configuration error is reported as the problem.
  */
 export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterCheck> {
@@ -181,7 +220,7 @@ export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterC
       dryRun: 'All',
       body: { metadata: { generateName: 'intercode-doctor-' }, spec: { containers: [{ name: 'probe', image: 'busybox' }] } },
     });
-    return { ...base, version, reachable: true, canCreatePods: true };
+    return { ...base, version, reachable: true, canCreatePods: true, ...(await podPidsLimits(cluster)) };
   } catch (error) {
     return { ...base, version, reachable: true, canCreatePods: false, problem: `cannot create pods in namespace ${cluster.namespace}: ${apiStatus(error) ?? ''} ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`.trim() };
   }
