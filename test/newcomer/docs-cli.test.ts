@@ -154,7 +154,7 @@ describe('docs match the CLI', () => {
     const FOREIGN: Record<string, string> = {
       '--bridge': 'dockerd', '--iptables': 'dockerd', '--ip-masq': 'dockerd', '--network': 'docker run', '--variant': 'debootstrap',
       '--no-check-gpg': 'debootstrap', '--user': 'systemctl', '--short': 'git status', '--hard': 'git reset', '--no-preserve-root': 'rm',
-      '--storage-opt': 'docker run', '--ulimit': 'docker run', '--storage-driver': 'dockerd', '--data-root': 'dockerd',
+      '--storage-opt': 'docker run', '--ulimit': 'docker run', '--storage-driver': 'dockerd', '--data-root': 'dockerd', '--security-opt': 'docker run',
     };
     const known = new Set([...cli.flags.values(), ...cli.benchFlags.values()].flatMap((set) => [...set]));
     const unknown: string[] = [];
