@@ -127,7 +127,9 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
       try {
         await engine.forEach(jobs.map((task, k) => ({ task, k })), async (slot, { task, k }) => {
           await slot.reset({ task });
-          const look = await slot.step('pwd; echo "${OLDPWD-unset}"; ls -A /ctf; ls -lA; ls -A /tmp; ps -e --no-headers | wc -l');
+          // The last episode's `sleep 300` must be gone (a process count would also count a
+          // new sandbox's shells while they start, which differs from moment to moment).
+          const look = await slot.step('pwd; echo "${OLDPWD-unset}"; ls -A /ctf; ls -lA; ls -A /tmp; echo "sleep 300: $(ps -e -o args= | grep -c \'^sleep 300\')"');
           seen.set(k, look.observation);
           await slot.step(`echo junk > /ctf/${task.id}/junk; chmod 700 .; mkdir /ctf/other; touch /tmp/left; sleep 300 & cd /`);
           await slot.step('skip');
@@ -147,6 +149,7 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
     expect(timeless(pooled)).toEqual(timeless(fresh));
     expect(pooled.join('')).not.toMatch(/junk|other|left|drwx------/);
     expect(pooled[0]).toMatch(/^\/ctf\/3\n/);
+    for (const look of pooled) expect(look).toContain('sleep 300: 0\n');
   }, 300_000);
 
   it('every built-in reference solver prints its flag in the sandbox', async () => {
