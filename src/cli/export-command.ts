@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { ConfigError, TrajectoryError } from '../errors.js';
-import { formatRecord, parseRolloutFormat, readEpisodeTurns, ROLLOUT_FORMAT, ROLLOUT_FORMATS, toIntercodeLayout, type RolloutRecord } from '../rollouts/index.js';
+import { writeFileSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { formatRecord, parseRolloutFormat, readEpisodeTurns, readRolloutRecords, ROLLOUT_FORMATS, toIntercodeLayout } from '../rollouts/index.js';
 import { nonNegativeInteger } from './model-flags.js';
 import { packageVersion } from './package-version.js';
 
@@ -10,33 +10,6 @@ interface ExportFlags {
   out: string;
   sample: string;
   json?: boolean;
-}
-
-
-/** Reads the rollout records of a `collect --format jsonl` file. @throws TrajectoryError naming file and line. */
-function readRecords(file: string): RolloutRecord[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new TrajectoryError({ file }, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, error);
-  }
-  const records: RolloutRecord[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new TrajectoryError({ file, line: i + 1 }, `not valid JSON (${(error as Error).message})`, error);
-    }
-    if ((value as { format?: unknown })?.format !== ROLLOUT_FORMAT) {
-      throw new TrajectoryError({ file, line: i + 1, field: 'format' }, `must be "${ROLLOUT_FORMAT}" (a line of \`collect --policy llm:… --format jsonl\`); hf-messages and ATIF lines convert only to --format intercode`);
-    }
-    records.push(value as RolloutRecord);
-  });
-  if (records.length === 0) throw new TrajectoryError({ file }, 'holds no rollout records');
-  return records;
 }
 
 /** `intercode export FILE --format F --out PATH`: rollout records to a trainer format, or any rollout file back to InterCode's log layout. */
@@ -61,7 +34,7 @@ export function registerExportCommand(program: Command): void {
         writeFileSync(flags.out, `${JSON.stringify(layout, null, 2)}\n`);
       } else {
         const format = parseRolloutFormat(flags.format);
-        const records = readRecords(file);
+        const records = readRolloutRecords(file);
         writeFileSync(flags.out, records.map((r) => `${formatRecord(r, format, packageVersion())}\n`).join(''));
         episodes = records.length;
       }

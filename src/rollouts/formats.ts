@@ -1,10 +1,10 @@
 /** The output formats of rollouts, one episode per line each. */
 
-import { ConfigError } from '../errors.js';
+import { ConfigError, TrajectoryError } from '../errors.js';
 import { toAtif } from './atif.js';
 import { toHfMessages } from './hf-messages.js';
-import { FLOAT_KEYS, jsonLine } from './json-line.js';
-import type { RolloutRecord } from './record.js';
+import { FLOAT_KEYS, jsonLine, readJsonLines } from './json-line.js';
+import { ROLLOUT_FORMAT, type RolloutRecord } from './record.js';
 
 /** `jsonl`: our rollout records; `hf-messages`: Hugging Face conversational lines; `atif`: one ATIF v1.4 trajectory per line. */
 export type RolloutFormat = 'jsonl' | 'hf-messages' | 'atif';
@@ -20,4 +20,16 @@ export function parseRolloutFormat(value: string, flag = '--format'): RolloutFor
 export function formatRecord(record: RolloutRecord, format: RolloutFormat, version: string): string {
   const value = format === 'jsonl' ? record : format === 'hf-messages' ? toHfMessages(record) : toAtif(record, version);
   return jsonLine(value, FLOAT_KEYS);
+}
+
+/** Reads the rollout records of a `collect --format jsonl` file. @throws TrajectoryError naming file and line. */
+export function readRolloutRecords(file: string): RolloutRecord[] {
+  const records = readJsonLines(file).map(({ value, line }) => {
+    if ((value as { format?: unknown })?.format !== ROLLOUT_FORMAT) {
+      throw new TrajectoryError({ file, line, field: 'format' }, `must be "${ROLLOUT_FORMAT}" (a line of \`collect --policy llm:… --format jsonl\`); hf-messages and ATIF lines convert only to --format intercode`);
+    }
+    return value as RolloutRecord;
+  });
+  if (records.length === 0) throw new TrajectoryError({ file }, 'holds no rollout records');
+  return records;
 }

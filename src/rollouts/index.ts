@@ -4,7 +4,7 @@ export { tokenRecord, type EpisodeTokens, type TokenRecord, type TokenTurn } fro
 export { groupAdvantages, type GroupStats } from './groups.js';
 export { toHfMessages, type HfMessagesLine } from './hf-messages.js';
 export { ATIF_VERSION, toAtif, type AtifStep, type AtifToolCall, type AtifTrajectory, type AtifTurn } from './atif.js';
-export { formatRecord, parseRolloutFormat, ROLLOUT_FORMATS, type RolloutFormat } from './formats.js';
+export { formatRecord, parseRolloutFormat, readRolloutRecords, ROLLOUT_FORMATS, type RolloutFormat } from './formats.js';
 export { FLOAT_KEYS, jsonLine } from './json-line.js';
 export { readEpisodeTurns, toIntercodeLayout, type EpisodeTurns } from './intercode-layout.js';
 export { sampleGroups, type SampleOptions } from './sampler.js';

@@ -8,8 +8,8 @@
  * run the reply's text.
  */
 
-import { readFileSync } from 'node:fs';
 import { TrajectoryError } from '../errors.js';
+import { readJsonLines } from './json-line.js';
 
 /** One episode's turns, whatever format it came from. */
 export interface EpisodeTurns {
@@ -25,27 +25,13 @@ type Fail = (field: string | undefined, problem: string) => never;
 
 /** Reads a rollout file (JSON Lines in any of the three formats, mixed lines allowed). @throws TrajectoryError naming file, line and field. */
 export function readEpisodeTurns(file: string): EpisodeTurns[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new TrajectoryError({ file }, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, error);
-  }
-  const episodes: EpisodeTurns[] = [];
-  text.split('\n').forEach((raw, i) => {
-    if (raw.trim() === '') return;
+  const episodes = readJsonLines(file).map(({ value, line: lineNo }) => {
     const fail: Fail = (field, problem) => {
-      throw new TrajectoryError({ file, line: i + 1, ...(field ? { field } : {}) }, problem);
+      throw new TrajectoryError({ file, line: lineNo, ...(field ? { field } : {}) }, problem);
     };
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      throw new TrajectoryError({ file, line: i + 1 }, `not valid JSON (${(error as Error).message})`, error);
-    }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(undefined, 'a line must be a JSON object');
     const line = value as Record<string, unknown>;
-    episodes.push(typeof line.schema_version === 'string' ? fromAtif(line, fail) : fromColumns(line, fail));
+    return typeof line.schema_version === 'string' ? fromAtif(line, fail) : fromColumns(line, fail);
   });
   if (episodes.length === 0) throw new TrajectoryError({ file }, 'holds no episodes');
   return episodes;

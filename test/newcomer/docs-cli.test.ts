@@ -6,27 +6,14 @@
  * stays a guide (≤ 250 lines) that reaches the reproduction tables, the bench tables and the
  * security model in one click.
  */
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BENCHES, runBenchCli } from '../../src/bench/index.js';
+import { docPages, ROOT } from './doc-pages.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-
-/** README.md and every page under docs/. */
-function pages(): string[] {
-  const found = [join(ROOT, 'README.md')];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(dir, entry.name));
-      else if (entry.name.endsWith('.md')) found.push(join(dir, entry.name));
-    }
-  };
-  walk(join(ROOT, 'docs'));
-  return found;
-}
 
 /** Inline code spans and lines of fenced code blocks, with `\|` (a pipe inside a table cell) unescaped. */
 function codeSnippets(markdown: string): string[] {
@@ -130,7 +117,7 @@ function check(snippet: string): string[] {
 
 describe('docs match the CLI', () => {
   it('finds the documented command lines (the check reads something)', () => {
-    const all = pages().flatMap((page) => codeSnippets(readFileSync(page, 'utf8')));
+    const all = docPages().flatMap((page) => codeSnippets(readFileSync(page, 'utf8')));
     expect(all.filter((s) => /^(npx )?intercode /.test(s.trim())).length).toBeGreaterThan(60);
     expect(check('intercode run bash --no-such-flag')).toEqual(['"intercode run" has no --no-such-flag']);
     expect(check('intercode frobnicate')).toEqual(['no command "frobnicate"']);
@@ -141,7 +128,7 @@ describe('docs match the CLI', () => {
 
   it('every command, subcommand, bench and flag written in README.md and docs/ exists', () => {
     const problems: string[] = [];
-    for (const page of pages()) {
+    for (const page of docPages()) {
       for (const snippet of codeSnippets(readFileSync(page, 'utf8'))) {
         for (const problem of check(snippet)) problems.push(`${relative(ROOT, page)}: \`${snippet.trim()}\`: ${problem}`);
       }
@@ -158,7 +145,7 @@ describe('docs match the CLI', () => {
     };
     const known = new Set([...cli.flags.values(), ...cli.benchFlags.values()].flatMap((set) => [...set]));
     const unknown: string[] = [];
-    for (const page of pages()) {
+    for (const page of docPages()) {
       for (const snippet of codeSnippets(readFileSync(page, 'utf8'))) {
         if (/^(npx )?intercode |^npm run/.test(snippet.trim())) continue;
         for (const flag of flagsIn(snippet)) if (!known.has(flag) && !FOREIGN[flag]) unknown.push(`${relative(ROOT, page)}: \`${snippet.trim()}\`: ${flag}`);
@@ -185,7 +172,7 @@ describe('docs match the CLI', () => {
 describe('links between pages', () => {
   it('every relative link resolves to a file, and every anchor to a heading there', () => {
     const broken: string[] = [];
-    for (const page of pages()) {
+    for (const page of docPages()) {
       const text = readFileSync(page, 'utf8').replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1\s*$/gm, '');
       for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         const target = match[1]!;

@@ -4,33 +4,21 @@
  * through package.json's exports to the built declarations) with the project's compiler
  * options. Needs `npm run build` (npm ci does it).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
+import { docPages, ROOT } from './doc-pages.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 // Inside the package, so `intercode-ts` resolves to this package by its own name.
 const OUT = join(ROOT, 'test', 'newcomer', `.snippets-${process.pid}`);
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
-
-function markdownPages(): string[] {
-  const found = [join(ROOT, 'README.md')];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(dir, entry.name));
-      else if (entry.name.endsWith('.md')) found.push(join(dir, entry.name));
-    }
-  };
-  walk(join(ROOT, 'docs'));
-  return found;
-}
 
 describe('TypeScript examples in the docs', () => {
   it('every ```ts block compiles', () => {
     mkdirSync(OUT, { recursive: true });
     const files = new Map<string, string>();
-    for (const page of markdownPages()) {
+    for (const page of docPages()) {
       let n = 0;
       for (const match of readFileSync(page, 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
         const file = join(OUT, `${relative(ROOT, page).replace(/[/.]/g, '_')}_${++n}.ts`);
