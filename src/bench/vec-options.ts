@@ -46,12 +46,13 @@ Options:
                    under a runtime other than runc the pool replaces used sandboxes
                    instead of restoring them); the JSON gets "runtimes":[{runtime,...}]
   --engine E       docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]] (pods; memory not measured there)
-  --clean MODE     restore (in place, default) or replace (a new sandbox per episode)
+  --clean MODE     restore (in place, default) or replace (a new sandbox per episode);
+                   under an OCI runtime other than runc the pool always replaces
   --json           print only one JSON object on stdout:
                    {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
                     "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
                     "memoryPerSandboxMiB","bestTrivial","bestGold","table":[...]}
-                   (see the README, "Benchmarks")
+                   (see docs/performance.md and docs/cli.md)
   -h, --help       show this help
 `;
 

@@ -18,8 +18,13 @@ export type CleanMode = 'restore' | 'replace';
  * replaced by a new one (docs/security.md has the measured cost).
  */
 export function defaultCleanMode(): CleanMode {
+  return restoreSupported() ? 'restore' : 'replace';
+}
+
+/** Whether the in-place restore can clean sandboxes of the OCI runtime in use (runc only). */
+function restoreSupported(): boolean {
   const runtime = process.env.INTERCODE_RUNTIME;
-  return runtime === undefined || runtime === '' || runtime === 'runc' ? 'restore' : 'replace';
+  return runtime === undefined || runtime === '' || runtime === 'runc';
 }
 
 export interface PooledVecEnvOptions extends VecEnvOptions {
@@ -36,7 +41,8 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
   const first = envs[0];
   if (!first) throw new Error('pooledVecEnv needs at least one env');
   const factory = first.workspaceFactory();
-  const restorer = (options.clean ?? defaultCleanMode()) === 'restore' ? new InPlaceRestorer(factory) : undefined;
+  // Asked for or not, a runtime the restore cannot clean gets replacements.
+  const restorer = restoreSupported() && (options.clean ?? 'restore') === 'restore' ? new InPlaceRestorer(factory) : undefined;
   // A spare per env: an env's reset then finds a restored workspace while the one it
   // left is being restored (measured with 4 envs under load: reset p50 24 ms with 2
   // spares, 7.6 ms with 4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
