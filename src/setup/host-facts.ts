@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import Docker from 'dockerode';
+import { clientOptions } from '../sandbox/docker/engine.js';
 
 /** How the engine at an endpoint answered a ping. */
 export type EngineAnswer =
@@ -55,19 +56,12 @@ export function commandExists(name: string, env: NodeJS.ProcessEnv = process.env
   return path.split(':').some((dir) => dir !== '' && existsSync(`${dir}/${name}`));
 }
 
-/** Docker client options for an endpoint (unix socket path, unix://, tcp:// or http(s)://). */
-function clientFor(endpoint: string, timeout: number): Docker {
-  if (endpoint.startsWith('unix://') || endpoint.startsWith('/')) return new Docker({ socketPath: endpoint.replace(/^unix:\/\//, ''), timeout });
-  const url = new URL(endpoint.replace(/^tcp:/, 'http:'));
-  return new Docker({ protocol: url.protocol === 'https:' ? 'https' : 'http', host: url.hostname, port: Number(url.port || 2375), timeout });
-}
-
 /** Pings the engine at `endpoint` and says why it did not answer. Never throws. */
 export async function pingEngine(endpoint: string, timeoutMs = 3_000): Promise<EngineAnswer> {
   const socket = endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : endpoint.startsWith('/') ? endpoint : undefined;
   if (socket !== undefined && !existsSync(socket)) return { answers: false, reason: 'no-socket', message: `${socket} does not exist` };
   try {
-    const version = (await clientFor(endpoint, timeoutMs).version()) as { Version?: string };
+    const version = (await new Docker({ ...clientOptions(endpoint), timeout: timeoutMs }).version()) as { Version?: string };
     return { answers: true, serverVersion: version.Version ?? 'unknown' };
   } catch (error) {
     const err = error as NodeJS.ErrnoException;

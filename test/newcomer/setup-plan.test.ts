@@ -126,5 +126,9 @@ describe('daemon.json merge', () => {
     expect(() => mergeRuntime('{"runtimes": ', 'runsc', { path: '/r' }, '/etc/docker/daemon.json')).toThrow(SetupError);
     expect(() => mergeRuntime('{"runtimes": ', 'runsc', { path: '/r' }, '/etc/docker/daemon.json')).toThrow(/^setup: runsc-runtime: \/etc\/docker\/daemon\.json is not valid JSON/);
     expect(() => mergeRuntime('[1]', 'runsc', { path: '/r' })).toThrow(/does not hold a JSON object/);
+    // A runsc entry that dockerd could not use is named, never merged into a broken file.
+    expect(() => mergeRuntime('{"runtimes":{"runsc":"x"}}', 'runsc', { path: '/r', runtimeArgs: RUNSC_ARGS }, '/etc/docker/daemon.json')).toThrow(/daemon\.json: "runtimes\.runsc" is not a runtime/);
+    expect(() => mergeRuntime('{"runtimes":{"runsc":{"runtimeArgs":[]}}}', 'runsc', { path: '/r' })).toThrow(/"runtimes\.runsc" is not a runtime/);
+    expect(() => mergeRuntime('{"runtimes":{"runsc":{"path":"/r","runtimeArgs":"--debug"}}}', 'runsc', { path: '/r', runtimeArgs: RUNSC_ARGS })).toThrow(/"runtimes\.runsc\.runtimeArgs" is not a list of strings/);
   });
 });

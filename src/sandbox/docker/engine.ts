@@ -9,7 +9,8 @@ export function defaultEndpoint(): EngineEndpoint {
   return process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock';
 }
 
-function clientOptions(endpoint: EngineEndpoint): Docker.DockerOptions {
+/** dockerode's options for `endpoint` (a unix socket path, unix://, tcp:// or http(s)://). */
+export function clientOptions(endpoint: EngineEndpoint): Docker.DockerOptions {
   if (endpoint.startsWith('unix://')) return { socketPath: endpoint.slice('unix://'.length) };
   if (endpoint.startsWith('/')) return { socketPath: endpoint };
   const url = new URL(endpoint.replace(/^tcp:/, 'http:'));

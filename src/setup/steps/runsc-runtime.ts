@@ -21,7 +21,8 @@ export const RUNSC_ARGS: readonly string[] = ['--network=none'];
  * daemon.json text with `runtimes.<name>` registered as `entry`; every other key kept as it
  * was. A runtime registered already keeps its path and arguments and gains the arguments of
  * `entry` it lacks. Returns undefined when nothing needs to change.
- * @throws SetupError when `existing` is not a JSON object.
+ * @throws SetupError when `existing` is not a JSON object, or holds a `runtimes.<name>` that is
+ * not a runtime (no string `path`, or `runtimeArgs` not a list of strings).
  */
 export function mergeRuntime(existing: string | undefined, name: string, entry: RuntimeEntry, file = 'daemon.json'): string | undefined {
   let config: Record<string, unknown> = {};
@@ -35,8 +36,14 @@ export function mergeRuntime(existing: string | undefined, name: string, entry: 
   }
   const runtimes = (config.runtimes ?? {}) as Record<string, unknown>;
   if (typeof runtimes !== 'object' || Array.isArray(runtimes)) throw new SetupError('runsc-runtime', `${file}: "runtimes" is not an object`);
-  const present = runtimes[name] as { path?: string; runtimeArgs?: unknown } | undefined;
-  const presentArgs = Array.isArray(present?.runtimeArgs) ? (present.runtimeArgs as string[]) : [];
+  const present = runtimes[name] as { path?: unknown; runtimeArgs?: unknown } | undefined;
+  if (present !== undefined && (present === null || typeof present !== 'object' || Array.isArray(present) || typeof present.path !== 'string')) {
+    throw new SetupError('runsc-runtime', `${file}: "runtimes.${name}" is not a runtime (an object with a "path"); fix it, then run setup again`);
+  }
+  if (present?.runtimeArgs !== undefined && !(Array.isArray(present.runtimeArgs) && present.runtimeArgs.every((a) => typeof a === 'string'))) {
+    throw new SetupError('runsc-runtime', `${file}: "runtimes.${name}.runtimeArgs" is not a list of strings; fix it, then run setup again`);
+  }
+  const presentArgs = (present?.runtimeArgs as string[] | undefined) ?? [];
   const missingArgs = (entry.runtimeArgs ?? []).filter((arg) => !presentArgs.includes(arg));
   if (present && missingArgs.length === 0) return undefined;
   const runtime = present ? { ...present, runtimeArgs: [...presentArgs, ...missingArgs] } : { path: entry.path, ...(entry.runtimeArgs?.length ? { runtimeArgs: [...entry.runtimeArgs] } : {}) };
