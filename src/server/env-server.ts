@@ -96,7 +96,7 @@ export class EnvServer {
   }
 
   private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const path = pathOf(request);
     try {
       if (path !== '/health' && !authorized(request, this.options.token)) {
         sendJson(response, 401, { detail: 'missing or wrong bearer token', code: 'UNAUTHORIZED' }, { 'www-authenticate': 'Bearer' });
@@ -118,7 +118,7 @@ export class EnvServer {
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const path = pathOf(request);
     const refuse = (status: string) => {
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
@@ -144,4 +144,15 @@ export class EnvServer {
     })();
     return this.closing;
   }
+}
+
+/**
+ * The path of a request's target, without its query. Never throws: the target is the
+ * client's bytes (`GET http://[ HTTP/1.1` passes Node's parser but not `new URL`), and a
+ * target that is no URL is simply a path no route has.
+ */
+function pathOf(request: IncomingMessage): string {
+  const target = request.url ?? '/';
+  if (target.startsWith('/')) return target.split(/[?#]/)[0]!;
+  return URL.canParse(target) ? new URL(target).pathname : target;
 }

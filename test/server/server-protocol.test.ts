@@ -69,6 +69,25 @@ describe('OpenEnv HTTP routes', () => {
     expect(server.leases.active).toBe(0);
   });
 
+  it('a request target that is no URL gets an answer on both paths, and the server lives on', async () => {
+    const { server } = await start({ token: 'secret-token-1' });
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(server.port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('end', () => resolve(answer));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+        socket.write(request);
+      });
+    const plain = await raw('GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    expect(plain).toMatch(/^HTTP\/1\.1 401 /);
+    const upgrade = await raw('GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    expect(upgrade).toMatch(/^HTTP\/1\.1 404 /);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  });
+
   it('refuses to listen beyond loopback without a token', async () => {
     await expect(start({ host: '0.0.0.0' })).rejects.toThrow(ConfigError);
     await expect(start({ host: '0.0.0.0' })).rejects.toThrow(/needs --token/);
