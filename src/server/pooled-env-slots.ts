@@ -2,8 +2,9 @@ import { SandboxEnv } from '../env/sandbox-env.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
-import { InPlaceRestorer } from '../pool/in-place-restore.js';
+import type { InPlaceRestorer } from '../pool/in-place-restore.js';
 import { WorkspacePool } from '../pool/workspace-pool.js';
+import { cleaningRestorer } from '../vec/index.js';
 import type { EnvSlots } from './env-slots.js';
 
 export interface PooledEnvSlotsOptions {
@@ -28,18 +29,18 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
   let sandboxLimit: number | undefined;
   if (shared.length === envs.length) {
     const factory = shared[0]!.workspaceFactory();
-    restorer = new InPlaceRestorer(factory);
+    const r = cleaningRestorer(factory);
+    restorer = r;
     const spares = options.spares ?? Math.min(4, envs.length);
-    const r = restorer;
     pool = new WorkspacePool(factory, {
       borrowers: envs.length,
       minIdle: spares,
       max: envs.length + spares,
-      restore: (workspace) => r.restore(workspace),
+      ...(r ? { restore: (workspace) => r.restore(workspace) } : {}),
     });
     for (const env of shared) env.useWorkspaces(pool);
     // Envs in use, the spares, and the restorer's pristine template.
-    sandboxLimit = envs.length + spares + 1;
+    sandboxLimit = envs.length + spares + (r ? 1 : 0);
   }
   const free = [...envs];
   const lent = new Set<TaskEnv>();
