@@ -147,6 +147,19 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       expect((await shell.run('echo S3-clean')).output).toBe('S3-clean\n');
     });
 
+    it('a marker start with no end, then endless bytes, is reported instead of held', async () => {
+      const shell = await openShell(transport);
+      const start = `printf '\\x1e%s ' "$__ic_nonce"; cat /dev/zero`;
+      const forge = transport === 'fifo' ? `for f in $(${CONTROL_FDS}); do { ${start}; } > $f; done` : start;
+      const results = await play(shell, [`${forge}; echo S0-late`, 'echo S1-own', 'echo S2-own'], 2_000);
+      expectReported(results);
+      // Reported by the step that forged it as soon as the start outgrew any marker, not
+      // after its time limit (the held bytes would have grown until then).
+      expect(results[0]!.events.map((e) => e.kind)).toContain('protocol-violation');
+      expect(results[0]!.events.map((e) => e.kind)).not.toContain('timed-out');
+      expect((await shell.run('echo S3-clean')).output).toBe('S3-clean\n');
+    });
+
     it('redefining the builtins the protocol uses ends in a timeout and a new shell, not a forged end', async () => {
       const shell = await openShell(transport);
       const results = await play(shell, ['builtin() { :; }; printf() { :; }; echo S0-own', 'echo S1-own', 'echo S2-own'], 2_000);

@@ -4,6 +4,9 @@ import type { AttachedProcess, Sandbox } from '../types.js';
 import { encodeCommand, KILL_SCRIPT, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
 import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
 
+/** The longest marker the shell writes, with room to spare: two nonces, seven numbers and a working directory (PATH_MAX 4096). */
+const MAX_MARKER_BYTES = 8192;
+
 export interface ShellSessionOptions {
   /** Per-command time limit (default 10 s). */
   timeoutMs: number;
@@ -420,6 +423,13 @@ export class ShellSession implements CommandRunner {
       this.onText(data.subarray(0, start));
       const end = data.indexOf(this.markerEnd, start + this.markerStart.length);
       if (end < 0) {
+        if (data.length - start > MAX_MARKER_BYTES) {
+          // The shell's markers are short (a working directory is at most PATH_MAX): this
+          // start, with the nonce, is a forgery that would otherwise hold every later byte.
+          this.carry = Buffer.alloc(0);
+          this.breach(`a marker start with no end in ${MAX_MARKER_BYTES} bytes`);
+          return;
+        }
         this.carry = Buffer.from(data.subarray(start));
         return;
       }
