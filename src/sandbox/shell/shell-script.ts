@@ -3,7 +3,9 @@ import { IDLE_PROCESS_NAME } from '../types.js';
 /**
  * The report the shell writes on descriptor 4 after a command: `seq` and `status` are shell
  * words; counters are read when `counters` (a shell word) is 1. Inline in the loop, not a
- * function: the loop is parsed once, before any command runs, so a command cannot redefine it.
+ * function: the loop is parsed once, before any command runs, so a command cannot redefine
+ * the report itself. It can still shadow `builtin` with a function (bash looks functions up
+ * first) and so misstate its own later reports' status, cwd and counters (docs/security.md).
  */
 const report = (seq: string, status: string, counters: string) => String.raw`
   __ic_p=-1 __ic_m=-1 __ic_o=-1
