@@ -1,7 +1,7 @@
 /** Evaluating prompting strategies: InterCode's episode protocol, resumable runs, result logs and the paper's summary. */
 export { playEpisode, type EpisodeSettings } from './episode.js';
 export type { EpisodeExecutor } from './executor.js';
-export { RunJournal, type RunSettings } from './journal.js';
+export { changedSettings, parseRunSettings, RunJournal, type RunSettings } from './journal.js';
 export { resultLogName, writeResultLog, type EvalEpisodeLog, type TurnHistory } from './result-log.js';
 export { runEval, type EvalOptions, type EvalResult } from './runner.js';
 export { isSolved, summarize, type EvalSummary, type GroupSummary } from './summary.js';

@@ -34,11 +34,8 @@ export class RunJournal {
     const settingsPath = join(dir, SETTINGS_FILE);
     const previous = await readSettings(settingsPath);
     if (previous) {
-      const changed = Object.keys({ ...previous, ...settings }).filter((k) => previous[k] !== settings[k]);
-      if (changed.length > 0) {
-        const what = changed.map((k) => `${k}: ${JSON.stringify(previous[k])} there, ${JSON.stringify(settings[k])} now`).join('; ');
-        throw new ConfigError('--out', `${dir} holds a run with other settings (${what}); use another directory to start a new run`);
-      }
+      const what = changedSettings(previous, settings);
+      if (what) throw new ConfigError('--out', `${dir} holds a run with other settings (${what}); use another directory to start a new run`);
     } else {
       await writeFile(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
     }
@@ -75,6 +72,14 @@ async function readSettings(path: string): Promise<RunSettings | null> {
   } catch {
     return null;
   }
+  return parseRunSettings(text, path);
+}
+
+/**
+ * The settings a run wrote to `path` (its text `text`).
+ * @throws TrajectoryError naming the file (and line) when the text is not a JSON object.
+ */
+export function parseRunSettings(text: string, path: string): RunSettings {
   let value: unknown;
   try {
     value = parseJson(text, { file: path });
@@ -84,6 +89,12 @@ async function readSettings(path: string): Promise<RunSettings | null> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TrajectoryError({ file: path }, 'must be a JSON object (the settings of a run)');
   return value as RunSettings;
+}
+
+/** The settings that differ between a run's `previous` ones and `now`, said for a message; undefined when none does. */
+export function changedSettings(previous: Readonly<Record<string, unknown>>, now: Readonly<Record<string, unknown>>): string | undefined {
+  const changed = Object.keys({ ...previous, ...now }).filter((k) => previous[k] !== now[k]);
+  return changed.length > 0 ? changed.map((k) => `${k}: ${JSON.stringify(previous[k])} there, ${JSON.stringify(now[k])} now`).join('; ') : undefined;
 }
 
 async function readEpisodes(path: string): Promise<Map<number, EvalEpisodeLog>> {

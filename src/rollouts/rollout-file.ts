@@ -7,6 +7,7 @@
 
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError, TrajectoryError } from '../errors.js';
+import { changedSettings, parseRunSettings } from '../eval/index.js';
 
 export type RolloutSettings = Record<string, string | number | boolean | null>;
 
@@ -28,17 +29,15 @@ export class RolloutFile {
    * Opens `path` for a run with `settings` and groups of `samplesPerTask`: resumes when
    * `<path>.run.json` holds the same settings, else starts the file afresh.
    * @throws ConfigError naming `--out` when the file belongs to a run with other settings.
-   * @throws TrajectoryError naming file and line when a complete line is not JSON.
+   * @throws TrajectoryError naming the file (and line) when `<path>.run.json` is not a JSON
+   *   object, or naming file and line when a complete line is not a JSON object.
    */
   static open(path: string, settings: RolloutSettings, samplesPerTask: number): RolloutFile {
     const settingsPath = `${path}.run.json`;
-    const previous = existsSync(settingsPath) ? (JSON.parse(readFileSync(settingsPath, 'utf8')) as RolloutSettings) : null;
+    const previous = existsSync(settingsPath) ? parseRunSettings(readFileSync(settingsPath, 'utf8'), settingsPath) : null;
     if (previous) {
-      const changed = Object.keys({ ...previous, ...settings }).filter((k) => previous[k] !== settings[k]);
-      if (changed.length > 0) {
-        const what = changed.map((k) => `${k}: ${JSON.stringify(previous[k])} there, ${JSON.stringify(settings[k])} now`).join('; ');
-        throw new ConfigError('--out', `${path} holds rollouts with other settings (${what}); use another file, or delete ${path} and ${settingsPath}`);
-      }
+      const what = changedSettings(previous, settings);
+      if (what) throw new ConfigError('--out', `${path} holds rollouts with other settings (${what}); use another file, or delete ${path} and ${settingsPath}`);
     }
     if (!previous || !existsSync(path)) {
       writeFileSync(path, '');
@@ -50,13 +49,16 @@ export class RolloutFile {
     const lines = complete.split('\n').filter((l) => l.trim() !== '');
     const byTask = new Map<string, string[]>();
     lines.forEach((raw, i) => {
-      let value: Record<string, unknown>;
+      let value: unknown;
       try {
-        value = JSON.parse(raw) as Record<string, unknown>;
+        value = JSON.parse(raw);
       } catch (error) {
         throw new TrajectoryError({ file: path, line: i + 1 }, 'is not JSON (a line of this file was changed by hand?)', error);
       }
-      const id = String(taskIdOf(value));
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw new TrajectoryError({ file: path, line: i + 1 }, 'is not a JSON object (a line of this file was changed by hand?)');
+      }
+      const id = String(taskIdOf(value as Record<string, unknown>));
       byTask.set(id, [...(byTask.get(id) ?? []), raw]);
     });
     const kept = [...byTask.entries()].filter(([, group]) => group.length >= samplesPerTask);

@@ -1,9 +1,9 @@
-import { appendFileSync, readFileSync, unlinkSync } from 'node:fs';
+import { appendFileSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError, TrajectoryError } from '../../src/errors.js';
 import { RolloutFile } from '../../src/rollouts/index.js';
 
 let dir: string;
@@ -42,6 +42,20 @@ describe('RolloutFile (collect --policy llm resumes)', () => {
     rmSettings(fresh);
     expect(RolloutFile.open(fresh, settings, 1).resumed).toBe(0);
     expect(readFileSync(fresh, 'utf8')).toBe('');
+  });
+
+  it('a broken settings file or a line that is no object is a typed error naming the file, and the rollouts are kept', () => {
+    const path = join(dir, 'broken.jsonl');
+    RolloutFile.open(path, settings, 1).append([line('0', 0)]);
+    for (const text of ['{"env": "ba', 'null', '[1]']) {
+      writeFileSync(`${path}.run.json`, text);
+      expect(() => RolloutFile.open(path, settings, 1)).toThrow(TrajectoryError);
+      expect(() => RolloutFile.open(path, settings, 1)).toThrow(/broken\.jsonl\.run\.json/);
+      expect(readFileSync(path, 'utf8')).toBe(`${line('0', 0)}\n`);
+    }
+    writeFileSync(`${path}.run.json`, JSON.stringify(settings));
+    appendFileSync(path, 'null\n');
+    expect(() => RolloutFile.open(path, settings, 1)).toThrow(/line 2: is not a JSON object/);
   });
 });
 
