@@ -41,6 +41,7 @@ beforeAll(async () => {
   await writeFile(f('no-history.json'), '{"0": {"query": "q", "summary": {"max_reward": 0}}}\n');
   await writeFile(f('good.json'), JSON.stringify({ '0': goodEpisode }));
   await writeFile(f('demos-bad.jsonl'), '{"env": "bash"}\n');
+  await writeFile(f('partial-record.jsonl'), '{"format": "intercode-rollout-v1", "env": "bash"}\n');
   await mkdir(f('evalrun'));
   await writeFile(f('evalrun/run.json'), '{"env": ');
   await mkdir(f('runs/broken'), { recursive: true });
@@ -114,6 +115,11 @@ const CASES: [string, string, number][] = [
   ['plot @plotrun', '@plotrun/metrics.jsonl, line 2: a metric record must be a JSON object', 1],
   ['plot @garbage.bin', '@garbage.bin, line #: not JSON text: binary data', 1],
   ['plot @missing-run', 'found no metrics.jsonl at @missing-run', 2],
+  ['export @missing.jsonl --format atif --out @x.jsonl', '@missing.jsonl: cannot be read (ENOENT)', 1],
+  ['export @garbage.bin --format hf-messages --out @x.jsonl', '@garbage.bin, line 1: not valid JSON', 1],
+  ['export @partial-record.jsonl --format hf-messages --out @x.jsonl', '@partial-record.jsonl, line 1, field "messages": must be a list', 1],
+  ['export @partial-record.jsonl --format atif --out @x.jsonl', '@partial-record.jsonl, line 1, field "messages": must be a list', 1],
+  ['export @shape.json --format intercode --out @x.json', '@shape.json, line 1: a line must be a JSON object', 1],
   ['images build nope', 'unknown environment "nope"', 2],
   ['cleanup --engine bogus://x', '--engine must be unix:///path', 2],
 ];
