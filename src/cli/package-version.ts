@@ -1,8 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { packagePath } from '../package-path.js';
 
-/** intercode-ts's version, from its package.json (ATIF's `agent.version`). */
+let version: string | undefined;
+
+/** intercode-ts's version, from its package.json (ATIF's `agent.version`, the server's metadata); read once. */
 export function packageVersion(): string {
-  const parsed = JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version?: unknown };
-  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
+  if (version === undefined) {
+    const parsed = JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version?: unknown };
+    version = typeof parsed.version === 'string' ? parsed.version : 'unknown';
+  }
+  return version;
 }

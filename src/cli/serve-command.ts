@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
-import { packagePath } from '../package-path.js';
+import { packageVersion } from './package-version.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { checkListening, EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
@@ -64,7 +63,7 @@ export function registerServeCommand(program: Command): void {
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
     const slots = pooledEnvSlots(cli.name, envs, spares === undefined ? {} : { spares });
-    const version = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+    const version = packageVersion();
     let server: EnvServer;
     try {
       log(`intercode serve: warming the ${cli.name} sandboxes`);
