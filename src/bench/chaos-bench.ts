@@ -76,7 +76,7 @@ Options:
                      start it again with the same command line (../shared/k8s: run/kube-apiserver.pid)
   --json             print only one JSON object on stdout:
                      {"episodes","scored","scoredBelowOne","truncatedWithCause","unaccounted",
-                      "kills","containersLeft","seconds","episodesPerSec"}
+                      "kills","containersLeft","apiserverRestarts","seconds","episodesPerSec"}
   -h, --help         show this help
 `;
 
@@ -131,11 +131,24 @@ function podVictims(cluster: Cluster): Victims {
   };
 }
 
+/**
+ * The pid `pidFile` holds and that process's command line.
+ * @throws ConfigError naming --restart-apiserver when the file cannot be read or its pid is no running kube-apiserver.
+ */
+async function apiserverProcess(pidFile: string): Promise<{ pid: number; argv: string[] }> {
+  const text = await readFile(pidFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new ConfigError('--restart-apiserver', `cannot read ${pidFile} (${error.code ?? error.message})`);
+  });
+  const pid = Number(text.trim());
+  const cmdline = Number.isInteger(pid) && pid > 0 ? await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
+  const argv = cmdline.split('\0').filter(Boolean);
+  if (!argv[0]?.endsWith('kube-apiserver')) throw new ConfigError('--restart-apiserver', `${pidFile} holds "${text.trim().slice(0, 40)}", which is no running kube-apiserver's pid`);
+  return { pid, argv };
+}
+
 /** Stops the kube-apiserver whose pid `pidFile` holds and starts it again with the same command line and log. */
 async function restartApiserver(pidFile: string, log: (line: string) => void): Promise<void> {
-  const pid = Number((await readFile(pidFile, 'utf8')).trim());
-  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
-  if (!argv[0]?.endsWith('kube-apiserver')) throw new ConfigError('--restart-apiserver', `pid ${pid} from ${pidFile} is not a kube-apiserver`);
+  const { pid, argv } = await apiserverProcess(pidFile);
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 100; i++) {
     try {
@@ -157,6 +170,8 @@ async function runChaos(docker: Docker, options: ChaosOptions, log: (line: strin
   const kubernetes = options.engine !== 'docker';
   const engines = kubernetes ? new EngineSet([{ endpoint: options.engine, weight: 1 }]) : EngineSet.local();
   const victims = kubernetes ? podVictims(loadCluster(parseClusterTarget(options.engine))) : dockerVictims(docker);
+  // A wrong pid file fails now, before any sandbox starts, not half-way through the run.
+  if (options.restartApiserver) await apiserverProcess(options.restartApiserver);
   try {
     return await runChaosOn(engines, victims, options, log);
   } finally {
@@ -174,6 +189,7 @@ async function runChaosOn(engines: EngineSet, victims: Victims, options: ChaosOp
   });
   const counts = { scored: 0, scoredBelowOne: 0, truncatedWithCause: 0, unaccounted: 0, kills: 0, apiserverRestarts: 0 };
   let restart: Promise<void> | undefined;
+  let restartFailure: unknown;
   const ended = () => counts.scored + counts.truncatedWithCause + counts.unaccounted;
   const random = seededRandom(options.seed);
   let killing = true;
@@ -205,7 +221,11 @@ async function runChaosOn(engines: EngineSet, victims: Victims, options: ChaosOp
         }
       } else return 'submit';
       if (options.restartApiserver && !restart && ended() >= options.episodes / 2) {
-        restart = restartApiserver(options.restartApiserver, log).then(() => void (counts.apiserverRestarts += 1));
+        // Settled here so a failure waits for the sandboxes to be closed, then ends the run.
+        restart = restartApiserver(options.restartApiserver, log).then(
+          () => void (counts.apiserverRestarts += 1),
+          (error: unknown) => void (restartFailure = error),
+        );
       }
       if (ended() - lastReport >= 100) {
         lastReport = ended();
@@ -220,6 +240,7 @@ async function runChaosOn(engines: EngineSet, victims: Victims, options: ChaosOp
     killing = false;
     await vec.close();
   }
+  if (restartFailure !== undefined) throw restartFailure;
   const seconds = (performance.now() - started) / 1000;
   // Deletions take a moment to finish on a cluster.
   let containersLeft = await victims.left();
