@@ -20,7 +20,17 @@ export interface EngineFlags {
  * None given: DOCKER_HOST or the local socket.
  */
 export function addEngineFlag(command: Command): Command {
-  return command
+  return command.option(
+    '--engine <endpoint[=weight]>',
+    'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock); ' +
+      'or k8s[:CONTEXT[/NAMESPACE]] for pods on a Kubernetes cluster (KUBECONFIG, else in-cluster config; see docs/kubernetes.md)',
+    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+  );
+}
+
+/** Adds `--engine` and the flags of the sandboxes a command starts: `--runtime` and `--disk-limit` (see {@link applySandboxFlags}). */
+export function addSandboxFlags(command: Command): Command {
+  return addEngineFlag(command)
     .option(
       '--runtime <name>',
       "the engine's OCI runtime for sandboxes: runc, or runsc for gVisor's user-space kernel (stronger isolation, slower steps; see docs/security.md). Default: INTERCODE_RUNTIME, else the engine's default",
@@ -28,13 +38,7 @@ export function addEngineFlag(command: Command): Command {
     .option(
       '--disk-limit <MiB>',
       "how much each sandbox may write to its file system; held by the engine on btrfs, else by a file-size limit and checks (see docs/security.md). Default: INTERCODE_DISK_LIMIT_MIB, else 2048",
-    )
-    .option(
-    '--engine <endpoint[=weight]>',
-    'a Docker engine to run sandboxes on, e.g. unix:///run/docker-b.sock=2 or tcp://127.0.0.1:2375; repeat for several, weighted by capacity (default: DOCKER_HOST or /var/run/docker.sock); ' +
-      'or k8s[:CONTEXT[/NAMESPACE]] for pods on a Kubernetes cluster (KUBECONFIG, else in-cluster config; see docs/kubernetes.md)',
-    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-  );
+    );
 }
 
 /**

@@ -4,7 +4,7 @@ import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import type { EngineSet } from '../sandbox/multi/engine-set.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
-import { addEngineFlag, type EngineFlags } from './engine-flag.js';
+import { addSandboxFlags, type EngineFlags } from './engine-flag.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
 export type CliPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect' | 'serve';
@@ -46,9 +46,9 @@ export interface EnvCli {
   reactCommand?(action: string): string;
 }
 
-/** Adds the flags every env shares (`--engine` among them), then each env's own. */
+/** Adds the flags every env shares (`--engine`, `--runtime`, `--disk-limit` among them), then each env's own. */
 export function addEnvFlags(command: Command, clis: readonly EnvCli[]): Command {
-  addEngineFlag(command)
+  addSandboxFlags(command)
     .option('--data <file>', 'task file: InterCode JSON, JSONL, CSV or TSV (default: the env\'s built-in tasks)')
     .option('--timeout <seconds>', 'time limit per action (default: the env\'s, 10 s for bash)')
     .option('--trajectories <dir>', 'write an InterCode-format log per finished episode here');
