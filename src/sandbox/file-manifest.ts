@@ -25,6 +25,20 @@ export type Manifest = Map<string, string>;
  */
 const LIST = String.raw`set -o pipefail; z=cat; command -v gzip >/dev/null && z='gzip -1'; { while read -r _ _ _ _ m _; do printf '%s\0' "$m"; done < /proc/self/mountinfo; printf '\1\0'; find / -xdev -printf '%y %m %U %G %s %T@ %C@ %i\0%p\0%l\0'; } | $z`;
 
+/**
+ * The most a gunzipped listing may hold (a Debian image's is ~1.4 MB). The pod's own gzip
+ * wrote it, and an agent can replace that gzip: a bomb must not unpack in the harness.
+ */
+const MAX_LISTING_BYTES = 256 * 2 ** 20;
+
+function gunzipListing(gzipped: Buffer): Buffer {
+  try {
+    return gunzipSync(gzipped, { maxOutputLength: MAX_LISTING_BYTES });
+  } catch (error) {
+    throw new Error(`listing the sandbox's files failed (the gzipped listing does not unpack within ${MAX_LISTING_BYTES} bytes: ${(error as Error).message})`);
+  }
+}
+
 /** Octal escapes of /proc/self/mountinfo (`\040` for a space) undone. */
 const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 
@@ -38,7 +52,7 @@ export async function takeManifest(sandbox: Sandbox): Promise<Manifest> {
   if (listing.timedOut || listing.exitCode === null || listing.exitCode > 1) {
     throw new Error(`listing the sandbox's files failed (exit code ${listing.exitCode}${listing.timedOut ? ', timed out' : ''})`);
   }
-  const raw = listing.output[0] === 0x1f && listing.output[1] === 0x8b ? gunzipSync(listing.output) : listing.output;
+  const raw = listing.output[0] === 0x1f && listing.output[1] === 0x8b ? gunzipListing(listing.output) : listing.output;
   const text = raw.toString('utf8');
   const split = text.indexOf('\x01\0');
   if (split < 0) throw new Error("listing the sandbox's files failed (no mount list)");
