@@ -135,14 +135,16 @@ export class SessionLeases {
     if (record.ending) return record.ending;
     record.ended = reason;
     this.counts.ended[reason] += 1;
+    // Set before onEnd runs: a transport that closes there calls end() again, which must
+    // find the lease ending (else its env would be given back twice, one env to two sessions).
+    record.ending = record.tail
+      .then(() => this.slots.give(record.env))
+      .finally(() => this.leases.delete(record.id));
     try {
       record.onEnd(reason);
     } catch {
       // The transport's socket may already be gone; the lease ends all the same.
     }
-    record.ending = record.tail
-      .then(() => this.slots.give(record.env))
-      .finally(() => this.leases.delete(record.id));
     return record.ending;
   }
 

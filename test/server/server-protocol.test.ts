@@ -271,6 +271,28 @@ describe('WebSocket sessions', () => {
   });
 });
 
+describe('MCP endpoint, bad requests', () => {
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+  const mcpHeaders = { accept: 'application/json, text/event-stream' };
+
+  it('answers each with its status and frees every slot it took', async () => {
+    const { server } = await start({ sessions: 1 });
+    expect((await post(`${server.url}/mcp`, '{"jsonrpc": ', mcpHeaders)).status).toBe(400);
+    expect((await post(`${server.url}/mcp`, 'x'.repeat(5000), mcpHeaders)).status).toBe(413);
+    expect((await post(`${server.url}/mcp`, initialize, { ...mcpHeaders, 'mcp-session-id': 'no-such-session' })).status).toBe(404);
+    expect((await post(`${server.url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), mcpHeaders)).status).toBe(400);
+    // An initialize the SDK refuses (no Accept header it serves) holds no slot afterwards.
+    expect((await post(`${server.url}/mcp`, initialize)).status).toBeGreaterThanOrEqual(400);
+    expect(server.leases.active).toBe(0);
+    // The one slot is free: a proper initialize gets a session; the next finds no room (503).
+    const made = await post(`${server.url}/mcp`, initialize, mcpHeaders);
+    expect(made.status).toBe(200);
+    expect(made.headers.get('mcp-session-id')).toBeTruthy();
+    expect((await post(`${server.url}/mcp`, initialize, mcpHeaders)).status).toBe(503);
+    expect(server.leases.stats()).toMatchObject({ active: 1, max: 1, opened: 2, ended: { close: 1 } });
+  });
+});
+
 describe('bearer token', () => {
   it('is required on HTTP, WebSocket and MCP, except /health', async () => {
     const { server } = await start({ token: TOKEN });

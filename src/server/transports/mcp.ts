@@ -40,8 +40,8 @@ export class McpTransport {
     try {
       body = request.method === 'POST' ? await readJsonBody(request, this.options.maxMessageBytes) : undefined;
     } catch (error) {
-      const wire = error as WireError;
-      sendJson(response, wire.code === 'INVALID_JSON' ? 400 : 413, rpcError(-32700, wire.message, wire.code));
+      if (!(error instanceof WireError)) throw error;
+      sendJson(response, error.code === 'INVALID_JSON' ? 400 : 413, rpcError(-32700, error.message, error.code));
       return;
     }
     const id = request.headers['mcp-session-id'];
@@ -83,11 +83,13 @@ export class McpTransport {
       onsessioninitialized: (sessionId) => void this.sessions.set(sessionId, { transport: transport!, lease: current }),
     });
     transport.onclose = () => void leases.end(current, 'close');
-    const server = this.server(current);
-    await server.connect(transport);
-    await transport.handleRequest(request, response, body);
-    // An initialize that did not make a session (a malformed one) frees its lease at once.
-    if (!transport.sessionId) await leases.end(current, 'close');
+    try {
+      await this.server(current).connect(transport);
+      await transport.handleRequest(request, response, body);
+    } finally {
+      // An initialize that did not make a session (a malformed one, or one that failed) frees its lease at once.
+      if (!transport.sessionId) await leases.end(current, 'close');
+    }
   }
 
   private server(lease: Lease): McpServer {
