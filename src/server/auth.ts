@@ -22,3 +22,25 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
+
+/** The hostname of a Host header or an Origin (`[::1]:8000` → `::1`); undefined when it has none. */
+function hostnameOf(value: string): string | undefined {
+  const url = URL.canParse(value) ? new URL(value) : URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
+  return url?.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Whether a request comes from a client on this machine rather than from a web page the
+ * user's browser is showing: its `Host` names a loopback address (a DNS-rebinding page sends
+ * its own name) and its `Origin`, when a browser sent one, is a loopback page too. What a
+ * server without a token asks of every request (a browser sends no bearer token to a
+ * WebSocket, so with a token such a page gets 401 anyway).
+ */
+export function fromThisMachine(request: IncomingMessage): boolean {
+  const host = hostnameOf(request.headers.host ?? '');
+  if (host === undefined || !isLoopback(host)) return false;
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  const page = hostnameOf(origin);
+  return page !== undefined && isLoopback(page);
+}

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors.js';
-import { authorized, isLoopback } from './auth.js';
+import { authorized, fromThisMachine, isLoopback } from './auth.js';
 import type { EnvSlots } from './env-slots.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
@@ -98,6 +98,10 @@ export class EnvServer {
   private async request(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = pathOf(request);
     try {
+      if (this.options.token === undefined && !fromThisMachine(request)) {
+        sendJson(response, 403, { detail: 'without --token only clients on this machine are served (Host and Origin must be loopback)', code: 'FORBIDDEN' });
+        return;
+      }
       if (path !== '/health' && !authorized(request, this.options.token)) {
         sendJson(response, 401, { detail: 'missing or wrong bearer token', code: 'UNAUTHORIZED' }, { 'www-authenticate': 'Bearer' });
         return;
@@ -123,6 +127,7 @@ export class EnvServer {
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     if (path !== '/ws') return refuse('404 Not Found');
+    if (this.options.token === undefined && !fromThisMachine(request)) return refuse('403 Forbidden');
     if (!authorized(request, this.options.token)) return refuse('401 Unauthorized');
     if (this.closing) return refuse('503 Service Unavailable');
     this.ws.upgrade(request, socket, head);

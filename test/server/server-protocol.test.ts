@@ -293,6 +293,32 @@ describe('MCP endpoint, bad requests', () => {
   });
 });
 
+describe('without a token, only this machine', () => {
+  it('refuses a page of another site (Origin) and a rebound name (Host) on HTTP and WebSocket; loopback clients pass', async () => {
+    const { server } = await start();
+    expect((await fetch(`${server.url}/schema`)).status).toBe(200);
+    expect((await fetch(`${server.url}/schema`, { headers: { origin: 'http://localhost:3000' } })).status).toBe(200);
+    expect((await fetch(`${server.url}/schema`, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
+    expect((await post(`${server.url}/reset`, '{}', { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post(`${server.url}/mcp`, '{}', { origin: 'null' })).status).toBe(403);
+    // A DNS-rebinding page reaches 127.0.0.1 under its own name: the Host header says so.
+    const rebound = await new Promise<string>((resolve, reject) => {
+      const socket = connect(server.port, '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+      socket.write('GET /schema HTTP/1.1\r\nHost: evil.example:8000\r\nConnection: close\r\n\r\n');
+    });
+    expect(rebound).toMatch(/^HTTP\/1\.1 403 /);
+    await expect(new TestClient(server.url, { origin: 'https://evil.example' }).opened).rejects.toThrow(/HTTP 403/);
+    const local = new TestClient(server.url);
+    await local.opened;
+    expect((await local.request({ type: 'reset', data: {} })).type).toBe('observation');
+    local.ws.close();
+  });
+});
+
 describe('bearer token', () => {
   it('is required on HTTP, WebSocket and MCP, except /health', async () => {
     const { server } = await start({ token: TOKEN });
