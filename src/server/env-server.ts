@@ -12,17 +12,17 @@ import { WebSocketTransport } from './transports/websocket.js';
 
 export interface EnvServerOptions {
   slots: EnvSlots;
-  /** Default 127.0.0.1. Any host that is not loopback needs a `token`. */
+  /** Any host that is not loopback needs a `token` (`serve`'s default: {@link SERVER_DEFAULTS}, as for the fields below). */
   host: string;
-  /** Default 8000 (OpenEnv's); 0 picks a free port. */
+  /** 8000 is OpenEnv's; 0 picks a free port. */
   port: number;
   /** Bearer token required on every route but /health (HTTP, WebSocket upgrade, MCP). */
   token?: string;
-  /** A session idle this long is ended and its sandbox returned. Default 300 000 ms. */
+  /** A session idle this long is ended and its sandbox returned. */
   idleTimeoutMs: number;
-  /** WebSocket ping interval; a connection that missed the previous ping is dropped. Default 15 000 ms. */
+  /** WebSocket ping interval; a connection that missed the previous ping is dropped. */
   heartbeatMs: number;
-  /** Largest message or request body accepted. Default 1 MiB. */
+  /** Largest message or request body accepted. */
   maxMessageBytes: number;
   metadata: ServerMetadata;
   log: (line: string) => void;

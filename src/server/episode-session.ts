@@ -27,11 +27,6 @@ export class EpisodeSession {
     private readonly envName: string,
   ) {}
 
-  /** Whether an episode is under way (reset and not yet done). */
-  get running(): boolean {
-    return this.live;
-  }
-
   /** @throws WireError VALIDATION_ERROR (task_id out of range), FACTORY_ERROR (no sandbox), EXECUTION_ERROR. */
   async reset(data: ResetData): Promise<ObservationReply> {
     const count = this.env.tasks.length;

@@ -35,9 +35,10 @@ interface LeaseRecord extends Lease {
 export interface SessionLeasesOptions {
   /** A lease with no request for this long is ended and its sandbox returned. */
   idleTimeoutMs: number;
-  /** Requests one session may have waiting (beyond this: SESSION_ERROR). Default 8. */
-  maxQueued?: number;
 }
+
+/** Requests one session may have in flight, the running one included (beyond: SESSION_ERROR). */
+const MAX_IN_FLIGHT = 8;
 
 export interface LeaseCounts {
   active: number;
@@ -56,15 +57,13 @@ export class SessionLeases {
   private readonly leases = new Map<string, LeaseRecord>();
   private readonly reaper: NodeJS.Timeout;
   private stopping = false;
-  private readonly counts: LeaseCounts;
-  private readonly maxQueued: number;
+  private readonly counts: Pick<LeaseCounts, 'opened' | 'ended'>;
 
   constructor(
     private readonly slots: EnvSlots,
     private readonly options: SessionLeasesOptions,
   ) {
-    this.maxQueued = options.maxQueued ?? 8;
-    this.counts = { active: 0, max: slots.capacity, opened: 0, ended: { close: 0, drop: 0, idle: 0, shutdown: 0 } };
+    this.counts = { opened: 0, ended: { close: 0, drop: 0, idle: 0, shutdown: 0 } };
     const every = Math.max(10, Math.min(1_000, options.idleTimeoutMs / 4));
     this.reaper = setInterval(() => this.reapIdle(), every);
     this.reaper.unref();
@@ -106,7 +105,7 @@ export class SessionLeases {
   run<T>(lease: Lease, request: (session: EpisodeSession) => Promise<T>): Promise<T> {
     const record = this.leases.get(lease.id);
     if (!record || record.ended) return Promise.reject(new WireError('SESSION_ERROR', `the session has ended (${lease.ended ?? 'close'})`));
-    if (record.queued >= this.maxQueued) {
+    if (record.queued >= MAX_IN_FLIGHT) {
       return Promise.reject(new WireError('SESSION_ERROR', `${record.queued} requests of this session are already waiting; wait for their replies`));
     }
     record.queued += 1;
@@ -154,7 +153,7 @@ export class SessionLeases {
   }
 
   stats(): LeaseCounts {
-    return { ...this.counts, active: this.leases.size, ended: { ...this.counts.ended } };
+    return { active: this.leases.size, max: this.slots.capacity, opened: this.counts.opened, ended: { ...this.counts.ended } };
   }
 
   /** Refuses new leases, ends every one (`shutdown`) and waits until their envs are back. */

@@ -41,11 +41,6 @@ export class WebSocketTransport {
     this.wss.handleUpgrade(request, socket, head, (ws) => this.wss.emit('connection', ws, request));
   }
 
-  /** Connections open now. */
-  get connections(): number {
-    return this.wss.clients.size;
-  }
-
   private accept(ws: WebSocket, request: IncomingMessage): void {
     const owner = `ws ${request.socket.remoteAddress ?? '?'}:${request.socket.remotePort ?? '?'}`;
     this.alive.set(ws, true);
