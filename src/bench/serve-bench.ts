@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
 import { goldText } from '../datasets/index.js';
-import { EnvServer } from '../server/env-server.js';
+import { EnvServer, SERVER_DEFAULTS } from '../server/env-server.js';
 import { pooledEnvSlots } from '../server/pooled-env-slots.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
@@ -104,12 +104,9 @@ async function serverRow(envs: readonly BashEnv[], durationMs: number): Promise<
   const slots = pooledEnvSlots('bash', envs, { spares: spares(envs.length) });
   await slots.ready();
   const server = await EnvServer.start({
+    ...SERVER_DEFAULTS,
     slots,
-    host: '127.0.0.1',
     port: 0,
-    idleTimeoutMs: 300_000,
-    heartbeatMs: 15_000,
-    maxMessageBytes: 1024 * 1024,
     metadata: { name: 'intercode-bash', description: 'serve bench', version: '0' },
     log: () => undefined,
   });
