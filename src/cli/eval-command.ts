@@ -10,6 +10,7 @@ import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from 
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
+import { nonNegativeInteger } from './model-flags.js';
 
 interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
@@ -29,12 +30,6 @@ interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
-
-function nonNegativeInteger(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(flag, `must be a non-negative integer, got "${value}"`);
-  return n;
-}
 
 function printSummary(s: EvalSummary): void {
   console.log(`episodes              ${s.episodes}`);

@@ -8,6 +8,7 @@ import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
+import { nonNegativeInteger } from './model-flags.js';
 
 interface ReplayFlags extends CommonEnvFlags {
   env: string;
@@ -84,8 +85,7 @@ export function registerReplayCommand(program: Command): void {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
     const sandboxes = parseSandboxMode(flags.sandboxes);
-    const show = Number(flags.show);
-    if (!Number.isInteger(show) || show < 0) throw new ConfigError('--show', `must be a non-negative integer, got "${flags.show}"`);
+    const show = nonNegativeInteger('--show', flags.show);
     if (!['auto', 'every-step', 'on-submit', 'def-submit'].includes(flags.protocol)) {
       throw new ConfigError('--protocol', `must be auto, every-step, on-submit or def-submit, got "${flags.protocol}"`);
     }
