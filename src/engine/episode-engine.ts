@@ -29,7 +29,7 @@ export interface EpisodeEngineOptions {
 /**
  * How the engine ended up running a command's episodes: `pooled` when its envs share a warm
  * pool; otherwise why not (`fresh` asked for, or envs that cannot share workspaces: SQL keeps
- * its sessions on its own servers, CTF copies task files in when a sandbox starts, bash's
+ * its sessions on its own servers, bash's
  * `--reset intercode` keeps its own sandboxes).
  */
 export type EngineMode = 'pooled' | 'fresh' | 'own';

@@ -39,7 +39,8 @@ const KILL_ALL = `__ic_kill() {
  * layer diff does not see, as a new sandbox of the image has it: /dev (a tmpfs: entries a
  * new sandbox lacks are removed, /dev/shm and /dev/mqueue emptied), System V IPC objects
  * (`ipcrm` only when one exists: each process costs), the /etc files the engine mounts.
- * Prints `clean` when done. One rm at most; otherwise builtins only.
+ * Prints `clean` when done. Processes that fork: at most one rm, `ipcrm` when an IPC object exists, and one
+ * `stat` of the mounted /etc files (chmod and chown only when one changed); otherwise builtins.
  * @param dev the entries of /dev in a new sandbox, as `/dev/*` lists them with dotglob.
  * @param etc contents, and `mode uid gid`, of the mounted /etc files in a new sandbox.
  */
