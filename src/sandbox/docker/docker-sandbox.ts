@@ -27,6 +27,7 @@ import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-d
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 import { shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
+import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 
 function statusCode(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'statusCode' in error
@@ -179,6 +180,8 @@ export class DockerRuntime implements SandboxRuntime {
     const engineQuota = ENGINE_QUOTA_DRIVERS.has(driver);
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
     const quotaBytes = engineQuota ? diskBytes + (await this.imageBytes(spec.image)) : 0;
+    // gVisor's statx refuses a flag coreutils passes: a preloaded library drops it (see gvisor-statx.ts).
+    const statxShim = this.ociRuntime === 'runsc' ? await statxShimArchive() : undefined;
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
@@ -188,6 +191,7 @@ export class DockerRuntime implements SandboxRuntime {
         Entrypoint: spec.command ? [...spec.command.slice(0, 1)] : ['bash'],
         Cmd: spec.command ? [...spec.command.slice(1)] : ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
         WorkingDir: '/',
+        ...(statxShim ? { Env: [STATX_SHIM_ENV] } : {}),
         Labels: { ...ownerLabels(), ...spec.labels, ...(channel ? { [CHANNEL_LABEL]: channel.dir } : {}) },
         NetworkDisabled: true,
         HostConfig: {
@@ -220,6 +224,7 @@ export class DockerRuntime implements SandboxRuntime {
       });
     }
     try {
+      if (statxShim) await container.putArchive(statxShim, { path: '/' });
       await container.start();
     } catch (error) {
       await container.remove({ force: true }).catch(() => undefined);

@@ -57,7 +57,10 @@ export function aptPackagesStep(id: string, title: string, packages: readonly st
   };
 }
 
-/** What the engine and the images need: Docker, debootstrap (offline base image), gVisor, btrfs tools. */
-export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'btrfs-progs'] as const;
+/**
+ * What the engine and the images need: Docker, debootstrap (offline base image), gVisor and
+ * the C compiler that builds its statx library (src/sandbox/docker/gvisor-statx.ts), btrfs tools.
+ */
+export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'gcc', 'libc6-dev', 'btrfs-progs'] as const;
 /** What the test suite needs beyond that: a browser for the plot page, tmux for terminal tests, websockets for protocol tests, mkfs.xfs for the disk-quota probe. */
 export const TEST_TOOL_PACKAGES = ['chromium', 'tmux', 'python3-websockets', 'xfsprogs'] as const;
