@@ -5,7 +5,7 @@ import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
+import { experimentSettings, positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
 import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-flags.js';
 import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
@@ -56,20 +56,9 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
     ...(dialogueLimit ? { dialogueLimit } : {}),
     refineTurns,
   });
-  const engines = commandEngines(flags, log);
-  const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-  const executor = new EpisodeEngine(envs, { sandboxes });
-  log(describeEngine(executor));
-  const all = envs[0]!.tasks;
-  const limited = flags.limit === undefined ? all : all.slice(0, positiveInteger('--limit', flags.limit));
-  const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
-  const { demoTransitions } = await import('../../training/demos/demo-episode.js');
-  const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
-  const envFlags = Object.fromEntries(cli.flagNames.map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
+  const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
   const settings = {
-    env: cli.name,
-    data: flags.data ?? null,
-    ...Object.fromEntries(Object.entries(envFlags).map(([k, v]) => [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)])),
+    ...experimentSettings(cli, flags),
     model: modelName,
     strategy: strategy.name,
     turns,
@@ -82,11 +71,14 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
     dialogueLimit: dialogueLimit ?? null,
     refineTurns,
   };
+  // The output is opened (and a resumed file checked against these settings) before any sandbox starts.
+  const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
+  const { demoTransitions } = await import('../../training/demos/demo-episode.js');
   const file = toFile ? RolloutFile.open(flags.out, settings, samplesPerTask) : undefined;
-  const tasks = limited.filter((t) => !file?.done.has(t.id));
-  if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
-  const total = tasks.length * samplesPerTask;
-  const progress = new Progress('episodes', total);
+  const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
+  const engines = commandEngines(flags, log);
+  let executor: EpisodeEngine | undefined;
+  let progress: Progress | undefined;
   const stop = new AbortController();
   const unregister = windDownOnSignal(() => {
     log('\nstopping: episodes in flight finish; groups not complete are not written; run the same command again to resume');
@@ -96,6 +88,15 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0 };
   const started = performance.now();
   try {
+    const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
+    executor = new EpisodeEngine(envs, { sandboxes });
+    log(describeEngine(executor));
+    const all = envs[0]!.tasks;
+    const limited = limit === undefined ? all : all.slice(0, limit);
+    const tasks = limited.filter((t) => !file?.done.has(t.id));
+    if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
+    const shown = new Progress('episodes', tasks.length * samplesPerTask);
+    progress = shown;
     await sampleGroups({
       envName: cli.name,
       dataset: flags.data ?? `(built-in ${cli.name} tasks)`,
@@ -118,7 +119,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
         counts.envSteps += record.actions.length;
         if (record.tokens.episode !== null) counts.withIds += 1;
         if (record.tokens.has_logprobs) counts.withLogprobs += 1;
-        progress.update(done, `solved ${counts.solved}`);
+        shown.update(done, `solved ${counts.solved}`);
       },
       onGroup: (records) => {
         counts.groups += 1;
@@ -128,10 +129,10 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
       },
     });
   } finally {
-    progress.stop();
+    progress?.stop();
     unregister();
     buffer?.close();
-    await executor.close();
+    await executor?.close();
     releaseEngines(engines, log);
   }
   const elapsedSec = (performance.now() - started) / 1000;

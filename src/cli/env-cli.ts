@@ -75,6 +75,22 @@ export function selectEnvCli(clis: readonly EnvCli[], flag: string, name: string
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
+/**
+ * What of a command's env flags makes two runs the same experiment (a resumed eval log or
+ * rollout file must match it): the env, the task file and each of the env's own flags as a
+ * JSON scalar. Where verified golds are kept (`--gold-cache-dir`) changes no result: left out.
+ */
+export function experimentSettings(cli: EnvCli, flags: CommonEnvFlags): Record<string, string | number | boolean | null> {
+  const given = flags as unknown as Record<string, unknown>;
+  const envFlags = cli.flagNames
+    .filter((k) => k !== 'goldCacheDir')
+    .map((k): [string, string | number | boolean | null] => {
+      const v = given[k] ?? null;
+      return [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)];
+    });
+  return { env: cli.name, data: flags.data ?? null, ...Object.fromEntries(envFlags) };
+}
+
 /** @returns the flag's value as a positive integer. @throws ConfigError naming the flag. */
 export function positiveInteger(flag: string, value: string): number {
   const n = Number(value);

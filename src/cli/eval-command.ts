@@ -6,7 +6,7 @@ import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { readRunSettings } from '../eval/journal.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { addEnvFlags, experimentSettings, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
 import { ENV_CLIS } from './env-clis.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
@@ -94,12 +94,8 @@ export function registerEvalCommand(program: Command): void {
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);
-    // Where verified golds are kept changes no result: not part of what makes two runs the same experiment.
-    const envFlags = Object.fromEntries(cli.flagNames.filter((k) => k !== 'goldCacheDir').map((k) => [k, (flags as unknown as Record<string, unknown>)[k] ?? null]));
     const settings = {
-      env: cli.name,
-      data: flags.data ?? null,
-      ...Object.fromEntries(Object.entries(envFlags).map(([k, v]) => [k, v === null || typeof v === 'boolean' || typeof v === 'number' ? v : String(v)])),
+      ...experimentSettings(cli, flags),
       strategy: strategy.name,
       turns,
       refineTurns,

@@ -108,6 +108,7 @@ const CASES: [string, string, number][] = [
   ['collect --env bash --policy replay:@bad.json --out @c.jsonl', '@bad.json, line 1: malformed JSON', 1],
   ['collect --env bash --policy checkpoint:@runs/broken --out @c.jsonl', '@runs/broken/config.json, field "settings.shape": must be an object', 1],
   ['collect --env bash --data @empty.json --out @c.jsonl', '@empty.json, line 1: malformed JSON', 1],
+  ['collect --env bash --policy llm:gpt-4o-mini --out @c.jsonl --limit 0', '--limit must be a positive integer, got "0"', 2],
   ['train --env bash --demos @garbage.bin --run x --checkpoints @runs', '@garbage.bin, line #: not JSON text: binary data', 1],
   ['train --env bash --demos @demos-bad.jsonl --run x --checkpoints @runs', '@demos-bad.jsonl, line 1', 1],
   ['train --resume --run broken --checkpoints @runs', '@runs/broken/config.json, field "settings.shape": must be an object', 1],
