@@ -4,6 +4,7 @@ import { findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import type { HostFacts } from '../setup/host-facts.js';
 import type { ClusterCheck } from '../sandbox/kubernetes/index.js';
+import { engineHoldsDiskLimit } from '../sandbox/docker/docker-sandbox.js';
 
 /** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
 export interface CheckResult {
@@ -74,23 +75,31 @@ export function mountOf(path: string, mounts = readFileSync('/proc/self/mounts',
 }
 
 /**
- * Whether the engine's storage can cap a sandbox's disk use (`--storage-opt size=`):
- * overlay2 on xfs mounted with project quotas (pquota/prjquota), or the btrfs driver.
+ * How sandboxes on this engine will hold their disk limit (what DockerRuntime does, see
+ * docs/security.md#disk): the engine holds it on btrfs or zfs; on overlay2 it is watched
+ * (file-size rlimit and checks of the layer, which many fast writes overshoot for a moment).
  */
 export function diskQuotaCheck(info: EngineInfo, mounts?: string): CheckResult {
   const driver = info.Driver ?? 'unknown';
   const backing = info.DriverStatus?.find(([key]) => key === 'Backing Filesystem')?.[1];
-  if (driver === 'btrfs') return { id: 'disk-quota', status: 'ok', summary: 'storage driver btrfs: per-sandbox disk quotas are supported' };
-  if (driver === 'overlay2' && backing === 'xfs') {
-    const mount = info.DockerRootDir ? mountOf(info.DockerRootDir, mounts) : undefined;
-    const quota = mount?.options.some((o) => o === 'pquota' || o === 'prjquota' || o === 'pqnoenforce');
-    if (quota) return { id: 'disk-quota', status: 'ok', summary: `overlay2 on xfs with project quotas (${mount!.point}): per-sandbox disk quotas are supported` };
+  if (engineHoldsDiskLimit(driver)) return { id: 'disk-quota', status: 'ok', summary: `storage driver ${driver}: the engine holds each sandbox's disk limit` };
+  const fix = "for a limit the engine holds, put Docker's data root on btrfs with the btrfs storage driver (docs/security.md#disk)";
+  if (driver === 'overlay2') {
+    const mount = backing === 'xfs' && info.DockerRootDir ? mountOf(info.DockerRootDir, mounts) : undefined;
+    const pquota = mount?.options.some((o) => o === 'pquota' || o === 'prjquota' || o === 'pqnoenforce');
+    const xfs = backing !== 'xfs' ? '' : pquota ? ' with project quotas (Docker could hold a size there, but sandboxes ask for one only on btrfs or zfs)' : ' without pquota';
+    return {
+      id: 'disk-quota',
+      status: 'warn',
+      summary: `storage overlay2 on ${backing ?? 'an unknown filesystem'}${xfs}: each sandbox's disk limit is watched, not held by the engine — no file can outgrow it, but many fast writes overshoot it before the command is killed`,
+      fix,
+    };
   }
   return {
     id: 'disk-quota',
     status: 'warn',
-    summary: `storage ${driver} on ${backing ?? 'an unknown filesystem'}${driver === 'overlay2' && backing === 'xfs' ? ' without pquota' : ''}: no per-sandbox disk quota — a sandbox can fill the engine's disk (the fallback: only the output cap and time limits bound an action)`,
-    fix: "put Docker's data root on xfs mounted with -o pquota, or on btrfs with the btrfs storage driver",
+    summary: `storage ${driver} on ${backing ?? 'an unknown filesystem'}: only a file-size limit bounds a sandbox's disk — many files can fill the engine's disk`,
+    fix,
   };
 }
 

@@ -76,27 +76,27 @@ async function doctorOn(image: string, options: string): Promise<{ status: numbe
 const check = (report: DoctorReport, id: string) => report.checks.find((c) => c.id === id)!;
 
 describe.skipIf(!!unavailable && !IN_CI)('doctor on engines whose data root is xfs or btrfs', () => {
-  it('xfs without project quotas: the fallback, with its fix; free disk is that file system\'s', async () => {
+  it('xfs without project quotas: the watched limit, with its fix; free disk is that file system\'s', async () => {
     if (unavailable) throw new Error(unavailable);
     dir = await mkdtemp('/tmp/ic-quota-');
     const result = await doctorOn(makeImage('xfs'), 'noquota');
     expect(result, 'mounting an xfs loop device failed').toBeDefined();
-    expect(check(result!.report, 'disk-quota')).toMatchObject({ status: 'warn', summary: expect.stringContaining('overlay2 on xfs without pquota'), fix: expect.stringContaining('-o pquota') });
+    expect(check(result!.report, 'disk-quota')).toMatchObject({ status: 'warn', summary: expect.stringContaining('overlay2 on xfs without pquota: each sandbox\'s disk limit is watched'), fix: expect.stringContaining('btrfs storage driver') });
     expect(check(result!.report, 'free-disk')).toMatchObject({ status: 'fail', summary: expect.stringMatching(/^0\.\d GiB free on \/tmp\/ic-quota-\w+\/mnt\/docker: /) });
     expect(result!.status).toBe(1);
   });
 
-  it('btrfs: the engine picks the btrfs driver, and quotas are supported', async () => {
+  it('btrfs: the engine picks the btrfs driver and holds the limit', async () => {
     if (unavailable) throw new Error(unavailable);
     const result = await doctorOn(makeImage('btrfs'), 'defaults');
     expect(result, 'mounting a btrfs loop device failed').toBeDefined();
-    expect(check(result!.report, 'disk-quota')).toMatchObject({ status: 'ok', summary: 'storage driver btrfs: per-sandbox disk quotas are supported' });
+    expect(check(result!.report, 'disk-quota')).toMatchObject({ status: 'ok', summary: "storage driver btrfs: the engine holds each sandbox's disk limit" });
   });
 
-  it('xfs with project quotas: supported (where the kernel has XFS quota support)', async (context) => {
+  it('xfs with project quotas (where the kernel has XFS quota support): still watched, and doctor says why', async (context) => {
     if (unavailable) throw new Error(unavailable);
     const result = await doctorOn(join(dir!, 'xfs.img'), 'pquota');
     if (!result) return context.skip('this kernel refuses -o pquota on xfs (no XFS quota support)');
-    expect(check(result.report, 'disk-quota')).toMatchObject({ status: 'ok', summary: expect.stringContaining('overlay2 on xfs with project quotas') });
+    expect(check(result.report, 'disk-quota')).toMatchObject({ status: 'warn', summary: expect.stringContaining('overlay2 on xfs with project quotas (Docker could hold a size there, but sandboxes ask for one only on btrfs or zfs)') });
   });
 });

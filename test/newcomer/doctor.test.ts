@@ -108,14 +108,18 @@ describe('doctor checks', () => {
     expect(mountOf('/home', mounts)).toMatchObject({ point: '/', type: 'ext4' });
   });
 
-  it('disk quota: overlay2 on xfs with project quotas or btrfs are supported; anything else falls back with a fix', () => {
+  it('disk quota: says how sandboxes will hold their limit (the engine on btrfs or zfs, watched on overlay2), with a fix', () => {
     const xfs = (root: string) => ({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'xfs']] as [string, string][], DockerRootDir: root });
-    expect(diskQuotaCheck(xfs('/var/lib/docker'), mounts).status).toBe('ok');
+    const pquota = diskQuotaCheck(xfs('/var/lib/docker'), mounts);
+    expect(pquota).toMatchObject({ status: 'warn', fix: expect.stringContaining('btrfs storage driver') });
+    expect(pquota.summary).toContain('overlay2 on xfs with project quotas (Docker could hold a size there, but sandboxes ask for one only on btrfs or zfs)');
     const noQuota = diskQuotaCheck(xfs('/srv data/docker'), mounts);
-    expect(noQuota).toMatchObject({ status: 'warn', fix: expect.stringContaining('pquota') });
-    expect(noQuota.summary).toContain('without pquota');
-    expect(diskQuotaCheck({ Driver: 'btrfs' }).status).toBe('ok');
-    expect(diskQuotaCheck({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs']] })).toMatchObject({ status: 'warn', summary: expect.stringContaining('overlay2 on extfs: no per-sandbox disk quota') });
+    expect(noQuota).toMatchObject({ status: 'warn', fix: expect.stringContaining('btrfs storage driver') });
+    expect(noQuota.summary).toContain("overlay2 on xfs without pquota: each sandbox's disk limit is watched");
+    expect(diskQuotaCheck({ Driver: 'btrfs' })).toMatchObject({ status: 'ok', summary: "storage driver btrfs: the engine holds each sandbox's disk limit" });
+    expect(diskQuotaCheck({ Driver: 'zfs' }).status).toBe('ok');
+    expect(diskQuotaCheck({ Driver: 'overlay2', DriverStatus: [['Backing Filesystem', 'extfs']] })).toMatchObject({ status: 'warn', summary: expect.stringContaining("overlay2 on extfs: each sandbox's disk limit is watched, not held by the engine") });
+    expect(diskQuotaCheck({ Driver: 'vfs' })).toMatchObject({ status: 'warn', summary: expect.stringContaining('only a file-size limit bounds') });
   });
 
   it('runtimes: runc needed, runsc recommended', () => {

@@ -177,7 +177,7 @@ export class DockerRuntime implements SandboxRuntime {
     const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
     const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
     const driver = await this.storageDriver();
-    const engineQuota = ENGINE_QUOTA_DRIVERS.has(driver);
+    const engineQuota = engineHoldsDiskLimit(driver);
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
     const quotaBytes = engineQuota ? diskBytes + (await this.imageBytes(spec.image)) : 0;
     // gVisor's statx refuses a flag coreutils passes: a preloaded library drops it (see gvisor-statx.ts).
@@ -245,8 +245,17 @@ function defaultDiskBytes(): number {
   return Number.isInteger(mib) && mib > 0 ? mib * 2 ** 20 : DEFAULT_DISK_BYTES;
 }
 
-/** Storage drivers on which Docker enforces `--storage-opt size=` (overlay2 only on XFS with project quotas, not checked here). */
+/**
+ * Storage drivers on which sandboxes are created with `--storage-opt size=`, the engine then
+ * holding their disk limit. Not overlay2: it holds one only on XFS with project quotas, which
+ * this project cannot test (the kernel here refuses them); there the limit is watched.
+ */
 const ENGINE_QUOTA_DRIVERS = new Set(['btrfs', 'zfs']);
+
+/** Whether sandboxes on an engine with this storage driver get a disk limit the engine holds. */
+export function engineHoldsDiskLimit(driver: string): boolean {
+  return ENGINE_QUOTA_DRIVERS.has(driver);
+}
 
 export class DockerSandbox implements Sandbox {
   readonly id: string;
