@@ -187,6 +187,20 @@ export abstract class SandboxEnv implements TaskEnv {
 
   private async finish(verb: 'submit' | 'skip'): Promise<StepResult> {
     const control = this.workspace!.control;
+    // Written past the disk limit since the last step (a process left running, say): not scored.
+    const overDisk = await diskLimitEvent(this.workspace!.sandbox);
+    if (overDisk) {
+      this.ended = true;
+      const truncation = untrustedEnd([overDisk])!;
+      await this.writeLog(null, { truncated: truncation.message });
+      return {
+        observation: this.lastObservation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [overDisk], truncation },
+      };
+    }
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
     if (control.violations > this.controlViolationsAtReset) {
       // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
@@ -207,7 +221,12 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private async execute(action: string): Promise<StepResult> {
-    const result = await this.workspace!.runner.run(action);
+    const ran = await this.workspace!.runner.run(action);
+    // Runners that do not watch the disk themselves (the Python session), and writes made
+    // between steps, are caught here: one statfs, and a walk of the layer only when the
+    // host's free space moved (see DiskLimit.exceededNow).
+    const overDisk = ran.events.some((e) => e.kind === 'disk-limit') ? undefined : await diskLimitEvent(this.workspace!.sandbox);
+    const result = overDisk ? { ...ran, events: [...ran.events, overDisk] } : ran;
     const observation = renderObservation(result);
     this.steps.push({ action, observation });
     this.lastObservation = observation;
@@ -262,6 +281,13 @@ export abstract class SandboxEnv implements TaskEnv {
     const log = toIntercodeLog({ environment: this.logName, task: this.task, steps: this.steps, reward, info });
     await writeEpisodeLog(this.config.trajectoryDir, log);
   }
+}
+
+/** A `disk-limit` event when the sandbox's watched layer is over its limit, else undefined. */
+async function diskLimitEvent(sandbox: Sandbox): Promise<CommandEvent | undefined> {
+  const disk = sandbox.disk;
+  const used = await disk?.exceededNow?.();
+  return used === undefined ? undefined : { kind: 'disk-limit', usedBytes: used, limitBytes: disk!.limitBytes };
 }
 
 /** The event that makes an episode untrustworthy (it then ends truncated), if any. */

@@ -42,6 +42,8 @@ export interface DiskLimit {
    * measurement, else undefined. Never waits (a new measurement runs in the background).
    */
   exceeded?(): number | undefined;
+  /** As {@link exceeded}, waiting for a new measurement when the layer may have changed since the last. */
+  exceededNow?(): Promise<number | undefined>;
 }
 
 export interface SandboxSpec {

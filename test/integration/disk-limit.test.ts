@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnv } from '../../envs/bash/index.js';
+import { createPythonEnv } from '../../envs/python/index.js';
 import { transferImage } from '../../src/sandbox/multi/image-provisioning.js';
 import { createBtrfsDataRoot, btrfsDataRootUnavailable, type BtrfsDataRoot } from '../../src/sandbox/disk/btrfs-data-root.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
@@ -138,6 +139,39 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
         const next = await env.step('find / -maxdepth 1 -name "fill*" | wc -l; echo ok');
         expect(next.observation).toBe('0\nok\n');
         expect(next.info.events).toEqual([]);
+      } finally {
+        await env.close();
+      }
+    });
+
+    it('a writer left running between steps: the next step ends the episode truncated (disk-limit), and a submit is not scored', async () => {
+      const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: EngineSet.local() });
+      try {
+        for (const last of ['echo next', 'submit']) {
+          await env.reset({ task: 0 });
+          // Returns at once; the files come after the step has ended, each under the rlimit.
+          const started = await env.step('(sleep 0.5; for i in 1 2 3; do fallocate -l 200M /bg$i; done) > /dev/null 2>&1 &');
+          expect(started.truncated).toBe(false);
+          await new Promise((resolve) => setTimeout(resolve, 2_500));
+          const step = await env.step(last);
+          expect(step.truncated, last).toBe(true);
+          expect(step.reward).toBe(0);
+          expect(step.info.truncation?.reason).toBe('disk-limit');
+          expect(step.info.events.find((e) => e.kind === 'disk-limit')).toMatchObject({ limitBytes: LIMIT });
+        }
+      } finally {
+        await env.close();
+      }
+    });
+
+    it('the Python env, whose session does not watch the disk: files written past the limit end the episode truncated (disk-limit)', async () => {
+      const env = await createPythonEnv({ limits, session: { timeoutMs: 30_000 }, engines: EngineSet.local() });
+      try {
+        await env.reset({ task: 0 });
+        const step = await env.step('import os\nfor i in range(3):\n    fd = os.open(f"/py{i}", os.O_CREAT | os.O_WRONLY)\n    os.posix_fallocate(fd, 0, 200 * 2**20)\n    os.close(fd)');
+        expect(step.truncated).toBe(true);
+        expect(step.info.truncation?.reason).toBe('disk-limit');
+        await expect(env.step('1')).rejects.toThrow(/after the episode ended/);
       } finally {
         await env.close();
       }

@@ -64,6 +64,16 @@ export class LayerWatch {
     return this.usedAtLastWalk > this.limitBytes ? this.usedAtLastWalk : undefined;
   }
 
+  /**
+   * As {@link exceeded}, but when the host's free space moved since the last measurement (or
+   * one is under way), waits for the new one: one statfs when nothing moved.
+   */
+  async exceededNow(): Promise<number | undefined> {
+    this.remeasureIfMoved();
+    if (this.walking) await this.walking;
+    return this.usedAtLastWalk > this.limitBytes ? this.usedAtLastWalk : undefined;
+  }
+
   /** Measures the layer now (and waits for it). */
   async measure(): Promise<number> {
     this.remeasureIfMoved(true);

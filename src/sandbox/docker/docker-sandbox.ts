@@ -285,7 +285,7 @@ export class DockerSandbox implements Sandbox {
     }
     const watch = new LayerWatch(layers.upper, limitBytes);
     await watch.measure();
-    this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded() };
+    this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded(), exceededNow: () => watch.exceededNow() };
   }
 
   constructor(
