@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from '../docker/labels.js';
 import { IDLE_PROCESS_NAME, type SandboxSpec } from '../types.js';
@@ -11,16 +12,31 @@ function labelValue(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }
 
-/** This process's run label on pods: `pid.host` (`@` is not allowed in label values). */
-export function podRunLabelValue(pid: number = process.pid): string {
-  return labelValue(`${pid}.${hostname()}`);
+/** Host names longer than this are cut and given a digest of the whole name (see {@link hostKey}). */
+const HOST_KEY_LENGTH = 50;
+
+/**
+ * The host part of a pod run label: the host name made label-safe, or, when longer than
+ * {@link HOST_KEY_LENGTH}, its start and a digest of the whole name, so that `pid.host`
+ * fits a label (pids have at most 7 digits: 8 + 50 ≤ 63) whatever the pid's length.
+ */
+function hostKey(host: string): string {
+  const safe = labelValue(host);
+  if (safe.length <= HOST_KEY_LENGTH && safe === host) return safe;
+  const digest = createHash('sha256').update(host).digest('hex').slice(0, 8);
+  return `${labelValue(safe.slice(0, HOST_KEY_LENGTH - 9))}-${digest}`;
+}
+
+/** This process's run label on pods: `pid.host` (`@` is not allowed in label values; see {@link hostKey}). */
+export function podRunLabelValue(pid: number = process.pid, host: string = hostname()): string {
+  return `${pid}.${hostKey(host)}`;
 }
 
 /** The pid of a pod run label whose host is this one; undefined for another host's. */
-export function pidOnThisHost(runLabel: string | undefined): number | undefined {
+export function pidOnThisHost(runLabel: string | undefined, host: string = hostname()): number | undefined {
   if (!runLabel) return undefined;
   const dot = runLabel.indexOf('.');
-  if (dot < 0 || runLabel.slice(dot + 1) !== podRunLabelValue(0).slice(2)) return undefined;
+  if (dot < 0 || runLabel.slice(dot + 1) !== hostKey(host)) return undefined;
   const pid = Number(runLabel.slice(0, dot));
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
