@@ -174,6 +174,9 @@ export abstract class SandboxEnv implements TaskEnv {
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       this.ended = true;
+      // Its processes were killed for writing past the disk limit (see DiskGuard): that is the cause.
+      const overDisk = await diskLimitEvent(this.workspace.sandbox).catch(() => undefined);
+      if (overDisk) return this.truncatedForDisk(overDisk, `[intercode: the sandbox's processes were stopped: ${untrustedEnd([overDisk])!.message}]`);
       await this.writeLog(null, { truncated: error.message });
       return {
         observation: `[intercode: the sandbox was lost: ${error.message}]`,
@@ -189,18 +192,7 @@ export abstract class SandboxEnv implements TaskEnv {
     const control = this.workspace!.control;
     // Written past the disk limit since the last step (a process left running, say): not scored.
     const overDisk = await diskLimitEvent(this.workspace!.sandbox);
-    if (overDisk) {
-      this.ended = true;
-      const truncation = untrustedEnd([overDisk])!;
-      await this.writeLog(null, { truncated: truncation.message });
-      return {
-        observation: this.lastObservation,
-        reward: 0,
-        terminated: false,
-        truncated: true,
-        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [overDisk], truncation },
-      };
-    }
+    if (overDisk) return this.truncatedForDisk(overDisk, this.lastObservation);
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
     if (control.violations > this.controlViolationsAtReset) {
       // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
@@ -218,6 +210,20 @@ export abstract class SandboxEnv implements TaskEnv {
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.lastObservation, score);
+  }
+
+  /** Ends the episode cut off for writing past the disk limit, never scored. */
+  private async truncatedForDisk(event: CommandEvent, observation: string): Promise<StepResult> {
+    this.ended = true;
+    const truncation = untrustedEnd([event])!;
+    await this.writeLog(null, { truncated: truncation.message });
+    return {
+      observation,
+      reward: 0,
+      terminated: false,
+      truncated: true,
+      info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [event], truncation },
+    };
   }
 
   private async execute(action: string): Promise<StepResult> {

@@ -27,7 +27,8 @@ export interface ResourceLimits {
  * - `watched`: no single file can grow past it (file-size rlimit: the write fails, the
  *   writer gets SIGXFSZ), and the layer's size on the host is checked while each command
  *   runs and when it ends: a command that takes it past the limit is killed and the episode
- *   ends truncated (`disk-limit`). Many files written faster than the check can overshoot
+ *   ends truncated (`disk-limit`); between commands a guard stops processes that go on
+ *   writing past it (DiskGuard). Many files written faster than the check can overshoot
  *   the limit for a moment (docs/security.md gives the measured figure);
  * - `file-size`: only the file-size rlimit (the layer cannot be read from here, e.g. a
  *   remote engine).

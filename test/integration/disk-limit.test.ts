@@ -144,6 +144,21 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       }
     });
 
+    it('a writer left running after its command is stopped by the disk guard, long before its end', async () => {
+      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });
+      const started = await shell.run('(for i in $(seq 100); do fallocate -l 200M /bg$i || break; sleep 0.1; done) > /dev/null 2>&1 &');
+      expect(started.events).toEqual([]);
+      const files = async () => Number((await shell.run('ls / | grep -c "^bg"')).output.trim());
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const first = await files();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Nothing writes any more (unguarded, the loop adds ~10 files a second until 100).
+      expect(await files()).toBe(first);
+      expect(first).toBeLessThan(100);
+      console.log(`[disk] a writer left running (200 MB files, 0.1 s apart), limit ${LIMIT / MiB} MiB: stopped after ${first} files`);
+    });
+
     it('a writer left running between steps: the next step ends the episode truncated (disk-limit), and a submit is not scored', async () => {
       const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: EngineSet.local() });
       try {

@@ -25,8 +25,9 @@ import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
-import { shellQuote } from '../shell/shell-script.js';
+import { KILL_SCRIPT, shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
+import { diskGuard } from '../disk/disk-guard.js';
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 
 function statusCode(error: unknown): number | undefined {
@@ -286,6 +287,15 @@ export class DockerSandbox implements Sandbox {
     const watch = new LayerWatch(layers.upper, limitBytes);
     await watch.measure();
     this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded(), exceededNow: () => watch.exceededNow() };
+    this.unguard = diskGuard.guard(watch, () => this.stopWriters());
+  }
+
+  private unguard: (() => void) | undefined;
+
+  /** Kills every process but init and the idle one: something writes past the disk limit. */
+  private async stopWriters(): Promise<void> {
+    if (this.destroyed) return;
+    await this.exec(['bash', '-c', KILL_SCRIPT, 'kill'], { timeoutMs: 5_000 }).catch(() => undefined);
   }
 
   constructor(
@@ -465,6 +475,7 @@ export class DockerSandbox implements Sandbox {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.unguard?.();
     try {
       await this.container.remove({ force: true, v: true });
     } catch (error) {
