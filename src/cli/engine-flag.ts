@@ -33,7 +33,7 @@ export function addSandboxFlags(command: Command): Command {
   return addEngineFlag(command)
     .option(
       '--runtime <name>',
-      "the engine's OCI runtime for sandboxes: runc, or runsc for gVisor's user-space kernel (stronger isolation, slower steps; see docs/security.md). Default: INTERCODE_RUNTIME, else the engine's default",
+      "the engine's OCI runtime for sandboxes: runc, or runsc for gVisor's user-space kernel (stronger isolation, slower steps; see docs/security.md); on Kubernetes, the name of a RuntimeClass of the cluster (runc: the node's default). Default: INTERCODE_RUNTIME, else the engine's default",
     )
     .option(
       '--disk-limit <MiB>',

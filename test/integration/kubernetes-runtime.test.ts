@@ -6,15 +6,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DoctorReport } from '../../src/doctor/index.js';
 import { SandboxError } from '../../src/errors.js';
 import { manifestChanges } from '../../src/sandbox/file-manifest.js';
-import { checkCluster, loadCluster, parseClusterTarget } from '../../src/sandbox/kubernetes/cluster.js';
+import { checkCluster, loadCluster, parseClusterTarget, type Cluster } from '../../src/sandbox/kubernetes/cluster.js';
 import { parseExecStatus } from '../../src/sandbox/kubernetes/exec-stream.js';
-import type { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandbox.js';
+import { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandbox.js';
 import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
-import { podRunLabelValue, sandboxPod } from '../../src/sandbox/kubernetes/pod-spec.js';
+import { podRunLabelValue, sandboxPod, type PodOptions } from '../../src/sandbox/kubernetes/pod-spec.js';
 import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
 import { bashTestbedImage, probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
@@ -45,6 +45,22 @@ describe('Kubernetes runtime, without a cluster', () => {
     expect(container.imagePullPolicy).toBe('Never');
     expect(pod.metadata!.labels).toMatchObject({ 'io.intercode-ts.owner': 'intercode-ts', 'io.intercode-ts.run': podRunLabelValue(), 'io.intercode-ts.test': testRun });
     expect(podRunLabelValue()).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+  });
+
+  it('--runtime (INTERCODE_RUNTIME) reaches the pods as their RuntimeClass; runc is the node\'s default', () => {
+    const classOf = (runtime: string | undefined) => {
+      if (runtime === undefined) vi.stubEnv('INTERCODE_RUNTIME', '');
+      else vi.stubEnv('INTERCODE_RUNTIME', runtime);
+      try {
+        const made = new KubernetesRuntime({ namespace: 'ns' } as unknown as Cluster);
+        return sandboxPod(spec, (made as unknown as { options: PodOptions }).options).spec!.runtimeClassName;
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    };
+    expect(classOf('gvisor')).toBe('gvisor');
+    expect(classOf('runc')).toBeUndefined();
+    expect(classOf(undefined)).toBeUndefined();
   });
 
   it('reads exit codes from the status channel', () => {
@@ -137,6 +153,19 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     expect((error as SandboxError).code).toBe('SANDBOX_LOST');
     await doomed.destroy();
     await doomed.destroy();
+  }, 120_000);
+
+  it('--runtime names a RuntimeClass: one the cluster lacks fails the creation with the API\'s reason', async () => {
+    vi.stubEnv('INTERCODE_RUNTIME', 'no-such-class');
+    try {
+      const other = new KubernetesRuntime(loadCluster());
+      const error = await other.create(spec).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SandboxError);
+      expect((error as Error).message).toMatch(/^Could not create a sandbox pod from .*RuntimeClass "no-such-class" not found/);
+      other.watch.close();
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }, 120_000);
 
   it('an image the node lacks is IMAGE_MISSING', async () => {

@@ -85,6 +85,26 @@ export function apiStatus(error: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/**
+ * One line saying why an API call failed: the apiserver's own message (its Status body:
+ * "pods is forbidden: …", "RuntimeClass … not found") with the HTTP code, else the error's
+ * first line.
+ */
+export function apiReason(error: unknown): string {
+  const body = (error as { body?: unknown } | null)?.body;
+  let status: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      status = JSON.parse(body);
+    } catch {
+      status = undefined;
+    }
+  }
+  const message = (status as { message?: unknown } | undefined)?.message;
+  if (typeof message === 'string' && message !== '') return `HTTP ${apiStatus(error) ?? '?'}: ${message}`.slice(0, 300);
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
+}
+
 /** A refused or reset connection (the apiserver restarting) or 429/5xx: worth another try. */
 export function transient(error: unknown): boolean {
   const status = apiStatus(error);

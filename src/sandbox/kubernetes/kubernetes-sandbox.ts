@@ -2,7 +2,7 @@ import { ImageError, SandboxError } from '../../errors.js';
 import { manifestChanges, takeManifest, type Manifest } from '../file-manifest.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxRuntime, SandboxSpec } from '../types.js';
-import { apiStatus, type Cluster } from './cluster.js';
+import { apiReason, apiStatus, type Cluster } from './cluster.js';
 import { ExecAttachedProcess, openExec, sendStdin } from './exec-stream.js';
 import { SANDBOX_CONTAINER, sandboxPod, thisRunSelector, type PodOptions } from './pod-spec.js';
 import { PodWatch } from './pod-watch.js';
@@ -19,7 +19,6 @@ class DeletedWhileStarting extends Error {
   }
 }
 
-const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
 
 /**
  * Sandboxes as pods of a Kubernetes cluster (see {@link sandboxPod} for what a pod is
@@ -32,10 +31,19 @@ export class KubernetesRuntime implements SandboxRuntime {
   readonly name = 'kubernetes';
   readonly watch: PodWatch;
 
+  private readonly options: KubernetesRuntimeOptions;
+
+  /**
+   * @param options.runtimeClassName default: INTERCODE_RUNTIME (`--runtime`), the name of a
+   *   RuntimeClass of the cluster; `runc`, or nothing, is the node's default runtime.
+   */
   constructor(
     readonly cluster: Cluster,
-    private readonly options: KubernetesRuntimeOptions = {},
+    options: KubernetesRuntimeOptions = {},
   ) {
+    const fromFlag = process.env.INTERCODE_RUNTIME;
+    const runtimeClassName = options.runtimeClassName ?? (fromFlag && fromFlag !== 'runc' ? fromFlag : undefined);
+    this.options = { ...options, ...(runtimeClassName ? { runtimeClassName } : {}) };
     this.watch = new PodWatch(cluster, thisRunSelector());
   }
 
@@ -71,7 +79,7 @@ export class KubernetesRuntime implements SandboxRuntime {
 
   private async createPod(spec: SandboxSpec): Promise<KubernetesSandbox> {
     const unavailable = (what: string, cause?: unknown) =>
-      new SandboxError('SANDBOX_UNAVAILABLE', `Could not ${what} a sandbox pod from ${spec.image}${cause ? `: ${firstLine(cause)}` : ''}`, { details: { image: spec.image, namespace: this.cluster.namespace }, cause });
+      new SandboxError('SANDBOX_UNAVAILABLE', `Could not ${what} a sandbox pod from ${spec.image}${cause ? `: ${apiReason(cause)}` : ''}`, { details: { image: spec.image, namespace: this.cluster.namespace }, cause });
     try {
       await this.watch.start();
     } catch (error) {
@@ -127,7 +135,7 @@ export class KubernetesSandbox implements Sandbox {
 
   private lost(what: string, cause?: unknown): SandboxError {
     const state = this.runtime.watch.state(this.id);
-    const why = state?.kind === 'failed' ? state.reason : state?.kind === 'gone' ? 'the pod was deleted' : cause ? firstLine(cause) : 'the stream closed';
+    const why = state?.kind === 'failed' ? state.reason : state?.kind === 'gone' ? 'the pod was deleted' : cause ? apiReason(cause) : 'the stream closed';
     return new SandboxError('SANDBOX_LOST', `Sandbox pod ${this.id}: ${what} failed (${why})`, { details: { sandbox: this.id, namespace: this.cluster.namespace, statusCode: apiStatus(cause) }, cause });
   }
 
