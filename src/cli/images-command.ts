@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import { ensureImage, findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
+import { ensureImageOnEngines } from '../sandbox/multi/image-provisioning.js';
 
 /** The images `images build` (and `setup`, and `doctor`'s check) cover; the SQL and CTF images are built on first use. */
 export const IMAGE_RECIPES: Record<string, (testbed?: string) => Promise<ImageRecipe>> = {
@@ -29,6 +30,32 @@ export async function buildEnvImages(endpoint: string | undefined, names: readon
     const recipe = await IMAGE_RECIPES[name]!(testbed);
     if (!(await findImage(docker, recipe)).present) built = true;
     const tag = await ensureImage(docker, recipe, (line) => log(`[${name}] ${line}`));
+    tags.push(`${name}: ${tag}`);
+  }
+  return { tags, built };
+}
+
+/**
+ * Every env image on `target`, copied from `source` (built there first where missing)
+ * instead of built again: the base image and its env images keep their ids, so their
+ * content-hash tags hold on both engines.
+ * @returns `name: tag` per env, and whether anything was missing on `target`.
+ */
+export async function copyEnvImages(source: string, target: string, log: (line: string) => void): Promise<{ tags: string[]; built: boolean }> {
+  const engines = [
+    { endpoint: source, docker: await connectEngine(source) },
+    { endpoint: target, docker: await connectEngine(target) },
+  ];
+  const tags: string[] = [];
+  let built = false;
+  for (const [name, recipeOf] of Object.entries(IMAGE_RECIPES)) {
+    const recipe = await recipeOf();
+    if (!(await findImage(engines[1]!.docker, recipe)).present) built = true;
+    // Parents first: an image's tag is computed from its parent's id, so the target needs the whole chain.
+    const chain: ImageRecipe[] = [];
+    for (let r: ImageRecipe['parent'] = recipe; typeof r === 'object' && 'dockerfile' in r; r = r.parent) chain.unshift(r);
+    let tag = '';
+    for (const link of chain) tag = (await ensureImageOnEngines(engines, link, (line) => log(`[${name}] ${line}`))).get(target)!;
     tags.push(`${name}: ${tag}`);
   }
   return { tags, built };

@@ -6,3 +6,4 @@ export { ENGINE_PACKAGES, TEST_TOOL_PACKAGES, aptPackagesStep, missingPackages }
 export { mergeRuntime, RUNSC_ARGS, runscRuntimeStep, type RuntimeEntry } from './steps/runsc-runtime.js';
 export { DOCKERD_FLAGS, dockerdArgs, dockerdCommand, startDockerdStep, sudoDockerdCommand } from './steps/start-dockerd.js';
 export { buildImagesStep, type ImageBuilder } from './steps/build-images.js';
+export { btrfsDataRootStep, btrfsEngineLayout, DEFAULT_BTRFS_ENGINE_DIR, removeBtrfsEngine } from './btrfs-engine.js';

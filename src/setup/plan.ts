@@ -29,6 +29,8 @@ export interface PlanOptions {
   images?: ImageBuilder | false;
   /** Steps added after the engine is up and before the images (e.g. a storage driver). */
   extraSteps?: readonly SetupStep[];
+  /** Steps run before the engine is started (the btrfs engine's file system). */
+  beforeEngine?: readonly SetupStep[];
 }
 
 /** What set-up will do: steps to run, or commands for the user (and a non-zero exit). */
@@ -114,6 +116,7 @@ export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPla
     steps: [
       aptPackagesStep('engine-packages', `install ${ENGINE_PACKAGES.join(', ')}`, ENGINE_PACKAGES),
       ...testTools,
+      ...(options.beforeEngine ?? []),
       runscRuntimeStep,
       startDockerdStep(),
       ...tail,

@@ -13,9 +13,11 @@ export interface DockerdLayout {
   /** dockerd's stdout and stderr. */
   logFile: string;
   pidfile: string;
-  /** Only for a non-system engine (tests): --data-root and --exec-root. */
+  /** Only for a non-system engine (tests, the btrfs engine): --data-root and --exec-root. */
   dataRoot?: string;
   execRoot?: string;
+  /** --storage-driver (the btrfs engine's: btrfs); default: dockerd's choice. */
+  storageDriver?: string;
 }
 
 export const SYSTEM_DOCKERD: DockerdLayout = {

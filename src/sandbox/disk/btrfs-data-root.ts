@@ -54,37 +54,54 @@ function mounted(path: string): boolean {
  */
 export async function createBtrfsDataRoot(options: BtrfsDataRootOptions): Promise<BtrfsDataRoot> {
   if (process.getuid?.() !== 0) throw new StorageError('a btrfs data root needs root (mount, losetup)');
-  const imageFile = join(options.dir, 'btrfs.img');
-  const mountPoint = join(options.dir, 'root');
+  const { imageFile, mountPoint } = btrfsDataRootPaths(options.dir);
   await mkdir(mountPoint, { recursive: true });
-  const root: BtrfsDataRoot = {
-    mountPoint,
-    imageFile,
-    loopDevice: '',
-    async remove() {
-      if (mounted(mountPoint)) {
-        await sh('umount', [mountPoint]).catch(() => sh('umount', ['-l', mountPoint]));
-      }
-      // `mount -o loop` sets autoclear; a device still attached (a lazy unmount) is detached here.
-      for (const line of (await sh('losetup', ['-j', imageFile]).catch(() => '')).split('\n')) {
-        const device = line.split(':')[0];
-        if (device) await sh('losetup', ['-d', device]).catch(() => undefined);
-      }
-      await rm(imageFile, { force: true });
-      await rm(mountPoint, { recursive: true, force: true });
-    },
-  };
+  const root: BtrfsDataRoot = { mountPoint, imageFile, loopDevice: '', remove: () => removeBtrfsDataRoot(options.dir) };
   try {
     await sh('truncate', ['-s', String(options.sizeBytes ?? 32 * 1024 ** 3), imageFile]);
     await sh('mkfs.btrfs', ['-q', imageFile]);
-    await sh('mount', ['-o', 'loop', imageFile, mountPoint]);
-    await sh('btrfs', ['quota', 'enable', mountPoint]);
-    const device = (await sh('losetup', ['-j', imageFile])).split(':')[0] ?? '';
-    return { ...root, loopDevice: device };
+    return { ...root, loopDevice: await mountBtrfsDataRoot(options.dir) };
   } catch (error) {
     await root.remove().catch(() => undefined);
     throw error;
   }
+}
+
+/** Where a data root made in `dir` keeps its file and its mount. */
+export function btrfsDataRootPaths(dir: string): { imageFile: string; mountPoint: string } {
+  return { imageFile: join(dir, 'btrfs.img'), mountPoint: join(dir, 'root') };
+}
+
+/** Whether the data root of `dir` is mounted. */
+export function btrfsDataRootMounted(dir: string): boolean {
+  return mounted(btrfsDataRootPaths(dir).mountPoint);
+}
+
+/**
+ * Mounts the file system of `dir` (made before, e.g. unmounted by a reboot) and turns its
+ * quotas on. @returns the loop device. @throws StorageError naming the failing command.
+ */
+export async function mountBtrfsDataRoot(dir: string): Promise<string> {
+  const { imageFile, mountPoint } = btrfsDataRootPaths(dir);
+  await mkdir(mountPoint, { recursive: true });
+  await sh('mount', ['-o', 'loop', imageFile, mountPoint]);
+  await sh('btrfs', ['quota', 'enable', mountPoint]);
+  return (await sh('losetup', ['-j', imageFile])).split(':')[0] ?? '';
+}
+
+/** Unmounts the data root of `dir`, frees its loop device and deletes its file and mount point. Idempotent. */
+export async function removeBtrfsDataRoot(dir: string): Promise<void> {
+  const { imageFile, mountPoint } = btrfsDataRootPaths(dir);
+  if (mounted(mountPoint)) {
+    await sh('umount', [mountPoint]).catch(() => sh('umount', ['-l', mountPoint]));
+  }
+  // `mount -o loop` sets autoclear; a device still attached (a lazy unmount) is detached here.
+  for (const line of (await sh('losetup', ['-j', imageFile]).catch(() => '')).split('\n')) {
+    const device = line.split(':')[0];
+    if (device) await sh('losetup', ['-d', device]).catch(() => undefined);
+  }
+  await rm(imageFile, { force: true });
+  await rm(mountPoint, { recursive: true, force: true });
 }
 
 /** Whether this host can make a btrfs data root, or why not. */

@@ -16,6 +16,7 @@ export function dockerdArgs(layout: DockerdLayout): string[] {
   if (layout.pidfile !== '/var/run/docker.pid') args.push(`--pidfile=${layout.pidfile}`);
   if (layout.dataRoot) args.push(`--data-root=${layout.dataRoot}`);
   if (layout.execRoot) args.push(`--exec-root=${layout.execRoot}`);
+  if (layout.storageDriver) args.push(`--storage-driver=${layout.storageDriver}`);
   return args;
 }
 
