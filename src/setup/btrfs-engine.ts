@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SetupError, StorageError } from '../errors.js';
+import { processAlive } from '../sandbox/lifecycle/process-alive.js';
 import { btrfsDataRootMounted, btrfsDataRootPaths, createBtrfsDataRoot, mountBtrfsDataRoot, removeBtrfsDataRoot } from '../sandbox/disk/btrfs-data-root.js';
 import type { DockerdLayout, SetupStep, StepOutcome } from './step.js';
 
@@ -51,15 +52,6 @@ export function btrfsDataRootStep(dir: string, sizeBytes: number): SetupStep {
   };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * Stops the btrfs engine of `dir` (SIGTERM, then SIGKILL after 30 s), unmounts what it left
  * under `dir`, removes its file system and deletes `dir`. Idempotent.
@@ -69,10 +61,10 @@ export async function removeBtrfsEngine(dir: string): Promise<string[]> {
   const done: string[] = [];
   const layout = btrfsEngineLayout(dir);
   const pid = Number(existsSync(layout.pidfile) ? readFileSync(layout.pidfile, 'utf8').trim() : NaN);
-  if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+  if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
     process.kill(pid, 'SIGTERM');
-    for (let waited = 0; alive(pid) && waited < 30_000; waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (let waited = 0; processAlive(pid) && waited < 30_000; waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    if (processAlive(pid)) process.kill(pid, 'SIGKILL');
     done.push(`stopped dockerd (pid ${pid})`);
   }
   // What the engine may have left mounted under its exec root (network namespaces, say), deepest first.

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { btrfsDataRootUnavailable } from '../../src/sandbox/disk/btrfs-data-root.js';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { processAlive } from '../../src/sandbox/lifecycle/process-alive.js';
 import { IN_CI } from '../setup/docker.js';
 import { intercodeFromSource } from '../setup/cli.js';
 import { secondDockerdUnavailable } from '../setup/second-dockerd.js';
@@ -18,14 +19,6 @@ const unavailable = secondDockerdUnavailable() ?? btrfsDataRootUnavailable();
 if (unavailable && !IN_CI) console.warn(`skipping the btrfs engine set-up test: ${unavailable}`);
 
 const mountedUnder = (dir: string) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4]?.startsWith(`${dir}/`));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.skipIf(!!unavailable && !IN_CI)('setup --btrfs-engine', () => {
   let dir: string | undefined;
@@ -68,7 +61,7 @@ describe.skipIf(!!unavailable && !IN_CI)('setup --btrfs-engine', () => {
     expect((JSON.parse(removed.stdout) as { removed: string[] }).removed).toEqual(
       expect.arrayContaining([`stopped dockerd (pid ${pid})`, `removed the btrfs file system ${dir}/btrfs.img`, `deleted ${dir}`]),
     );
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(mountedUnder(dir)).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   }, 180_000);
