@@ -173,18 +173,13 @@ export abstract class SandboxEnv implements TaskEnv {
       return await this.execute(action);
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
-      this.ended = true;
       // Its processes were killed for writing past the disk limit (see DiskGuard): that is the cause.
       const overDisk = await diskLimitEvent(this.workspace.sandbox).catch(() => undefined);
-      if (overDisk) return this.truncatedForDisk(overDisk, `[intercode: the sandbox's processes were stopped: ${untrustedEnd([overDisk])!.message}]`);
-      await this.writeLog(null, { truncated: error.message });
-      return {
-        observation: `[intercode: the sandbox was lost: ${error.message}]`,
-        reward: 0,
-        terminated: false,
-        truncated: true,
-        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'sandbox-lost', message: error.message } },
-      };
+      if (overDisk) {
+        const truncation = untrustedEnd([overDisk])!;
+        return this.cutOff(`[intercode: the sandbox's processes were stopped: ${truncation.message}]`, truncation, { events: [overDisk] });
+      }
+      return this.cutOff(`[intercode: the sandbox was lost: ${error.message}]`, { reason: 'sandbox-lost', message: error.message });
     }
   }
 
@@ -192,37 +187,28 @@ export abstract class SandboxEnv implements TaskEnv {
     const control = this.workspace!.control;
     // Written past the disk limit since the last step (a process left running, say): not scored.
     const overDisk = await diskLimitEvent(this.workspace!.sandbox);
-    if (overDisk) return this.truncatedForDisk(overDisk, this.lastObservation);
+    if (overDisk) return this.cutOff(this.lastObservation, untrustedEnd([overDisk])!, { events: [overDisk] });
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
     if (control.violations > this.controlViolationsAtReset) {
       // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
-      this.ended = true;
       const message = "the scorer's shell received input that was not the harness's (a protocol violation)";
-      await this.writeLog(null, { truncated: message });
-      return {
-        observation: this.lastObservation,
-        reward: 0,
-        terminated: false,
-        truncated: true,
-        info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], truncation: { reason: 'protocol-violation', message } },
-      };
+      return this.cutOff(this.lastObservation, { reason: 'protocol-violation', message });
     }
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.lastObservation, score);
   }
 
-  /** Ends the episode cut off for writing past the disk limit, never scored. */
-  private async truncatedForDisk(event: CommandEvent, observation: string): Promise<StepResult> {
+  /** Ends the episode cut off, never scored; its log says why. */
+  private async cutOff(observation: string, truncation: Truncation, info: Partial<Pick<StepInfo, 'exitCode' | 'durationMs' | 'events'>> = {}): Promise<StepResult> {
     this.ended = true;
-    const truncation = untrustedEnd([event])!;
     await this.writeLog(null, { truncated: truncation.message });
     return {
       observation,
       reward: 0,
       terminated: false,
       truncated: true,
-      info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [event], truncation },
+      info: { actionExecuted: false, exitCode: null, durationMs: 0, events: [], ...info, truncation },
     };
   }
 
@@ -237,18 +223,8 @@ export abstract class SandboxEnv implements TaskEnv {
     this.steps.push({ action, observation });
     this.lastObservation = observation;
     const breach = untrustedEnd(result.events);
-    if (breach) {
-      // The episode's state cannot be trusted: it ends here, cut off and never scored.
-      this.ended = true;
-      await this.writeLog(null, { truncated: breach.message });
-      return {
-        observation,
-        reward: 0,
-        terminated: false,
-        truncated: true,
-        info: { actionExecuted: false, exitCode: result.exitCode, durationMs: result.durationMs, events: result.events, truncation: breach },
-      };
-    }
+    // The episode's state cannot be trusted: it ends here, cut off and never scored.
+    if (breach) return this.cutOff(observation, breach, { exitCode: result.exitCode, durationMs: result.durationMs, events: result.events });
     return {
       observation,
       reward: 0,
@@ -296,8 +272,10 @@ async function diskLimitEvent(sandbox: Sandbox): Promise<CommandEvent | undefine
   return used === undefined ? undefined : { kind: 'disk-limit', usedBytes: used, limitBytes: disk!.limitBytes };
 }
 
+type Truncation = NonNullable<StepInfo['truncation']>;
+
 /** The event that makes an episode untrustworthy (it then ends truncated), if any. */
-function untrustedEnd(events: readonly CommandEvent[]): StepInfo['truncation'] | undefined {
+function untrustedEnd(events: readonly CommandEvent[]): Truncation | undefined {
   for (const event of events) {
     if (event.kind === 'protocol-violation') return { reason: 'protocol-violation', message: event.detail };
     if (event.kind === 'disk-limit') return { reason: 'disk-limit', message: `the sandbox wrote ${event.usedBytes} bytes, past its limit of ${event.limitBytes}` };
