@@ -196,7 +196,7 @@ async function podPidsLimits(cluster: Cluster): Promise<Pick<ClusterCheck, 'podP
   try {
     names = (await cluster.core.listNode()).items.map((node) => node.metadata!.name!).slice(0, NODES_READ);
   } catch (error) {
-    return { nodesProblem: `cannot list nodes: ${apiStatus(error) ?? ''} ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`.trim() };
+    return { nodesProblem: `cannot list nodes: ${apiReason(error)}` };
   }
   const limits: Record<string, number | null> = {};
   const problems: string[] = [];
@@ -208,7 +208,7 @@ async function podPidsLimits(cluster: Cluster): Promise<Pick<ClusterCheck, 'podP
       limits[name] = configz.kubeletconfig?.podPidsLimit ?? -1;
     } catch (error) {
       limits[name] = null;
-      problems.push(`${name}: ${apiStatus(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error))}`);
+      problems.push(`${name}: ${apiReason(error)}`);
     }
   }
   return { podPidsLimits: limits, ...(problems.length > 0 ? { nodesProblem: `cannot read the kubelet configuration of ${problems.join(', ')}` } : {}) };
@@ -242,6 +242,6 @@ export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterC
     });
     return { ...base, version, reachable: true, canCreatePods: true, ...(await podPidsLimits(cluster)) };
   } catch (error) {
-    return { ...base, version, reachable: true, canCreatePods: false, problem: `cannot create pods in namespace ${cluster.namespace}: ${apiStatus(error) ?? ''} ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`.trim() };
+    return { ...base, version, reachable: true, canCreatePods: false, problem: `cannot create pods in namespace ${cluster.namespace}: ${apiReason(error)}` };
   }
 }
