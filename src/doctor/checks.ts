@@ -5,6 +5,7 @@ import type { ImageRecipe } from '../images/recipe.js';
 import type { HostFacts } from '../setup/host-facts.js';
 import type { ClusterCheck } from '../sandbox/kubernetes/index.js';
 import { engineHoldsDiskLimit } from '../sandbox/docker/docker-sandbox.js';
+import { unescapeMountPath } from '../sandbox/host-mounts.js';
 
 /** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
 export interface CheckResult {
@@ -66,7 +67,7 @@ export function mountOf(path: string, mounts = readFileSync('/proc/self/mounts',
   for (const line of mounts.split('\n')) {
     const [, point, type, options] = line.split(' ');
     if (!point || !type) continue;
-    const decoded = point.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    const decoded = unescapeMountPath(point);
     if ((path === decoded || path.startsWith(decoded.endsWith('/') ? decoded : `${decoded}/`)) && (!best || decoded.length >= best.point.length)) {
       best = { point: decoded, type, options: (options ?? '').split(',') };
     }

@@ -1,5 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { FileSystemChange, Sandbox } from './types.js';
+import { unescapeMountPath } from './host-mounts.js';
 
 /**
  * A listing of a sandbox's own file system, taken from inside it (no access to the
@@ -39,9 +40,6 @@ function gunzipListing(gzipped: Buffer): Buffer {
   }
 }
 
-/** Octal escapes of /proc/self/mountinfo (`\040` for a space) undone. */
-const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-
 /**
  * Lists `sandbox`'s files from inside.
  * @throws SandboxError SANDBOX_LOST from the sandbox; Error when the listing did not complete.
@@ -56,7 +54,7 @@ export async function takeManifest(sandbox: Sandbox): Promise<Manifest> {
   const text = raw.toString('utf8');
   const split = text.indexOf('\x01\0');
   if (split < 0) throw new Error("listing the sandbox's files failed (no mount list)");
-  const mountPoints = new Set(text.slice(0, split).split('\0').filter(Boolean).map(unescapeMount));
+  const mountPoints = new Set(text.slice(0, split).split('\0').filter(Boolean).map(unescapeMountPath));
   const fields = text.slice(split + 2).split('\0');
   const manifest: Manifest = new Map();
   for (let i = 0; i + 2 < fields.length; i += 3) {

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SetupError, StorageError } from '../errors.js';
 import { processAlive } from '../sandbox/lifecycle/process-alive.js';
+import { mountPointsUnder } from '../sandbox/host-mounts.js';
 import { btrfsDataRootMounted, btrfsDataRootPaths, createBtrfsDataRoot, mountBtrfsDataRoot, removeBtrfsDataRoot } from '../sandbox/disk/btrfs-data-root.js';
 import type { DockerdLayout, SetupStep, StepOutcome } from './step.js';
 
@@ -68,11 +69,7 @@ export async function removeBtrfsEngine(dir: string): Promise<string[]> {
     done.push(`stopped dockerd (pid ${pid})`);
   }
   // What the engine may have left mounted under its exec root (network namespaces, say), deepest first.
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((m): m is string => m !== undefined && m.startsWith(`${layout.execRoot}/`))
-    .sort((a, b) => b.length - a.length);
+  const mounts = mountPointsUnder(layout.execRoot!);
   for (const mount of mounts) execFileSync('umount', ['-l', mount]);
   if (mounts.length > 0) done.push(`unmounted ${mounts.length} mount(s) under ${layout.execRoot}`);
   const { imageFile } = btrfsDataRootPaths(dir);

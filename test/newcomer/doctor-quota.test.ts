@@ -13,7 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/doctor/index.js';
 import { commandExists, probeHost, startDockerdStep, type DockerdLayout } from '../../src/setup/index.js';
 import { IN_CI } from '../setup/docker.js';
-import { mountsUnder, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
+import { mountPointsUnder } from '../../src/sandbox/host-mounts.js';
+import { processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
 const CLI = join(import.meta.dirname, '../../bin/intercode.js');
 const unavailable = secondDockerdUnavailable() ?? (commandExists('mkfs.xfs') ? undefined : 'no mkfs.xfs (apt-get install xfsprogs)');
@@ -32,13 +33,13 @@ afterAll(async () => {
   if (!dir) return;
   await stopDockerd(join(dir, 'docker.pid'));
   for (const { pid } of processesMentioning(`${dir}/`)) process.kill(pid, 'SIGKILL');
-  for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+  for (const mount of mountPointsUnder(dir)) spawnSync('umount', ['-l', mount]);
   // A loop device detaches itself once unmounted (autoclear), a moment later; detach what stays.
   const loops = () => spawnSync('losetup', ['-a'], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(`${dir}/`));
   for (let waited = 0; loops().length > 0 && waited < 10_000; waited += 200) await new Promise((r) => setTimeout(r, 200));
   for (const line of loops()) spawnSync('losetup', ['-d', line.split(':')[0]!]);
   await rm(dir, { recursive: true, force: true });
-  expect(mountsUnder(dir)).toEqual([]);
+  expect(mountPointsUnder(dir)).toEqual([]);
   expect(loops()).toEqual([]);
 });
 
@@ -68,7 +69,7 @@ async function doctorOn(image: string, options: string): Promise<{ status: numbe
     return { status: run.status, report: JSON.parse(run.stdout) as DoctorReport };
   } finally {
     await stopDockerd(layout.pidfile);
-    for (const mount of mountsUnder(mnt)) spawnSync('umount', ['-l', mount]);
+    for (const mount of mountPointsUnder(mnt)) spawnSync('umount', ['-l', mount]);
     spawnSync('umount', [mnt]);
   }
 }

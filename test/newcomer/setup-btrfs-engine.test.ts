@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { btrfsDataRootUnavailable } from '../../src/sandbox/disk/btrfs-data-root.js';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { mountPointsUnder } from '../../src/sandbox/host-mounts.js';
 import { processAlive } from '../../src/sandbox/lifecycle/process-alive.js';
 import { IN_CI } from '../setup/docker.js';
 import { intercodeFromSource } from '../setup/cli.js';
@@ -18,7 +19,6 @@ import { secondDockerdUnavailable } from '../setup/second-dockerd.js';
 const unavailable = secondDockerdUnavailable() ?? btrfsDataRootUnavailable();
 if (unavailable && !IN_CI) console.warn(`skipping the btrfs engine set-up test: ${unavailable}`);
 
-const mountedUnder = (dir: string) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.split(' ')[4]?.startsWith(`${dir}/`));
 
 describe.skipIf(!!unavailable && !IN_CI)('setup --btrfs-engine', () => {
   let dir: string | undefined;
@@ -62,7 +62,7 @@ describe.skipIf(!!unavailable && !IN_CI)('setup --btrfs-engine', () => {
       expect.arrayContaining([`stopped dockerd (pid ${pid})`, `removed the btrfs file system ${dir}/btrfs.img`, `deleted ${dir}`]),
     );
     expect(processAlive(pid)).toBe(false);
-    expect(mountedUnder(dir)).toEqual([]);
+    expect(mountPointsUnder(dir)).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   }, 180_000);
 });

@@ -13,7 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SetupError } from '../../src/errors.js';
 import { dockerdCommand, missingPackages, pingEngine, planSetup, probeHost, runSetup, startDockerdStep, type DockerdLayout, type SetupResult } from '../../src/setup/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
-import { mountsUnder, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
+import { mountPointsUnder } from '../../src/sandbox/host-mounts.js';
+import { processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
 const CLI = join(import.meta.dirname, '../../bin/intercode.js');
 const engine = await probeEngine();
@@ -84,7 +85,7 @@ describe.skipIf(!!cannotStart && !IN_CI)('setup install-and-start on an engine o
       }
     }
     for (const { pid: left } of processesMentioning(`${dir}/`)) process.kill(left, 'SIGKILL');
-    for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+    for (const mount of mountPointsUnder(dir)) spawnSync('umount', ['-l', mount]);
     await rm(dir, { recursive: true, force: true });
     expect(processesMentioning(`${dir}/`)).toEqual([]);
   });
@@ -134,7 +135,7 @@ describe('setup steps on their own', () => {
       expect((failure as SetupError).details.commands).toEqual([`tail -n 50 ${layout.logFile}`]);
     } finally {
       for (const { pid } of processesMentioning(`${dir}/`)) process.kill(pid, 'SIGKILL');
-      for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+      for (const mount of mountPointsUnder(dir)) spawnSync('umount', ['-l', mount]);
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -157,7 +158,7 @@ describe('setup steps on their own', () => {
         for (let waited = 0; existsSync(`/proc/${pid}`) && waited < 30_000; waited += 200) await new Promise((r) => setTimeout(r, 200));
       }
       for (const { pid: left } of processesMentioning(`${dir}/`)) process.kill(left, 'SIGKILL');
-      for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
+      for (const mount of mountPointsUnder(dir)) spawnSync('umount', ['-l', mount]);
       await rm(dir, { recursive: true, force: true });
     }
   });

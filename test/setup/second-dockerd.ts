@@ -10,6 +10,7 @@ import { openSync, closeSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
+import { mountPointsUnder } from '../../src/sandbox/host-mounts.js';
 
 /** Why a second engine cannot be started here (no dockerd binary, not root), or undefined. */
 export function secondDockerdUnavailable(): string | undefined {
@@ -48,15 +49,6 @@ function processesInContainers(ids: readonly string[]): number[] {
     }
   }
   return pids;
-}
-
-/** Mount points under `dir`, deepest first. */
-export function mountsUnder(dir: string): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4]?.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
-    .filter((mount): mount is string => mount !== undefined && mount.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
 }
 
 export interface SecondDockerdOptions {
@@ -181,7 +173,7 @@ export class SecondDockerd {
         // already gone
       }
     }
-    for (const mount of mountsUnder(this.dir)) spawnSync('umount', ['-l', mount]);
+    for (const mount of mountPointsUnder(this.dir)) spawnSync('umount', ['-l', mount]);
     await rm(this.dir, { recursive: true, force: true });
     return leftovers;
   }

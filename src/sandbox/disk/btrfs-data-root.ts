@@ -4,6 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { StorageError } from '../../errors.js';
+import { hostMountPoints } from '../host-mounts.js';
 
 const run = promisify(execFile);
 
@@ -41,11 +42,7 @@ const sh = async (command: string, args: string[]): Promise<string> => {
 };
 
 /** Whether `path` is a mount point (listed in /proc/self/mountinfo). */
-function mounted(path: string): boolean {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .some((line) => line.split(' ')[4] === path);
-}
+const mounted = (path: string): boolean => hostMountPoints().includes(path);
 
 /**
  * Makes and mounts a btrfs data root in `dir` (`dir/btrfs.img` mounted at `dir/root`).
