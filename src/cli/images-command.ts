@@ -51,12 +51,7 @@ export async function copyEnvImages(source: string, target: string, log: (line: 
   for (const [name, recipeOf] of Object.entries(IMAGE_RECIPES)) {
     const recipe = await recipeOf();
     if (!(await findImage(engines[1]!.docker, recipe)).present) built = true;
-    // Parents first: an image's tag is computed from its parent's id, so the target needs the whole chain.
-    const chain: ImageRecipe[] = [];
-    for (let r: ImageRecipe['parent'] = recipe; typeof r === 'object' && 'dockerfile' in r; r = r.parent) chain.unshift(r);
-    let tag = '';
-    for (const link of chain) tag = (await ensureImageOnEngines(engines, link, (line) => log(`[${name}] ${line}`))).get(target)!;
-    tags.push(`${name}: ${tag}`);
+    tags.push(`${name}: ${(await ensureImageOnEngines(engines, recipe, (line) => log(`[${name}] ${line}`))).get(target)!}`);
   }
   return { tags, built };
 }

@@ -63,11 +63,19 @@ export async function ensureBaseOnEngines(engines: readonly EngineClient[], log:
   }
 }
 
+/** `recipe` and the recipes it is built on, parents first (the base image left out). */
+function recipeChain(recipe: ImageRecipe): ImageRecipe[] {
+  const chain: ImageRecipe[] = [];
+  for (let link: ImageRecipe['parent'] = recipe; typeof link === 'object' && 'dockerfile' in link; link = link.parent) chain.unshift(link);
+  return chain;
+}
+
 /**
  * Builds (or finds) `recipe`'s image on every engine. The first engine builds it with
- * {@link ensureImage}; an engine whose base image is the same one gets that image copied
- * (same id, so the same content-hash tag); an engine with a base of its own builds it,
- * under a tag of its own.
+ * {@link ensureImage}; an engine whose base image is the same one gets that image and the
+ * images it is built on copied (same ids, so the same content-hash tags, and the engine
+ * alone later finds the image without building its parents); an engine with a base of its
+ * own builds it, under a tag of its own.
  * @returns the tag on each engine, by endpoint.
  */
 export async function ensureImageOnEngines(
@@ -86,7 +94,10 @@ export async function ensureImageOnEngines(
       tags.set(engine.endpoint, await ensureImage(engine.docker, recipe, log));
       continue;
     }
-    if (!(await imageId(engine.docker, tag))) await transferImage(first, engine, tag, log);
+    for (const link of recipeChain(recipe)) {
+      const linkTag = link === recipe ? tag : await ensureImage(first.docker, link, log);
+      if (!(await imageId(engine.docker, linkTag))) await transferImage(first, engine, linkTag, log);
+    }
     tags.set(engine.endpoint, tag);
   }
   return tags;
