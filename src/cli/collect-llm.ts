@@ -95,8 +95,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
     const limited = limit === undefined ? all : all.slice(0, limit);
     const tasks = limited.filter((t) => !file?.done.has(t.id));
     if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
-    const shown = new Progress('episodes', tasks.length * samplesPerTask);
-    progress = shown;
+    const shown = (progress = new Progress('episodes', tasks.length * samplesPerTask));
     await sampleGroups({
       envName: cli.name,
       dataset: flags.data ?? `(built-in ${cli.name} tasks)`,

@@ -265,6 +265,8 @@ export class DockerSandbox implements Sandbox {
   private launcher: Launcher | undefined;
   private launcherShell: ShellSession | undefined;
   private diskLimit: DiskLimit | undefined;
+  /** Stops the disk guard's watch of this sandbox (set with a watched limit). */
+  private unguard: (() => void) | undefined;
 
   get disk(): DiskLimit | undefined {
     return this.diskLimit;
@@ -289,8 +291,6 @@ export class DockerSandbox implements Sandbox {
     this.diskLimit = { limitBytes, enforcement: 'watched', exceeded: () => watch.exceeded(), exceededNow: () => watch.exceededNow() };
     this.unguard = diskGuard.guard(watch, () => this.stopWriters());
   }
-
-  private unguard: (() => void) | undefined;
 
   /** Kills every process but init and the idle one: something writes past the disk limit. */
   private async stopWriters(): Promise<void> {
