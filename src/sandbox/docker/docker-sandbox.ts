@@ -25,7 +25,8 @@ import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
-import { KILL_SCRIPT, shellQuote } from '../shell/shell-script.js';
+import { killProcesses } from '../shell/kill-processes.js';
+import { shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
@@ -295,7 +296,7 @@ export class DockerSandbox implements Sandbox {
   /** Kills every process but init and the idle one: something writes past the disk limit. */
   private async stopWriters(): Promise<void> {
     if (this.destroyed) return;
-    await this.exec(['bash', '-c', KILL_SCRIPT, 'kill'], { timeoutMs: 5_000 }).catch(() => undefined);
+    await killProcesses(this).catch(() => undefined);
   }
 
   constructor(

@@ -1,6 +1,6 @@
 import { shlexSplit } from '../../compat/shlex.js';
 import type { Sandbox } from '../types.js';
-import { KILL_SCRIPT } from './shell-script.js';
+import { killProcesses } from './kill-processes.js';
 import type { CommandResult, CommandRunner, RunOptions } from './types.js';
 
 export interface IntercodeExecOptions {
@@ -50,7 +50,7 @@ export class IntercodeExecRunner implements CommandRunner {
     }
     const result = await this.sandbox.exec(argv, { workdir: newPath !== undefined ? '/' : this.workdir, timeoutMs });
     if (result.timedOut) {
-      await this.sandbox.exec(['bash', '-c', KILL_SCRIPT, 'kill'], { timeoutMs: 5_000 }).catch(() => undefined);
+      await killProcesses(this.sandbox).catch(() => undefined);
       return { ...base, timedOut: true, durationMs: result.durationMs, output: 'Command timed out' };
     }
     let output: string;

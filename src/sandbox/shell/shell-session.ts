@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, SandboxError } from '../../errors.js';
 import type { AttachedProcess, Sandbox } from '../types.js';
-import { encodeCommand, KILL_SCRIPT, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
+import { killProcesses } from './kill-processes.js';
+import { encodeCommand, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
 import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
 
 /** The longest marker the shell writes, with room to spare: two nonces, seven numbers and a working directory (PATH_MAX 4096). */
@@ -245,7 +246,7 @@ export class ShellSession implements CommandRunner {
     this.violation = undefined;
     this.pending = undefined;
     events.push({ kind: 'protocol-violation', detail });
-    if (!(await this.killProcesses([]))) await this.sandbox.restartProcesses();
+    if (!(await killProcesses(this.sandbox, []))) await this.sandbox.restartProcesses();
     try {
       await this.respawnAfterKill(events);
     } catch (error) {
@@ -269,13 +270,13 @@ export class ShellSession implements CommandRunner {
   /** Kills what the command started; if the shell itself does not answer, replaces it. */
   private async interrupt(pending: PendingCommand, events: CommandEvent[]): Promise<void> {
     const next = pending.rearm();
-    if (await this.killProcesses([this.shellPid])) {
+    if (await killProcesses(this.sandbox, [this.shellPid])) {
       const after = await Promise.race([next, sleep(this.options.graceMs)]);
       if (after === 'marker') return;
       if (after === 'exited') return this.respawnAfterKill(events);
     }
     const exited = pending.rearm();
-    const killed = await this.killProcesses([]);
+    const killed = await killProcesses(this.sandbox, []);
     if (!killed || (await Promise.race([exited, sleep(this.options.graceMs)])) === 'slept') {
       await this.sandbox.restartProcesses();
     }
@@ -329,7 +330,7 @@ export class ShellSession implements CommandRunner {
     }
     this.lastOomKills = marker.oomKills;
     if (Number.isFinite(marker.pidsMax) && marker.pidsMax > 0 && marker.pids >= marker.pidsMax * 0.9) {
-      await this.killProcesses([this.shellPid]);
+      await killProcesses(this.sandbox, [this.shellPid]);
       events.push({ kind: 'process-limit', limit: marker.pidsMax });
     }
   }
@@ -340,19 +341,6 @@ export class ShellSession implements CommandRunner {
       await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000 });
     } catch (error) {
       if (!(error instanceof SandboxError && error.code === 'SANDBOX_LOST')) throw error;
-    }
-  }
-
-  /** True when the kill script ran to completion. */
-  private async killProcesses(spare: number[]): Promise<boolean> {
-    try {
-      const result = await this.sandbox.exec(['bash', '-c', KILL_SCRIPT, 'kill', ...spare.map(String)], {
-        timeoutMs: 5_000,
-      });
-      return result.exitCode === 0;
-    } catch (error) {
-      if (error instanceof SandboxError && error.code === 'SANDBOX_LOST') return false;
-      throw error;
     }
   }
 
