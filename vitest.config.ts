@@ -10,5 +10,8 @@ export default defineConfig({
     hookTimeout: 600_000,
     pool: 'forks',
     fileParallelism: false,
+    // Commands run by tests remove their sandboxes at exit (no keep-warm): a test that keeps
+    // sandboxes warm says so.
+    env: { INTERCODE_KEEP_WARM: '0' },
   },
 });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../errors.js';
 import { cleanup } from '../sandbox/docker/cleanup.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
@@ -8,6 +9,7 @@ import { addEngineFlag, engineTargets, type EngineFlags } from './engine-flag.js
 interface CleanupFlags extends EngineFlags {
   images?: boolean;
   deadOnly?: boolean;
+  warm?: boolean;
   json?: boolean;
 }
 
@@ -17,26 +19,30 @@ export function registerCleanupCommand(program: Command): void {
     .command('cleanup')
     .description(
       'remove every sandbox intercode made (found by label), including those of runs still going; ' +
-        '--dead-only keeps live runs\' and removes only those of crashed runs on this host; --images also removes built images',
+        '--dead-only keeps live runs\' and removes only those of crashed runs on this host (and kept-warm ones whose time is up); ' +
+        '--warm removes only the sandboxes kept warm between commands (--keep-warm); --images also removes built images',
     )
     .option('--images', 'also remove the images intercode built')
-    .option('--dead-only', 'only sandboxes whose creating process (on this host) is gone')
+    .option('--dead-only', 'only sandboxes whose creating process (on this host) is gone, and kept-warm ones past their time')
+    .option('--warm', 'only the sandboxes kept warm for the next command (see --keep-warm), expired or not')
     .option('--json', 'print one JSON object: {"containers","images"} (totals over the engines)');
   addEngineFlag(command).action(async (flags: CleanupFlags) => {
+    if (flags.warm && (flags.deadOnly || flags.images)) throw new ConfigError('--warm', 'removes only kept-warm sandboxes: use it without --dead-only and --images');
     const total = { containers: 0, images: 0 };
     for (const { endpoint } of engineTargets(flags)) {
       if (isClusterTarget(endpoint)) {
         // Pods by label in the target's namespace; images live on the nodes, not removed here.
         const cluster = loadCluster(parseClusterTarget(endpoint));
-        const pods = await cleanupPods(cluster, { deadRunsOnly: !!flags.deadOnly });
+        // Pods are never kept warm: --warm has nothing to remove there.
+        const pods = flags.warm ? 0 : await cleanupPods(cluster, { deadRunsOnly: !!flags.deadOnly });
         total.containers += pods;
         if (!flags.json) console.log(`${endpoint} (namespace ${cluster.namespace}): removed ${pods} pod(s)`);
         continue;
       }
-      const removed = await cleanup(await connectEngine(endpoint), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly });
+      const removed = await cleanup(await connectEngine(endpoint), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly, warmOnly: !!flags.warm });
       total.containers += removed.containers;
       total.images += removed.images;
-      if (!flags.json) console.log(`${endpoint}: removed ${removed.containers} container(s)${flags.images ? ` and ${removed.images} image tag(s)` : ''}`);
+      if (!flags.json) console.log(`${endpoint}: removed ${removed.containers}${flags.warm ? ' kept-warm' : ''} container(s)${flags.images ? ` and ${removed.images} image tag(s)` : ''}`);
     }
     if (flags.json) console.log(JSON.stringify(total));
   });

@@ -58,7 +58,7 @@ export function registerCollectCommand(program: Command): void {
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const { parallel, sandboxes } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -70,7 +70,7 @@ export function registerCollectCommand(program: Command): void {
     const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes });
+    const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
     const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);

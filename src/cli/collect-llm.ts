@@ -42,7 +42,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const { parallel, sandboxes } = episodeEngineFlags(flags);
+  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
   const seed = nonNegativeInteger('--seed', flags.seed);
@@ -89,7 +89,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const started = performance.now();
   try {
     const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    executor = new EpisodeEngine(envs, { sandboxes });
+    executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const limited = limit === undefined ? all : all.slice(0, limit);

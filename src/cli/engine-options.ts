@@ -1,16 +1,18 @@
 import type { Command } from 'commander';
-import { defaultParallel, parseSandboxMode, type SandboxMode } from '../engine/index.js';
+import { DEFAULT_KEEP_WARM_SECONDS, defaultParallel, keepWarmMs, parseSandboxMode, type SandboxMode } from '../engine/index.js';
 import { positiveInteger } from './env-cli.js';
 
 /** Commander attributes of the flags {@link addEpisodeEngineFlags} adds. */
 export interface EpisodeEngineFlags {
   parallel?: string;
   sandboxes?: string;
+  keepWarm?: string;
 }
 
 /**
- * Adds `--parallel <n>` (default: {@link defaultParallel}, what this machine sustains) and
- * `--sandboxes pooled|fresh` to a command that plays episodes through the episode engine.
+ * Adds `--parallel <n>` (default: {@link defaultParallel}, what this machine sustains),
+ * `--sandboxes pooled|fresh` and `--keep-warm <seconds>` to a command that plays episodes
+ * through the episode engine.
  */
 export function addEpisodeEngineFlags(command: Command): Command {
   return command
@@ -20,13 +22,20 @@ export function addEpisodeEngineFlags(command: Command): Command {
       'pooled (default: a warm pool shared by the envs, each used sandbox restored in place) or fresh ' +
         '(a new sandbox per episode and per gold run, removed after it; several times slower, see docs/episode-engine.md)',
       'pooled',
+    )
+    .option(
+      '--keep-warm <seconds>',
+      `pooled sandboxes: keep the clean ones running this long after the command ends, for the next command of the same ` +
+        `configuration to take over instead of creating new ones (0: remove them at exit; \`intercode cleanup --warm\` removes them now). ` +
+        `Default: INTERCODE_KEEP_WARM, else ${DEFAULT_KEEP_WARM_SECONDS}`,
     );
 }
 
 /** The checked values. @throws ConfigError naming the flag. */
-export function episodeEngineFlags(flags: EpisodeEngineFlags): { parallel: number; sandboxes: SandboxMode } {
+export function episodeEngineFlags(flags: EpisodeEngineFlags): { parallel: number; sandboxes: SandboxMode; keepWarmMs: number } {
   return {
     parallel: flags.parallel === undefined ? defaultParallel() : positiveInteger('--parallel', flags.parallel),
     sandboxes: parseSandboxMode(flags.sandboxes ?? 'pooled'),
+    keepWarmMs: keepWarmMs(flags.keepWarm),
   };
 }

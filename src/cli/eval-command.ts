@@ -73,7 +73,7 @@ export function registerEvalCommand(program: Command): void {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const { parallel, sandboxes } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
@@ -90,7 +90,7 @@ export function registerEvalCommand(program: Command): void {
 
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const executor = new EpisodeEngine(envs, { sandboxes });
+    const executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);

@@ -40,14 +40,14 @@ export function registerRunCommand(program: Command): void {
   addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
-    const { parallel, sandboxes } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
     // No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed.
     const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
     await Promise.all(envs.slice(used.length).map((env) => env.close()));
-    const engine = new EpisodeEngine(used, { sandboxes });
+    const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
     const tasks = envs[0]!.tasks;
     const gold = new GoldPolicy((context) => cli.goldActions(context.task));

@@ -89,7 +89,7 @@ export function registerTrainCommand(program: Command): void {
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = join(flags.checkpoints, flags.run);
     const paths = runPaths(dir);
-    const { parallel, sandboxes } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
@@ -125,7 +125,7 @@ export function registerTrainCommand(program: Command): void {
     const demos = settings ? loadDemos(flags.demos!) : [];
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes });
+    const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
     const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
     let progress: Progress | undefined;

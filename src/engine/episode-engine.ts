@@ -24,6 +24,11 @@ export interface EpisodeEngineOptions {
   sandboxes?: SandboxMode;
   /** Pool sizing and cleaning (pooled mode only); see {@link pooledVecEnv}. */
   pool?: Omit<PooledVecEnvOptions, 'autoreset'>;
+  /**
+   * Pooled mode: adopt sandboxes an earlier command kept warm, and keep this one's clean
+   * sandboxes warm this long after it closes (see WorkspacePoolOptions.keepWarmMs). Default 0.
+   */
+  keepWarmMs?: number;
 }
 
 /**
@@ -65,7 +70,7 @@ export class EpisodeEngine {
     if (wanted === 'pooled' && poolable) {
       // Two spares, not one per env (pooledVecEnv's default, tuned for trivial steps): a sandbox
       // costs about ten restores of CPU to create, which a short run never earns back.
-      const pool = { ...options.pool, pool: { minIdle: SPARES, ...options.pool?.pool } };
+      const pool = { ...options.pool, pool: { minIdle: SPARES, keepWarmMs: options.keepWarmMs ?? 0, ...options.pool?.pool } };
       const { vec, pool: made } = pooledVecEnv(envs as SandboxEnv[], { ...pool, autoreset: 'disabled' });
       this.vec = vec;
       this.pool = made;
@@ -76,7 +81,11 @@ export class EpisodeEngine {
       this.mode = poolable ? 'fresh' : 'own';
     }
     this.driver = new VecEpisodeDriver(this.vec);
+    this.keepWarmMs = this.mode === 'pooled' ? (options.keepWarmMs ?? 0) : 0;
   }
+
+  /** How long the pool's sandboxes stay warm after close (0: removed). */
+  readonly keepWarmMs: number;
 
   /** The pool's counters (pooled mode), e.g. for a summary. */
   stats(): PoolStats | undefined {
@@ -140,8 +149,10 @@ class ResetWatch implements TaskEnv {
 export function describeEngine(engine: EpisodeEngine): string {
   const n = engine.envs.length;
   switch (engine.mode) {
-    case 'pooled':
-      return `episode engine: ${n} env(s) on a warm pool, sandboxes restored in place (--sandboxes fresh for a new sandbox per episode)`;
+    case 'pooled': {
+      const kept = engine.keepWarmMs > 0 ? `, kept warm ${engine.keepWarmMs / 1000} s after exit for the next command (--keep-warm 0: removed at exit)` : '';
+      return `episode engine: ${n} env(s) on a warm pool, sandboxes restored in place${kept} (--sandboxes fresh for a new sandbox per episode)`;
+    }
     case 'fresh':
       return `episode engine: ${n} env(s), a new sandbox per episode`;
     case 'own':

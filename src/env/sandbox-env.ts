@@ -3,7 +3,7 @@ import { EnvStateError, SandboxError } from '../errors.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
-import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
+import type { Sandbox, SandboxRuntime, SandboxSpec, WarmRole } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
@@ -73,25 +73,40 @@ export abstract class SandboxEnv implements TaskEnv {
 
   /** How this env makes a workspace: a sandbox from its spec with its runner open. */
   workspaceFactory(): WorkspaceFactory {
+    const { runtime, spec } = this.config;
+    const open = async (sandbox: Sandbox, resume = false): Promise<Workspace> => {
+      try {
+        // An adopted sandbox's control shell was handed over to whoever comes next: no new process.
+        const control = (resume ? await ShellSession.resume(sandbox, CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
+        // Later shells start through the control shell: no engine exec per reset.
+        sandbox.launchThrough?.(control);
+        return { sandbox, runner: await this.openRunner(sandbox), control };
+      } catch (error) {
+        await sandbox.destroy().catch(() => undefined);
+        throw error;
+      }
+    };
     return {
-      create: async () => {
-        const sandbox = await this.config.runtime.create(this.config.spec);
-        try {
-          const control = await ShellSession.open(sandbox, CONTROL_SHELL);
-          // Later shells start through the control shell: no engine exec per reset.
-          sandbox.launchThrough?.(control);
-          return { sandbox, runner: await this.openRunner(sandbox), control };
-        } catch (error) {
-          await sandbox.destroy().catch(() => undefined);
-          throw error;
-        }
-      },
+      create: async () => open(await runtime.create(spec)),
       openRunner: (sandbox) => this.openRunner(sandbox),
       destroy: async ({ sandbox, runner, control }) => {
         runner.close();
         control.close();
         await sandbox.destroy();
       },
+      ...(runtime.adopt && runtime.park
+        ? {
+            adopt: async (role: WarmRole) => {
+              const sandbox = await runtime.adopt!(spec, role);
+              return sandbox ? open(sandbox, true) : undefined;
+            },
+            park: async ({ sandbox, runner, control }: Workspace, role: WarmRole, ttlMs: number) => {
+              runner.close();
+              await control.handOver();
+              return runtime.park!(sandbox, role, ttlMs);
+            },
+          }
+        : {}),
     };
   }
 

@@ -109,13 +109,23 @@ export class InPlaceRestorer {
   /** Pristine tar entries per path, and per deleted path its whole subtree. */
   private readonly pristine = new Map<string, Entry[]>();
 
-  constructor(private readonly factory: WorkspaceFactory) {}
+  /**
+   * @param keepWarmMs when > 0 (and the factory can), the template is one an earlier process
+   *   kept warm if there is one, and is kept warm this long on close (a template is never
+   *   handed to an agent: nothing but the harness ever ran in it).
+   */
+  constructor(
+    private readonly factory: WorkspaceFactory,
+    private readonly keepWarmMs = 0,
+  ) {}
 
   private templateWorkspace(): Promise<Workspace> {
-    this.template ??= this.factory.create().then((workspace) => {
+    this.template ??= (async () => {
+      const adopted = this.keepWarmMs > 0 ? await this.factory.adopt?.('template').catch(() => undefined) : undefined;
+      const workspace = adopted ?? (await this.factory.create());
       workspace.runner.close();
       return workspace;
-    });
+    })();
     return this.template;
   }
 
@@ -144,13 +154,7 @@ export class InPlaceRestorer {
     const key = (path: string) => `${recursive ? 'R' : 'F'}${path}`;
     const missing = paths.filter((p) => !this.pristine.has(key(p)));
     if (missing.length > 0) {
-      const { sandbox } = await this.templateWorkspace();
-      // Paths the image lacks are left out, so anything but a clean exit means the archive
-      // is incomplete (the template was killed, say): then nothing is cached.
-      const script = `cd / && f=(); for p in "$@"; do [[ -e $p || -L $p ]] && f+=("$p"); done; (( \${#f[@]} )) || exit 0; exec tar ${recursive ? '' : '--no-recursion'} -cf - -- "\${f[@]}"`;
-      const archive = await sandbox.exec(['bash', '-c', script, 'bash', ...missing.map((p) => p.slice(1))]);
-      if (archive.exitCode !== 0) throw new Error(`reading pristine files from the template failed (exit code ${archive.exitCode})`);
-      const found = await readTar(archive.output);
+      const found = await readTar(await this.templateArchive(missing, recursive));
       for (const path of missing) {
         const rel = path.slice(1);
         this.pristine.set(
@@ -163,6 +167,25 @@ export class InPlaceRestorer {
       }
     }
     return paths.flatMap((p) => this.pristine.get(key(p)) ?? []);
+  }
+
+  /**
+   * A tar archive of `paths` (absolute) in the template, those the image lacks left out.
+   * Through the template's control shell, base64-encoded (a fork of tar and base64: an
+   * engine exec costs ~45 ms of the machine's CPU, measured); through the engine when that
+   * fails or the archive is too large for the shell's output.
+   * @throws when the archive cannot be read whole (the template was killed, say): then nothing is cached.
+   */
+  private async templateArchive(paths: readonly string[], recursive: boolean): Promise<Buffer> {
+    const { sandbox, control } = await this.templateWorkspace();
+    const relative = paths.map((p) => p.slice(1));
+    const select = (args: string) => `cd / && f=(); for p in ${args}; do [[ -e $p || -L $p ]] && f+=("$p"); done; (( \${#f[@]} )) || exit 0`;
+    const tar = `tar ${recursive ? '' : '--no-recursion '}-cf - -- "\${f[@]}"`;
+    const listed = await control.run(`( ${select(relative.map(shellQuote).join(' '))}; set -o pipefail; ${tar} | base64 -w0 )`).catch(() => undefined);
+    if (listed?.exitCode === 0 && listed.events.length === 0) return Buffer.from(listed.output, 'base64');
+    const archive = await sandbox.exec(['bash', '-c', `${select('"$@"')}; exec ${tar}`, 'bash', ...relative]);
+    if (archive.exitCode !== 0) throw new Error(`reading pristine files from the template failed (exit code ${archive.exitCode})`);
+    return archive.output;
   }
 
   /**
@@ -214,10 +237,12 @@ export class InPlaceRestorer {
     return true;
   }
 
-  /** Removes the template sandbox. */
+  /** Removes the template sandbox, or keeps it warm (see the constructor). */
   async close(): Promise<void> {
     const template = await this.template?.catch(() => undefined);
-    if (template) await this.factory.destroy(template);
+    if (!template) return;
+    const kept = this.keepWarmMs > 0 && this.factory.park ? await this.factory.park(template, 'template', this.keepWarmMs).catch(() => false) : false;
+    if (!kept) await this.factory.destroy(template);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../sandbox/shell/types.js';
-import type { Sandbox } from '../sandbox/types.js';
+import type { Sandbox, WarmRole } from '../sandbox/types.js';
 
 /**
  * A sandbox with the env's command runner open in it: what an episode runs in. `control`
@@ -27,6 +27,17 @@ export interface WorkspaceFactory {
   openRunner(sandbox: Sandbox): Promise<CommandRunner>;
   /** Closes the runner and removes the sandbox. */
   destroy(workspace: Workspace): Promise<void>;
+  /**
+   * A workspace on a sandbox an earlier process kept warm in role `role` (see
+   * SandboxRuntime.adopt), runner and control shell open; undefined when there is none or
+   * the runtime cannot keep sandboxes warm. Clean it before handing it out.
+   */
+  adopt?(role: WarmRole): Promise<Workspace | undefined>;
+  /**
+   * Closes the workspace's shells and keeps its sandbox (clean) warm for `ttlMs` after this
+   * process is gone (see SandboxRuntime.park). @returns false when it was not kept: remove it.
+   */
+  park?(workspace: Workspace, role: WarmRole, ttlMs: number): Promise<boolean>;
 }
 
 /** Where an env's episodes get their workspaces. */

@@ -18,12 +18,18 @@ export interface WorkspacePoolOptions {
    * back to the idle set); false or a throw removes it. Omitted: used workspaces are removed.
    */
   restore?: (workspace: Workspace) => Promise<boolean>;
+  /**
+   * When > 0 (and the factory can), the pool first adopts sandboxes an earlier process kept
+   * warm (each restored before use), and on close keeps its clean idle ones warm for this
+   * long instead of removing them. Needs `restore`. Default 0.
+   */
+  keepWarmMs: number;
 }
 
 /** How long after its creation or restore a workspace is handed out without a liveness round trip. */
 const JUST_CLEANED_MS = 1_000;
 
-const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3 };
+const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3, keepWarmMs: 0 };
 
 /** @throws ConfigError naming the bad option. */
 function resolve(options: Partial<WorkspacePoolOptions>): WorkspacePoolOptions {
@@ -39,6 +45,7 @@ function resolve(options: Partial<WorkspacePoolOptions>): WorkspacePoolOptions {
   integer('max', 1);
   integer('acquireTimeoutMs', 1);
   integer('maxConsecutiveFailures', 1);
+  integer('keepWarmMs', 0);
   return resolved;
 }
 
@@ -54,6 +61,10 @@ export interface PoolStats {
   removed: number;
   /** Found dead or dirty on borrow and removed instead of handed out. */
   rejectedOnBorrow: number;
+  /** Taken over from an earlier process that kept them warm (counted in `created` too). */
+  adopted: number;
+  /** Kept warm for a later process when the pool closed. */
+  parked: number;
 }
 
 /**
@@ -78,7 +89,8 @@ export class WorkspacePool implements WorkspaceSource {
   private failure: SandboxError | undefined;
   private rejectFailed: ((error: SandboxError) => void) | undefined;
   private readonly failed: Promise<never>;
-  private counters = { created: 0, restored: 0, removed: 0, rejectedOnBorrow: 0 };
+  private counters = { created: 0, restored: 0, removed: 0, rejectedOnBorrow: 0, adopted: 0, parked: 0 };
+  private closing = false;
 
   constructor(
     factory: WorkspaceFactory,
@@ -92,7 +104,7 @@ export class WorkspacePool implements WorkspaceSource {
         create: async () => {
           if (this.failure) throw this.failure;
           try {
-            const workspace = await factory.create();
+            const workspace = (await this.adopt(factory)) ?? (await factory.create());
             this.consecutiveFailures = 0;
             this.counters.created += 1;
             this.cleanedAt.set(workspace, performance.now());
@@ -103,6 +115,7 @@ export class WorkspacePool implements WorkspaceSource {
           }
         },
         destroy: async (workspace) => {
+          if (await this.park(factory, workspace)) return;
           this.counters.removed += 1;
           await factory.destroy(workspace).catch(() => undefined);
         },
@@ -121,6 +134,31 @@ export class WorkspacePool implements WorkspaceSource {
         autostart: true,
       },
     );
+  }
+
+  /** A sandbox an earlier process kept warm, restored (see {@link WorkspacePoolOptions.keepWarmMs}); undefined when none is clean. */
+  private async adopt(factory: WorkspaceFactory): Promise<Workspace | undefined> {
+    const { restore, keepWarmMs } = this.options;
+    if (keepWarmMs <= 0 || !restore || !factory.adopt || this.closing) return undefined;
+    for (;;) {
+      const workspace = await factory.adopt('workspace').catch(() => undefined);
+      if (!workspace) return undefined;
+      // Parked clean, but whatever happened to it since is undone before anyone gets it.
+      if (await restore(workspace).catch(() => false)) {
+        this.counters.adopted += 1;
+        return workspace;
+      }
+      await factory.destroy(workspace).catch(() => undefined);
+    }
+  }
+
+  /** On close: keeps a clean idle workspace warm for a later process. @returns whether it was kept. */
+  private async park(factory: WorkspaceFactory, workspace: Workspace): Promise<boolean> {
+    const { restore, keepWarmMs } = this.options;
+    if (!this.closing || keepWarmMs <= 0 || !restore || !factory.park || this.failure || this.dirty.has(workspace)) return false;
+    const kept = await factory.park(workspace, 'workspace', keepWarmMs).catch(() => false);
+    if (kept) this.counters.parked += 1;
+    return kept;
   }
 
   private onCreateFailure(error: unknown): void {
@@ -205,8 +243,12 @@ export class WorkspacePool implements WorkspaceSource {
     }
   }
 
-  /** Removes every workspace, those still lent out included (their episodes are over). */
+  /**
+   * Removes every workspace, those still lent out included (their episodes are over); with
+   * `keepWarmMs`, clean idle ones are kept warm instead.
+   */
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.background);
     await Promise.all([...this.lent].map((workspace) => this.pool.destroy(workspace).catch(() => undefined)));
     this.lent.clear();

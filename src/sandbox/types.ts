@@ -142,6 +142,15 @@ export interface Sandbox {
    * runtime's transport allows it.
    */
   launchThrough?(shell: ShellSession): void;
+  /**
+   * Optional (with a transport whose pipes outlive this process): new pipes for a shell of
+   * ours to move to and wait on (see ShellSession.handOver), recorded where only the host
+   * sees them so a later owner of the sandbox can {@link takeHandedOver} them.
+   * @returns their path in the sandbox, without the `.in`/`.out`/`.ctl` ends.
+   */
+  handOverPipes?(): Promise<string>;
+  /** Optional: the process waiting on the pipes {@link handOverPipes} recorded (undefined: none recorded). */
+  takeHandedOver?(): Promise<AttachedProcess | undefined>;
   /** The sandbox's disk limit and how it is held (absent: none). */
   readonly disk?: DiskLimit;
   /** Removes the sandbox and everything in it. Idempotent. */
@@ -158,7 +167,24 @@ export interface SandboxRuntime {
   readonly name: string;
   /** Creates and starts a sandbox. Throws SandboxError SANDBOX_UNAVAILABLE on failure. */
   create(spec: SandboxSpec): Promise<Sandbox>;
+  /**
+   * Keeps `sandbox` (one of this runtime's, made from `sandbox.spec`, clean, nothing of ours
+   * left running in it) running after this process lets go of it, for `ttlMs`, so a later
+   * process of the same configuration can {@link adopt} it. Runtimes that cannot keep
+   * sandboxes warm leave this out.
+   * @returns false when it could not be kept (the caller removes it).
+   */
+  park?(sandbox: Sandbox, role: WarmRole, ttlMs: number): Promise<boolean>;
+  /**
+   * A sandbox of `spec` that an earlier process parked in role `role`, now this process's;
+   * undefined when there is none. It may be in any state an agent can leave behind: clean it
+   * before use.
+   */
+  adopt?(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined>;
 }
+
+/** What a parked sandbox serves as: a pool's workspace, or a restorer's pristine template. */
+export type WarmRole = 'workspace' | 'template';
 
 /**
  * argv[0] of the sandbox's own idle process (its init's only child). Code that kills

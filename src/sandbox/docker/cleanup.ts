@@ -1,10 +1,10 @@
 import type Docker from 'dockerode';
-import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
 import { processAlive } from '../lifecycle/process-alive.js';
-import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
+import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, TEST_LABEL } from './labels.js';
+import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm } from './warm-sandboxes.js';
 
 export interface CleanupOptions {
   /** Only what one test run made (value of the test label). */
@@ -16,6 +16,8 @@ export interface CleanupOptions {
    * of runs on other hosts sharing the engine are kept, since we cannot tell. Default: all of ours.
    */
   deadRunsOnly?: boolean;
+  /** Only the sandboxes kept warm between commands (see warm-sandboxes.ts), expired or not. */
+  warmOnly?: boolean;
 }
 
 /**
@@ -53,29 +55,43 @@ export async function removeOrphanChannels(): Promise<number> {
   return orphans.length;
 }
 
+/** The host channel directories a container may have: the one it was made with, and those its tag names (see warm-sandboxes.ts). */
+function channelsOf(container: { Names?: string[]; Labels: Record<string, string> }): string[] {
+  const dirs: string[] = [];
+  const made = container.Labels[CHANNEL_LABEL];
+  if (made && dirname(made) === channelRoot()) dirs.push(made);
+  const name = parseContainerName(container.Names?.[0] ?? '');
+  if (name.state !== 'other') dirs.push(channelDir(name.tag, 'warm'));
+  if (name.state === 'run' && isThisHost(name.host)) dirs.push(channelDir(name.tag, name.pid));
+  return dirs;
+}
+
 /**
  * Removes containers (and optionally images) the project created, found by label, and the
  * channel directories of runs on this host that are gone.
  * @returns how many of each were removed (a container already gone counts as removed).
  */
 export async function cleanup(docker: Docker, options: CleanupOptions = {}): Promise<{ containers: number; images: number }> {
+  // Parked sandboxes change hands by renaming: removed the same way, never under an adopter's feet.
+  const warm = options.deadRunsOnly ? (await removeExpiredWarm(docker)).removed : await removeAllWarm(docker, options.testRun);
+  if (options.warmOnly) return { containers: warm, images: 0 };
   const label = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [`${OWNER_LABEL}=${OWNER_VALUE}`];
   const containers = await docker.listContainers({ all: true, filters: { label } });
-  const host = hostname();
   const doomed = containers.filter((c) => {
+    const name = parseContainerName(c.Names?.[0] ?? '');
+    if (name.state === 'warm') return false;
     if (!options.deadRunsOnly) return true;
-    const [pid, runHost] = (c.Labels[RUN_LABEL] ?? '').split('@');
-    return runHost === host && !processAlive(Number(pid));
+    const run = containerRun(c);
+    return run !== undefined && isThisHost(run.host) && !processAlive(run.pid);
   });
   const outcomes = await Promise.all(
     doomed.map(async (c) => {
       const removed = await removeContainer(docker, c.Id);
-      const channel = c.Labels[CHANNEL_LABEL];
-      if (removed && channel && dirname(channel) === channelRoot()) await removeChannelDir(channel);
+      if (removed) await Promise.all(channelsOf(c).map((dir) => removeChannelDir(dir)));
       return removed;
     }),
   );
-  const removed = outcomes.filter(Boolean).length;
+  const removed = warm + outcomes.filter(Boolean).length;
   await removeOrphanChannels();
   let images = 0;
   if (options.images) {

@@ -1,6 +1,8 @@
 import type Docker from 'dockerode';
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { packagePath } from '../../package-path.js';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -18,13 +20,15 @@ import {
   type Sandbox,
   type SandboxRuntime,
   type SandboxSpec,
+  type WarmRole,
 } from '../types.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
 import type { ShellSession } from '../shell/shell-session.js';
-import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
+import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
+import { adoptWarm, channelDir, newTag, runName, warmName } from './warm-sandboxes.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
-import { CHANNEL_LABEL, ownerLabels } from './labels.js';
+import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
 import { killProcesses } from '../shell/kill-processes.js';
 import { shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
@@ -146,9 +150,10 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
-    const channel = this.transport === 'fifo' ? await FifoChannel.create() : undefined;
+    const tag = newTag();
+    const channel = this.transport === 'fifo' ? await FifoChannel.create(tag) : undefined;
     try {
-      const sandbox = await this.createContainer(spec, channel);
+      const sandbox = await this.createContainer(spec, channel, tag);
       if (channel && !this.fifoChecked) await this.checkChannel(sandbox, channel).catch(async (error: unknown) => {
         await sandbox.destroy().catch(() => undefined);
         throw error;
@@ -175,7 +180,7 @@ export class DockerRuntime implements SandboxRuntime {
     }
   }
 
-  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined): Promise<DockerSandbox> {
+  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string): Promise<DockerSandbox> {
     const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
     const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
     const driver = await this.storageDriver();
@@ -187,6 +192,7 @@ export class DockerRuntime implements SandboxRuntime {
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
+        name: runName(tag),
         Image: spec.image,
         Hostname: spec.hostname,
         // The spec's main process, by default an idle one; docker-init above it reaps orphans.
@@ -235,11 +241,98 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    const sandbox = new DockerSandbox(container, spec, channel);
+    const sandbox = new DockerSandbox(container, spec, channel, tag);
     await sandbox.holdDisk(engineQuota ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size', diskBytes);
     return sandbox;
   }
+
+
+  private readonly imageIds = new Map<string, Promise<string>>();
+
+  /**
+   * The configuration a parked sandbox must match to be adopted for `spec`: the image's id
+   * (a rebuilt tag is another image), the spec (limits, mounts, labels…), the OCI runtime,
+   * the transport and channel root, the disk limit and the test run.
+   */
+  private async warmKey(spec: SandboxSpec): Promise<string> {
+    let imageId = this.imageIds.get(spec.image);
+    if (!imageId) {
+      imageId = this.docker.getImage(spec.image).inspect().then((info) => info.Id);
+      this.imageIds.set(spec.image, imageId);
+      imageId.catch(() => this.imageIds.delete(spec.image));
+    }
+    const configuration = {
+      imageId: await imageId,
+      spec,
+      ociRuntime: this.ociRuntime ?? null,
+      transport: this.transport,
+      channels: this.transport === 'fifo' ? channelRoot() : null,
+      diskBytes: spec.limits.diskBytes ?? defaultDiskBytes(),
+      testRun: ownerLabels()[TEST_LABEL] ?? null,
+    };
+    return createHash('sha256').update(JSON.stringify(configuration)).digest('hex').slice(0, 16);
+  }
+
+  async park(sandbox: Sandbox, role: WarmRole, ttlMs: number): Promise<boolean> {
+    // Without its keeper (code run from src/ before a build) a parked sandbox would never expire.
+    if (!this.keepsWarm || !(sandbox instanceof DockerSandbox) || ttlMs <= 0) return false;
+    const key = await this.warmKey(sandbox.spec).catch(() => undefined);
+    if (!key || !(await sandbox.parkAs(warmName(key, role, Date.now() + ttlMs, sandbox.tag), channelDir(sandbox.tag, 'warm')))) return false;
+    this.startKeeper();
+    return true;
+  }
+
+  /**
+   * Whether sandboxes can be kept warm between processes: with the FIFO transport (the claim
+   * on a parked sandbox is its channel directory, see warm-sandboxes.ts) and the compiled
+   * keeper (code run from src/ before a build has none: a parked sandbox would never expire).
+   */
+  private get keepsWarm(): boolean {
+    return this.transport === 'fifo' && existsSync(KEEPER_SCRIPT);
+  }
+
+  async adopt(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined> {
+    if (!this.keepsWarm) return undefined;
+    return liveSandboxes.adopt(this.adoptParked(spec, role));
+  }
+
+  private async adoptParked(spec: SandboxSpec, role: WarmRole): Promise<DockerSandbox | undefined> {
+    const key = await this.warmKey(spec).catch(() => undefined);
+    const found = key ? await adoptWarm(this.docker, key, role) : undefined;
+    if (!found) return undefined;
+    // Its channel is this process's already (the claim).
+    const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
+    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag);
+    try {
+      const driver = await this.storageDriver();
+      await sandbox.holdDisk(engineHoldsDiskLimit(driver) ? 'engine' : driver === 'overlay2' ? 'watched' : 'file-size', spec.limits.diskBytes ?? defaultDiskBytes());
+    } catch (error) {
+      await sandbox.destroy().catch(() => undefined);
+      throw error;
+    }
+    return sandbox;
+  }
+
+
+  private keeperStarted = false;
+
+  /**
+   * Starts the process that removes parked sandboxes when their time is up (warm-keeper.ts),
+   * detached, so it outlives this one; it exits when none is left, and a second keeper
+   * started meanwhile exits at once.
+   */
+  private startKeeper(): void {
+    if (this.keeperStarted) return;
+    this.keeperStarted = true;
+    const socketPath = (this.docker.modem as { socketPath?: string }).socketPath!;
+    const child = spawn(process.execPath, [KEEPER_SCRIPT, socketPath], { detached: true, stdio: 'ignore' });
+    child.on('error', () => undefined);
+    child.unref();
+  }
 }
+
+/** The compiled keeper of parked sandboxes (warm-keeper.ts). */
+const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
 
 /** INTERCODE_DISK_LIMIT_MIB (set by `--disk-limit`), else {@link DEFAULT_DISK_BYTES}. */
 function defaultDiskBytes(): number {
@@ -303,8 +396,34 @@ export class DockerSandbox implements Sandbox {
     private readonly container: Docker.Container,
     readonly spec: SandboxSpec,
     private channel: FifoChannel | undefined,
+    /** Names its container and its channel (see warm-sandboxes.ts). */
+    readonly tag: string,
   ) {
     this.id = container.id;
+  }
+
+  /**
+   * Lets go of the sandbox, left running under `name` with its channel moved to
+   * `channelTarget` (parked: see DockerRuntime.park). This object is unusable afterwards.
+   * @returns false when it could not be renamed (it is then still this object's).
+   */
+  async parkAs(name: string, channelTarget: string): Promise<boolean> {
+    const channel = this.channel;
+    if (this.destroyed || !channel) return false;
+    const moved = await channel.moveTo(channelTarget).catch(() => undefined);
+    if (!moved) return false;
+    try {
+      await this.container.rename({ name });
+    } catch {
+      this.channel = await moved.moveTo(channel.dir).catch(() => undefined);
+      return false;
+    }
+    this.destroyed = true;
+    this.unguard?.();
+    this.launcher = undefined;
+    this.launcherShell = undefined;
+    liveSandboxes.forget(this);
+    return true;
   }
 
   /**
@@ -314,6 +433,16 @@ export class DockerSandbox implements Sandbox {
   launchThrough(shell: ShellSession): void {
     this.launcherShell = shell;
     this.launcher = shellLauncher(shell);
+  }
+
+  async handOverPipes(): Promise<string> {
+    if (!this.channel) throw new Error('only a sandbox with a FIFO channel hands shells over');
+    return this.channel.handOverPipes();
+  }
+
+  async takeHandedOver(): Promise<AttachedProcess | undefined> {
+    const pipes = await this.channel?.takeHandedOver();
+    return pipes ? FifoProcess.open(pipes) : undefined;
   }
 
   /** Attach through the engine from now on (the channel directory is not shared with it). */

@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, openSync, renameSync, rmSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -149,12 +149,34 @@ export class FifoChannel {
     this.spareDir = join(dir, 'spare');
   }
 
-  /** Makes a new, private channel directory on the host, named after this process (see {@link channelOwner}). */
-  static async create(): Promise<FifoChannel> {
-    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${randomBytes(8).toString('hex')}`));
+  /**
+   * Makes a new, private channel directory on the host, `<pid>-<tag>`: named after this
+   * process (see {@link channelOwner}) and the sandbox's tag (see warm-sandboxes.ts).
+   */
+  static async create(tag: string = randomBytes(8).toString('hex')): Promise<FifoChannel> {
+    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${tag}`));
     await mkdir(channel.shared, { recursive: true, mode: 0o700 });
     await mkdir(channel.spareDir, { mode: 0o700 });
     return channel;
+  }
+
+  /**
+   * The channel in `dir`, made by another process (an adopted sandbox's): its spare FIFOs
+   * are not carried over, this process makes its own.
+   */
+  static async takeOver(dir: string): Promise<FifoChannel> {
+    await rm(join(dir, 'spare'), { recursive: true, force: true });
+    await mkdir(join(dir, 'spare'), { mode: 0o700 });
+    return new FifoChannel(dir);
+  }
+
+  /**
+   * Moves the channel directory to `dir` (a sandbox being parked). The sandbox's bind mount
+   * follows the directory, whatever its name.
+   */
+  async moveTo(dir: string): Promise<FifoChannel> {
+    await rename(this.dir, dir);
+    return new FifoChannel(dir);
   }
 
   /** A pair of new FIFOs in `shared/`, under a name never used before (nor seen by the sandbox while it was spare). */
@@ -164,12 +186,40 @@ export class FifoChannel {
       await this.making;
     }
     const name = this.spares.pop()!;
-    const pair: FifoPair = {
+    const pair = this.pipes(name);
+    for (const end of PIPE_ENDS) renameSync(join(this.spareDir, `${name}.${end}`), pair.host[end]);
+    return pair;
+  }
+
+  private pipes(name: string): FifoPair {
+    return {
       host: { in: join(this.shared, `${name}.in`), out: join(this.shared, `${name}.out`), ctl: join(this.shared, `${name}.ctl`) },
       sandbox: { in: `${CHANNEL_MOUNT}/${name}.in`, out: `${CHANNEL_MOUNT}/${name}.out`, ctl: `${CHANNEL_MOUNT}/${name}.ctl` },
     };
-    for (const end of PIPE_ENDS) renameSync(join(this.spareDir, `${name}.${end}`), pair.host[end]);
-    return pair;
+  }
+
+  /** Where the name of the pipes a shell was handed over on is kept: in the channel directory, which the sandbox does not see. */
+  private get handOverRecord(): string {
+    return join(this.dir, 'handover');
+  }
+
+  /**
+   * New pipes for a shell to be handed over on, recorded for whoever owns the channel next.
+   * @returns their path in the sandbox, without the ends' suffixes.
+   */
+  async handOverPipes(): Promise<string> {
+    const pair = await this.takePipes();
+    const name = pair.host.in.slice(this.shared.length + 1, -'.in'.length);
+    await writeFile(this.handOverRecord, name, { mode: 0o600 });
+    return pair.sandbox.in.slice(0, -'.in'.length);
+  }
+
+  /** The pipes {@link handOverPipes} recorded (the record is removed); undefined when there are none. */
+  async takeHandedOver(): Promise<Pipes | undefined> {
+    const name = await readFile(this.handOverRecord, 'utf8').catch(() => undefined);
+    if (name === undefined) return undefined;
+    await rm(this.handOverRecord, { force: true });
+    return /^[0-9a-f]+-\d+$/.test(name) ? this.pipes(name).host : undefined;
   }
 
   private async makeSpares(): Promise<void> {
@@ -234,12 +284,25 @@ export class FifoProcess implements AttachedProcess {
    */
   static async start(launcher: Launcher, channel: FifoChannel, argv: readonly string[], options: AttachOptions): Promise<FifoProcess> {
     const pipes = await channel.takePipes();
-    const names = [pipes.host.in, pipes.host.out, pipes.host.ctl];
     try {
       await launcher.launch(argv, options, pipes.sandbox);
-      const input = new Socket({ fd: openSync(pipes.host.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
-      const output = new Socket({ fd: openSync(pipes.host.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
-      const control = new Socket({ fd: openSync(pipes.host.ctl, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    } catch (error) {
+      for (const path of Object.values(pipes.host)) rmSync(path, { force: true });
+      throw error;
+    }
+    return FifoProcess.open(pipes.host);
+  }
+
+  /**
+   * The process of the sandbox on `pipes` (host paths), started or waiting there already.
+   * @throws when a FIFO cannot be opened (they are removed).
+   */
+  static open(pipes: Pipes): FifoProcess {
+    const names = [pipes.in, pipes.out, pipes.ctl];
+    try {
+      const input = new Socket({ fd: openSync(pipes.in, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+      const output = new Socket({ fd: openSync(pipes.out, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+      const control = new Socket({ fd: openSync(pipes.ctl, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
       return new FifoProcess(input, output, control, names);
     } catch (error) {
       for (const path of names) rmSync(path, { force: true });

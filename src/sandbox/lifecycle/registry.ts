@@ -32,12 +32,12 @@ export class SandboxRegistry {
   }
 
   /**
-   * Tracks the sandbox `creation` resolves to; until it settles, a drain waits for it.
+   * Tracks the sandbox `creation` resolves to (if any); until it settles, a drain waits for it.
    * @returns `creation`'s outcome.
    */
-  adopt<T extends Sandbox>(creation: Promise<T>): Promise<T> {
+  adopt<T extends Sandbox | undefined>(creation: Promise<T>): Promise<T> {
     // track() runs before the creation leaves the set, so a drain never sees neither.
-    const adopted = creation.then((sandbox) => this.track(sandbox));
+    const adopted = creation.then((sandbox) => (sandbox === undefined ? sandbox : this.track(sandbox)));
     const settled: Promise<unknown> = adopted.then(
       () => this.creations.delete(settled),
       () => this.creations.delete(settled),

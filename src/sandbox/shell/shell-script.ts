@@ -36,6 +36,12 @@ const report = (seq: string, status: string, counters: string) => String.raw`
  * own: then nothing the command prints can look like a report), else a copy of stdout
  * (markers in-band, found by the nonce).
  *
+ * Hand-over: the line `@handover <base>` (no seq, never a command) makes the shell take
+ * `<base>.in`, `<base>.out` and `<base>.ctl` as its descriptors 3, 1 and 4 — blocking in
+ * open() until a process opens their other ends, possibly a later one than the one that
+ * sent the line — then read a new nonce and write a new start-up marker: the same shell,
+ * with its definitions, serves a new session (see ShellSession.handOver).
+ *
  * Shell → host, after each command (and once at start with seq 0), a marker:
  * `\x1e<nonce> <seq>:<token> <status> <shellPid> <pids> <pidsMax> <oomKills> <cwd>\x1f<nonce>\n`.
  * The cgroup counters (pids, OOM kills) are read only after a command that ran 50 ms or
@@ -59,6 +65,14 @@ fi
 ${report('0', '0', '1')}
 __ic_x=
 while IFS= builtin read -r -u 3 __ic_line; do
+  if [[ $__ic_line == '@handover '* ]]; then
+    __ic_b=\${__ic_line#@handover }
+    exec 3<"$__ic_b.in" >"$__ic_b.out" 2>&1 4>"$__ic_b.ctl" || builtin exit
+    IFS= builtin read -r -u 3 __ic_nonce || builtin exit
+    __ic_x=
+    ${report('0', '0', '1')}
+    continue
+  fi
   builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
   __ic_t=\${EPOCHREALTIME/[.,]/}
   builtin eval "\${__ic_x:+set -x

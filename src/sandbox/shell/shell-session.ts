@@ -58,6 +58,12 @@ export interface ShellRunOptions extends RunOptions {
 
 const NO_DEFINITIONS: readonly string[] = [];
 
+/**
+ * How long a handed-over shell may take to answer a new session (it is waiting already: a
+ * live one answers in milliseconds; a dead one never does, and a new shell is started instead).
+ */
+const RESUME_TIMEOUT_MS = 2_000;
+
 /** How often a running command's sandbox is checked against its disk limit (when watched). */
 const DISK_CHECK_MS = 20;
 
@@ -344,9 +350,56 @@ export class ShellSession implements CommandRunner {
     }
   }
 
+  /**
+   * Lets a later session — of this process or another — take this shell over (see
+   * {@link resume}): the shell moves to new pipes of the sandbox and waits there, this
+   * session is closed. Only between commands.
+   * @returns false when the sandbox cannot hand shells over (the session is closed all the same).
+   */
+  async handOver(): Promise<boolean> {
+    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.().catch(() => undefined) : undefined;
+    if (base !== undefined) {
+      this.process?.write(`@handover ${base}\n`);
+      // The line is in the pipe before our end closes (a pipe write this short is immediate; this is a margin).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.close();
+    return base !== undefined;
+  }
+
+  /**
+   * A session on the shell an earlier session handed over in `sandbox` ({@link handOver}),
+   * with a new nonce; undefined when none was handed over or it does not answer.
+   */
+  static async resume(sandbox: Sandbox, options: Partial<ShellSessionOptions> = {}): Promise<ShellSession | undefined> {
+    const process = await sandbox.takeHandedOver?.().catch(() => undefined);
+    if (!process) return undefined;
+    const session = new ShellSession(sandbox, options);
+    try {
+      const banner = await session.connect(process, RESUME_TIMEOUT_MS);
+      session.lastOomKills = Math.max(0, banner.oomKills);
+      return session;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** @returns the new shell's start-up marker. */
   private async spawn(): Promise<ShellMarker> {
     this.process?.close();
+    this.alive = false;
+    const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
+      workdir: '/',
+      env: { ...this.options.env, IC_CWD: this.currentCwd },
+    });
+    return this.connect(process);
+  }
+
+  /**
+   * Sends a new nonce to the shell on `process` and waits for its start-up marker.
+   * @throws SandboxError SANDBOX_LOST when none comes in time (`process` is closed).
+   */
+  private async connect(process: AttachedProcess, timeoutMs = this.options.startupTimeoutMs): Promise<ShellMarker> {
     this.alive = false;
     this.defined = new Set();
     this.nonce = randomBytes(16).toString('hex');
@@ -357,10 +410,6 @@ export class ShellSession implements CommandRunner {
     this.seq = 0;
     const banner = new PendingCommand(0);
     this.pending = banner;
-    const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
-      workdir: '/',
-      env: { ...this.options.env, IC_CWD: this.currentCwd },
-    });
     this.process = process;
     this.inBand = !process.hasControlChannel;
     process.listen({
@@ -379,7 +428,7 @@ export class ShellSession implements CommandRunner {
       },
     });
     process.write(`${this.nonce}\n`);
-    const outcome = await Promise.race([banner.outcome, sleep(this.options.startupTimeoutMs)]);
+    const outcome = await Promise.race([banner.outcome, sleep(timeoutMs)]);
     if (outcome !== 'marker') {
       process.close();
       throw new SandboxError('SANDBOX_LOST', 'A shell could not be started in the sandbox', {
@@ -387,6 +436,7 @@ export class ShellSession implements CommandRunner {
       });
     }
     this.alive = true;
+    this.pending = undefined;
     return banner.marker!;
   }
 
