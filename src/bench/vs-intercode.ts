@@ -4,6 +4,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packagePath } from '../package-path.js';
+import { cleanup } from '../sandbox/docker/cleanup.js';
+import { connectEngine } from '../sandbox/docker/engine.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { Bench, BenchIO } from './types.js';
 
@@ -26,8 +28,11 @@ const USAGE = `Usage: npm run bench -- vs-intercode [options]
 The original InterCode (Python, ../shared/baselines/intercode-py/bench.sh: its own BashEnv
 playing each gold command, then submit) on NL2Bash fs-1 tasks, then \`intercode run bash\` on
 the same tasks and testbed (fs-1.tar) with --parallel 1 and 8, each twice: a first run with an
-empty gold cache (every gold verified: two clean runs) and a second run that finds them on disk.
-Then \`intercode run bash\` on the built-in tasks, twice, timed from process start to exit.
+empty gold cache (every gold verified: two clean runs) and no sandbox kept warm (every
+kept-warm sandbox on the engine is removed first, as \`intercode cleanup --warm\` does), and a
+second run that finds the golds on disk and the first run's sandboxes kept warm (run's
+default --keep-warm). Then \`intercode run bash\` on the built-in tasks, twice alike, timed
+from process start to exit. The kept-warm sandboxes are removed again at the end.
 All in one run, one after another: ratios are only meaningful within one run on a loaded machine.
 Figures are episodes per second after set-up (InterCode: its constructor's start-up not timed;
 ours: --json's episodesPerSec, after setupSec). Needs ../shared/baselines/intercode-py and
@@ -143,6 +148,7 @@ export const vsIntercodeBench: Bench = {
       return 2;
     }
     const work = await mkdtemp(join(tmpdir(), 'intercode-vs-'));
+    let coldStart: (() => Promise<unknown>) | undefined;
     try {
       const taskFile = join(work, 'tasks.json');
       await writeFile(taskFile, JSON.stringify(records.slice(first, first + count)));
@@ -170,11 +176,15 @@ export const vsIntercodeBench: Bench = {
         if (result.code !== 0 || !parsed) throw new Error(`intercode run bash (${what}) failed (exit ${result.code}):\n${result.stderrTail}`);
         return { ...parsed, wallSec: result.wallSec };
       };
+      // A first run finds nothing warm: neither golds (a new cache folder) nor sandboxes.
+      const docker = await connectEngine();
+      coldStart = () => cleanup(docker, { warmOnly: true });
       const runs: VsIntercodeResult['runs'] = [];
       const rewards = new Map<number, number[]>();
       for (const parallel of PARALLEL) {
         const cache = join(work, `golds-${parallel}`);
         for (const run of ['first', 'second'] as const) {
+          if (run === 'first') await coldStart();
           const r = await ours(['--data', taskFile, '--testbed', fs1, '--exec', exec, '--parallel', String(parallel), '--gold-cache-dir', cache], `--parallel ${parallel}, ${run} run`);
           runs.push({ parallel, run, episodesPerSec: r.episodesPerSec, setupSec: r.setupSec, elapsedSec: r.elapsedSec, wallSec: r.wallSec, solved: r.solved, episodes: r.episodes, meanReward: r.meanReward });
           for (const t of r.tasks) rewards.set(first + t.index, [...(rewards.get(first + t.index) ?? []), t.reward]);
@@ -182,6 +192,7 @@ export const vsIntercodeBench: Bench = {
         }
       }
       const builtinCache = join(work, 'golds-builtin');
+      await coldStart();
       const b1 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, first run');
       const b2 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, second run');
       log(`built-in tasks: first run ${b1.wallSec.toFixed(2)} s, second ${b2.wallSec.toFixed(2)} s wall (${b2.solved}/${b2.episodes} scored 1)`);
@@ -208,6 +219,7 @@ export const vsIntercodeBench: Bench = {
       io.stderr.write(`vs-intercode: ${(error as Error).message}\n`);
       return 1;
     } finally {
+      await coldStart?.().catch(() => undefined);
       await rm(work, { recursive: true, force: true });
     }
   },
