@@ -5,7 +5,7 @@ import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec, WarmRole } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
-import type { Workspace, WorkspaceFactory, WorkspaceSource } from '../pool/types.js';
+import { NO_RUNNER, type Workspace, type WorkspaceFactory, type WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
@@ -74,13 +74,14 @@ export abstract class SandboxEnv implements TaskEnv {
   /** How this env makes a workspace: a sandbox from its spec with its runner open. */
   workspaceFactory(): WorkspaceFactory {
     const { runtime, spec } = this.config;
-    const open = async (sandbox: Sandbox, resume = false): Promise<Workspace> => {
+    /** A workspace on `sandbox`: its control shell (an adopted sandbox's handed-over one when it answers) and, unless adopted, its runner. */
+    const open = async (sandbox: Sandbox, adopted = false): Promise<Workspace> => {
       try {
         // An adopted sandbox's control shell was handed over to whoever comes next: no new process.
-        const control = (resume ? await ShellSession.resume(sandbox, CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
+        const control = (adopted ? await ShellSession.resume(sandbox, CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
-        return { sandbox, runner: await this.openRunner(sandbox), control };
+        return { sandbox, runner: adopted ? NO_RUNNER : await this.openRunner(sandbox), control };
       } catch (error) {
         await sandbox.destroy().catch(() => undefined);
         throw error;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -54,11 +55,16 @@ export class GoldStore<T> {
     return join(this.dir, `${createHash('sha256').update(canonical({ format: FORMAT, key })).digest('hex')}.json`);
   }
 
-  /** The entry for `key`, or undefined when there is none (or it is unreadable). */
+  /**
+   * The entry for `key`, or undefined when there is none (or it is unreadable). Read
+   * synchronously: an entry is a few KiB, read once per task and process, and the promise
+   * API's open/stat/read/close round trips through the thread pool cost more of this
+   * process's CPU than the read itself (profiled: the largest item of a scored episode).
+   */
   async get(key: GoldKey): Promise<StoredGold<T> | undefined> {
     let text: string;
     try {
-      text = await readFile(this.pathOf(key), 'utf8');
+      text = readFileSync(this.pathOf(key), 'utf8');
     } catch {
       return undefined;
     }

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
+import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { Workspace, WorkspaceFactory } from './types.js';
+import type { Sandbox } from '../sandbox/types.js';
 import { shellQuote } from '../sandbox/shell/shell-script.js';
 
 
@@ -35,12 +37,13 @@ const KILL_ALL = `__ic_kill() {
 }`;
 
 /**
- * `__ic_settle`: kills every process but ours ({@link KILL_ALL}), then puts back what the
+ * `__ic_settle [etc]`: kills every process but ours ({@link KILL_ALL}), then puts back what the
  * layer diff does not see, as a new sandbox of the image has it: /dev (a tmpfs: entries a
  * new sandbox lacks are removed, /dev/shm and /dev/mqueue emptied), System V IPC objects
- * (`ipcrm` only when one exists: each process costs), the /etc files the engine mounts.
- * Prints `clean` when done. Processes that fork: at most one rm, `ipcrm` when an IPC object exists, and one
- * `stat` of the mounted /etc files (chmod and chown only when one changed); otherwise builtins.
+ * (`ipcrm` only when one exists: each process costs) and, with `etc`, the /etc files the
+ * engine mounts (without: the host puts them back, see InPlaceRestorer.restoreHostEtc).
+ * Prints `clean` when done. Processes that fork: at most one rm, `ipcrm` when an IPC object exists, and with
+ * `etc` one `stat` of the mounted /etc files (chmod and chown only when one changed); otherwise builtins.
  * @param dev the entries of /dev in a new sandbox, as `/dev/*` lists them with dotglob.
  * @param etc contents, and `mode uid gid`, of the mounted /etc files in a new sandbox.
  */
@@ -61,15 +64,17 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
     '  (( ${#gone[@]} )) && { rm -rf -- "${gone[@]}" || return; }',
     '  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do mapfile -t n 2>/dev/null < "$f"; (( ${#n[@]} > 1 )) && ipc=1; done',
     '  (( ipc )) && ipcrm --all 2>/dev/null',
-    ...[...etc].map(([file, { content }]) => `  builtin printf '%s' ${shellQuote(content)} > ${file}`),
-    // Their modes and owners too (one stat for all; chmod and chown only when one changed).
     ...(etc.size > 0
       ? [
-          `  if [[ "$(stat -c '%a %u %g %n' ${[...etc.keys()].join(' ')} 2>&1)" != ${shellQuote([...etc].map(([file, { owner }]) => `${owner} ${file}`).join('\n'))} ]]; then`,
+          '  if [[ $1 == etc ]]; then',
+          ...[...etc].map(([file, { content }]) => `    builtin printf '%s' ${shellQuote(content)} > ${file}`),
+          // Their modes and owners too (one stat for all; chmod and chown only when one changed).
+          `    if [[ "$(stat -c '%a %u %g %n' ${[...etc.keys()].join(' ')} 2>&1)" != ${shellQuote([...etc].map(([file, { owner }]) => `${owner} ${file}`).join('\n'))} ]]; then`,
           ...[...etc].map(([file, { owner }]) => {
             const [mode, uid, gid] = owner.split(' ');
-            return `    chmod ${mode} ${file}; chown ${uid}:${gid} ${file}`;
+            return `      chmod ${mode} ${file}; chown ${uid}:${gid} ${file}`;
           }),
+          '    fi',
           '  fi',
         ]
       : []),
@@ -95,7 +100,8 @@ interface Entry {
  *   type, mode, owner, mtime — directories included);
  * - the few mounts a container has: /dev (tmpfs: entries not in a new sandbox are removed,
  *   /dev/shm and /dev/mqueue emptied), those of /etc/hosts, /etc/hostname and
- *   /etc/resolv.conf the engine mounts (rewritten; without network, only /etc/hostname), and the harness's channel directory (read-only in the
+ *   /etc/resolv.conf the engine mounts (without network, only /etc/hostname: put back from
+ *   the host when it can reach the engine's files, else by the sandbox's shell), and the harness's channel directory (read-only in the
  *   sandbox: nothing there to undo);
  * - processes and System V IPC objects: every process but init, the idle process and the
  *   control shell is killed, `ipcrm --all` removes IPC objects; the agent's shell is new.
@@ -105,7 +111,7 @@ interface Entry {
 export class InPlaceRestorer {
   private template: Promise<Workspace> | undefined;
   /** {@link settleDefinition} for this image, read from the template. */
-  private settle: Promise<string> | undefined;
+  private settle: Promise<{ definition: string; etcFiles: readonly string[] }> | undefined;
   /** Pristine tar entries per path, and per deleted path its whole subtree. */
   private readonly pristine = new Map<string, Entry[]>();
 
@@ -129,8 +135,8 @@ export class InPlaceRestorer {
     return this.template;
   }
 
-  /** What a new sandbox of the image looks like where its layers don't tell (mounts, /dev), as {@link settleDefinition}. */
-  private settleScript(): Promise<string> {
+  /** What a new sandbox of the image looks like where its layers don't tell (mounts, /dev): {@link settleDefinition}, and the /etc files the engine mounts. */
+  private settleScript(): Promise<{ definition: string; etcFiles: readonly string[] }> {
     this.settle ??= (async () => {
       const { control } = await this.templateWorkspace();
       const dev = (await control.run('shopt -s nullglob dotglob; builtin printf "%s\\n" /dev/*; shopt -u nullglob dotglob')).output.split('\n').filter(Boolean);
@@ -142,11 +148,38 @@ export class InPlaceRestorer {
         const owner = await control.run(`stat -c '%a %u %g' ${file}`);
         if (read.exitCode === 0 && owner.exitCode === 0) etc.set(file, { content: read.output, owner: owner.output.trim() });
       }
-      return settleDefinition(dev, etc);
+      return { definition: settleDefinition(dev, etc), etcFiles: [...etc.keys()] };
     })();
     // A template killed while it was read: read the next one's.
     this.settle.catch(() => (this.settle = undefined));
     return this.settle;
+  }
+
+  /**
+   * The mounted /etc files of `sandbox` as host files paired with the template's, when the
+   * host can reach every one of both (see Sandbox.hostFileOf); undefined otherwise (the
+   * sandbox's shell then puts them back, one `stat` process per restore).
+   */
+  private async hostEtcFiles(sandbox: Sandbox, template: Sandbox, files: readonly string[]): Promise<{ file: string; pristine: string }[] | undefined> {
+    if (files.length === 0 || !sandbox.hostFileOf || !template.hostFileOf) return undefined;
+    const pairs = await Promise.all(files.map(async (path) => ({ file: await sandbox.hostFileOf!(path), pristine: await template.hostFileOf!(path) })));
+    return pairs.every((p): p is { file: string; pristine: string } => p.file !== undefined && p.pristine !== undefined) ? pairs : undefined;
+  }
+
+  /**
+   * Makes each host file as its pristine twin (the template's): content, mode and owner, in
+   * the host's terms (so a user-namespace mapping changes nothing). A few system calls when
+   * nothing changed; the file is rewritten in place (the bind mount keeps its inode).
+   */
+  private restoreHostEtc(files: readonly { file: string; pristine: string }[]): void {
+    for (const { file, pristine } of files) {
+      const want = statSync(pristine);
+      const content = readFileSync(pristine);
+      const have = statSync(file);
+      if (!readFileSync(file).equals(content)) writeFileSync(file, content);
+      if ((have.mode & 0o7777) !== (want.mode & 0o7777)) chmodSync(file, want.mode & 0o7777);
+      if (have.uid !== want.uid || have.gid !== want.gid) chownSync(file, want.uid, want.gid);
+    }
   }
 
   /** Pristine entries for `paths` (recursive: whole subtrees), fetched once from the template. */
@@ -216,10 +249,13 @@ export class InPlaceRestorer {
     workspace.runner.close();
     // Processes first (nothing may write while files are compared), then /dev, IPC and the
     // mounted /etc files: one round trip, the functions sent once per control shell.
-    const settled = await control.run('__ic_settle', { definitions: [await this.settleScript()] });
-    if (settled.output !== 'clean\n') return false;
-
+    const settle = await this.settleScript();
     const template = await this.templateWorkspace();
+    const hostEtc = await this.hostEtcFiles(sandbox, template.sandbox, settle.etcFiles);
+    const settled = await control.run(hostEtc ? '__ic_settle' : '__ic_settle etc', { definitions: [settle.definition] });
+    if (settled.output !== 'clean\n') return false;
+    if (hostEtc) this.restoreHostEtc(hostEtc);
+
     const changes = await sandbox.changes(template.sandbox);
     const outermostAdded = outermost(changes.filter((c) => c.kind === 'added').map((c) => c.path));
     const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);

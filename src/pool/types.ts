@@ -29,8 +29,9 @@ export interface WorkspaceFactory {
   destroy(workspace: Workspace): Promise<void>;
   /**
    * A workspace on a sandbox an earlier process kept warm in role `role` (see
-   * SandboxRuntime.adopt), runner and control shell open; undefined when there is none or
-   * the runtime cannot keep sandboxes warm. Clean it before handing it out.
+   * SandboxRuntime.adopt), its control shell open and its runner not ({@link NO_RUNNER}:
+   * cleaning it opens one); undefined when there is none or the runtime cannot keep
+   * sandboxes warm. Clean it before handing it out.
    */
   adopt?(role: WarmRole): Promise<Workspace | undefined>;
   /**
@@ -49,3 +50,14 @@ export interface WorkspaceSource {
   /** Waits for background work and removes every workspace the source holds. */
   close(): Promise<void>;
 }
+
+/**
+ * The runner of a workspace whose agent runner is not open (an adopted one, until it is
+ * cleaned: the in-place restore closes whatever runner there is and opens a new one, so
+ * opening one at adoption would start an agent shell only to kill it).
+ */
+export const NO_RUNNER: CommandRunner = {
+  cwd: '/',
+  run: () => Promise.reject(new Error('this workspace has no agent runner yet: it is opened when the workspace is cleaned')),
+  close: () => undefined,
+};

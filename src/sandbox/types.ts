@@ -137,6 +137,13 @@ export interface Sandbox {
    */
   changes(reference?: Sandbox): Promise<FileSystemChange[]>;
   /**
+   * Optional: the host file the engine bind-mounts at `path` in the sandbox (/etc/hostname,
+   * /etc/hosts, /etc/resolv.conf), when this process can read and write it (a local engine,
+   * run as root); undefined otherwise. Lets the host check and put back such a file without
+   * a process in the sandbox.
+   */
+  hostFileOf?(path: string): Promise<string | undefined>;
+  /**
    * Optional: start later attached processes (and copy archives in) through `shell`, a
    * harness shell already in this sandbox, instead of through the engine — where the
    * runtime's transport allows it.

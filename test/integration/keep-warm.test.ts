@@ -105,11 +105,12 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
       expect(seen).toContain('[]');
       const stats = two.pool.stats();
       expect(stats.adopted).toBeGreaterThanOrEqual(1);
-      // The template and the workspaces it adopted are this process's now, under its name.
-      const owned = (await named(docker)).filter(({ name }) => name.state === 'run' && name.pid === process.pid).map(({ id }) => id);
+      // The template and the workspaces adopted are this process's now, under its name; none was lost.
+      const now = await named(docker);
+      const owned = now.filter(({ name }) => name.state === 'run' && name.pid === process.pid).map(({ id }) => id);
       expect(owned).toContain(template[0]);
-      expect(workspaces.filter((id) => owned.includes(id))).toHaveLength(stats.adopted);
-      expect(await parkedIds(docker)).toEqual(workspaces.filter((id) => !owned.includes(id)));
+      expect(workspaces.filter((id) => owned.includes(id)).length).toBeGreaterThanOrEqual(stats.adopted);
+      for (const id of workspaces) expect(now.map((c) => c.id)).toContain(id);
       // The gold still scores 1 in an adopted sandbox.
       await second.reset({ task: 0 });
       await second.step(env.tasks[0]!.gold as string);
@@ -173,19 +174,22 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
     expect((await named(docker)).map(({ id }) => id)).not.toContain(parked.sandbox.id);
   });
 
-  it('the keeper removes a parked sandbox when its time is up, then exits', async () => {
-    const workspace = await factory.create();
-    const id = workspace.sandbox.id;
-    expect(await factory.park!(workspace, 'workspace', 1_500)).toBe(true);
-    expect(await parkedIds(docker)).toContain(id);
-    expect(await until(async () => !(await parkedIds(docker)).includes(id), 20_000)).toBe(true);
-    expect(existsSync(join(channelRoot(), `warm-${(workspace.sandbox as { tag?: string }).tag}`))).toBe(false);
-    // It exits once nothing is parked on the host (another user's parked sandboxes would keep it).
+  it('the keeper removes a parked sandbox when its time is up, then exits; the next parking starts a new one', async () => {
     const lock = join(channelRoot(), '.warm-keeper.pid');
-    const othersParked = (await docker.listContainers({ all: true, filters: { name: ['^/intercode-warm\\.'] } })).length > 0;
-    if (!othersParked) {
-      const keeper = existsSync(lock) ? Number(readFileSync(lock, 'utf8')) : undefined;
-      expect(await until(async () => !existsSync(lock) && (keeper === undefined || !processAlive(keeper)), 15_000)).toBe(true);
+    // Twice from the same process: the second parking comes after the first keeper is gone.
+    for (const round of [1, 2]) {
+      const workspace = await factory.create();
+      const id = workspace.sandbox.id;
+      expect(await factory.park!(workspace, 'workspace', 1_500)).toBe(true);
+      expect(await parkedIds(docker)).toContain(id);
+      expect(await until(async () => !(await parkedIds(docker)).includes(id), 20_000), `round ${round}: removed`).toBe(true);
+      expect(existsSync(join(channelRoot(), `warm-${(workspace.sandbox as { tag?: string }).tag}`))).toBe(false);
+      // It exits once nothing is parked on the host (another user's parked sandboxes would keep it).
+      const othersParked = (await docker.listContainers({ all: true, filters: { name: ['^/intercode-warm\\.'] } })).length > 0;
+      if (!othersParked) {
+        const keeper = existsSync(lock) ? Number(readFileSync(lock, 'utf8')) : undefined;
+        expect(await until(async () => !existsSync(lock) && (keeper === undefined || !processAlive(keeper)), 15_000), `round ${round}: keeper gone`).toBe(true);
+      }
     }
   });
 });

@@ -77,6 +77,7 @@ const RUNTIMES = [
 const DESTRUCTIVE = [
   'rm -rf /testbed/src /usr/share/doc',
   'echo extra > /etc/extra.conf; echo 10.1.2.3 evil >> /etc/hosts; chmod 600 /etc/hosts; rm /etc/resolv.conf',
+  'echo evil > /etc/hostname; chmod 640 /etc/hostname; chown 1:2 /etc/hostname',
   'chmod 700 /testbed; touch -d 2001-01-01 /testbed/README.md; echo changed >> /testbed/LICENSE',
   'mkdir -p /root/.cache/deep/er && echo x > /root/.cache/deep/er/f; ln -s / /testbed/rootlink',
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
@@ -102,9 +103,12 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
 
   const snapshot = async (w: Workspace) => (await w.control.run(target.snapshot)).output;
 
-  it.skipIf(gvisorGap('the in-place restore is not supported under runsc; pooled envs replace used sandboxes there (defaultCleanMode)'))('a restored sandbox is indistinguishable from a new one, and its agent shell is new', async () => {
+  // The mounted /etc files are put back from the host where it can reach them (a local engine, as root), else by the sandbox's shell.
+  it.skipIf(gvisorGap('the in-place restore is not supported under runsc; pooled envs replace used sandboxes there (defaultCleanMode)')).each(['host', 'sandbox'])('a restored sandbox is indistinguishable from a new one, and its agent shell is new (/etc files put back by the %s)', async (etcBy) => {
     const restorer = new InPlaceRestorer(factory);
     const [used, fresh] = await Promise.all([factory.create(), factory.create()]);
+    if (etcBy === 'sandbox') Object.assign(used.sandbox, { hostFileOf: async () => undefined });
+    else if (target.name === 'Docker' && process.getuid?.() === 0) expect(await used.sandbox.hostFileOf?.('/etc/hostname')).toMatch(/^\/.*hostname$/);
     try {
       await used.runner.run('cd /tmp && export LEFT=over');
       const done = await used.runner.run(DESTRUCTIVE);

@@ -2,8 +2,8 @@ import type Docker from 'dockerode';
 import { createHash, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { packagePath } from '../../package-path.js';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { constants, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { ImageError, SandboxError } from '../../errors.js';
@@ -27,6 +27,7 @@ import { MultiplexedStreamParser } from './demux.js';
 import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { adoptWarm, channelDir, newTag, runName, warmName } from './warm-sandboxes.js';
+import { liveKeeper } from './warm-keeper-lock.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
 import { killProcesses } from '../shell/kill-processes.js';
@@ -89,6 +90,23 @@ interface Inspection {
   /** Its overlay layers, when this process can read them (a local engine, run as root). */
   layers: LayerPaths | undefined;
   isMountPoint: (path: string) => boolean;
+  /** The /etc files the engine mounts, by path in the sandbox: their host files this process can read and write. */
+  etcFiles: ReadonlyMap<string, string>;
+}
+
+/** The /etc files the engine bind-mounts from files of its own, those this process can read and write. */
+async function writableEtcFiles(info: Docker.ContainerInspectInfo): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const [path, host] of [['/etc/hostname', info.HostnamePath], ['/etc/hosts', info.HostsPath], ['/etc/resolv.conf', info.ResolvConfPath]] as const) {
+    if (!host) continue;
+    try {
+      await access(host, constants.R_OK | constants.W_OK);
+      files.set(path, host);
+    } catch {
+      // A remote engine's, or this process is not root: the sandbox's own shell handles it.
+    }
+  }
+  return files;
 }
 
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
@@ -314,22 +332,27 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
 
-  private keeperStarted = false;
+  /** When this process last started a keeper (it takes a moment to write its pid file). */
+  private keeperStartedAt = -Infinity;
 
   /**
-   * Starts the process that removes parked sandboxes when their time is up (warm-keeper.ts),
-   * detached, so it outlives this one; it exits when none is left, and a second keeper
-   * started meanwhile exits at once.
+   * Makes sure the process that removes parked sandboxes when their time is up
+   * (warm-keeper.ts) runs: when none is alive, starts one, detached, so it outlives this
+   * process. It exits when none is left (looking once more after letting go of its lock,
+   * so a sandbox parked while it was exiting is never left without one).
    */
   private startKeeper(): void {
-    if (this.keeperStarted) return;
-    this.keeperStarted = true;
+    if (liveKeeper() !== undefined || performance.now() - this.keeperStartedAt < KEEPER_START_MS) return;
+    this.keeperStartedAt = performance.now();
     const socketPath = (this.docker.modem as { socketPath?: string }).socketPath!;
     const child = spawn(process.execPath, [KEEPER_SCRIPT, socketPath], { detached: true, stdio: 'ignore' });
     child.on('error', () => undefined);
     child.unref();
   }
 }
+
+/** How long a keeper just started may take to write its pid file before another is started. */
+const KEEPER_START_MS = 5_000;
 
 /** The compiled keeper of parked sandboxes (warm-keeper.ts). */
 const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
@@ -410,7 +433,7 @@ export class DockerSandbox implements Sandbox {
   async parkAs(name: string, channelTarget: string): Promise<boolean> {
     const channel = this.channel;
     if (this.destroyed || !channel) return false;
-    const moved = await channel.moveTo(channelTarget).catch(() => undefined);
+    const moved = await channel.parkWith(channelTarget).catch(() => undefined);
     if (!moved) return false;
     try {
       await this.container.rename({ name });
@@ -575,10 +598,15 @@ export class DockerSandbox implements Sandbox {
       async (info) => ({
         layers: await readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
         isMountPoint: underAny(mountPoints(info)),
+        etcFiles: await writableEtcFiles(info),
       }),
-      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)) }),
+      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map() }),
     );
     return this.inspection;
+  }
+
+  async hostFileOf(path: string): Promise<string | undefined> {
+    return (await this.inspect()).etcFiles.get(path);
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {

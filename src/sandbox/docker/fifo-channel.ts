@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, openSync, renameSync, rmSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -161,19 +161,40 @@ export class FifoChannel {
   }
 
   /**
-   * The channel in `dir`, made by another process (an adopted sandbox's): its spare FIFOs
-   * are not carried over, this process makes its own.
+   * The channel in `dir`, made by another process (an adopted sandbox's), with the spare
+   * FIFOs it left (the sandbox never saw them: see {@link parkWith}); an incomplete pair is removed.
    */
   static async takeOver(dir: string): Promise<FifoChannel> {
-    await rm(join(dir, 'spare'), { recursive: true, force: true });
-    await mkdir(join(dir, 'spare'), { mode: 0o700 });
-    return new FifoChannel(dir);
+    const channel = new FifoChannel(dir);
+    const ends = new Map<string, number>();
+    for (const file of await readdir(channel.spareDir).catch(() => [] as string[])) {
+      const dot = file.lastIndexOf('.');
+      ends.set(file.slice(0, dot), (ends.get(file.slice(0, dot)) ?? 0) + 1);
+    }
+    for (const [name, count] of ends) {
+      if (count === PIPE_ENDS.length && /^[0-9a-f]+-\d+$/.test(name)) channel.spares.push(name);
+      else await Promise.all(PIPE_ENDS.map((end) => rm(join(channel.spareDir, `${name}.${end}`), { force: true })));
+    }
+    await mkdir(channel.spareDir, { recursive: true, mode: 0o700 });
+    channel.batches = 1;
+    return channel;
   }
 
   /**
-   * Moves the channel directory to `dir` (a sandbox being parked). The sandbox's bind mount
-   * follows the directory, whatever its name.
+   * Moves the channel directory to `dir` (a sandbox being parked), with a batch of spare
+   * FIFOs made first for whoever adopts it (made now, at the end of a command, not at the
+   * start of the next). The sandbox's bind mount follows the directory, whatever its name.
    */
+  async parkWith(dir: string): Promise<FifoChannel> {
+    if (this.spares.length < FIFO_BATCHES.next) {
+      this.batches = Math.max(this.batches, 1);
+      await (this.making ?? this.makeSpares());
+    }
+    await rename(this.dir, dir);
+    return new FifoChannel(dir);
+  }
+
+  /** Moves the channel directory back to `dir` (a parking that failed). */
   async moveTo(dir: string): Promise<FifoChannel> {
     await rename(this.dir, dir);
     return new FifoChannel(dir);

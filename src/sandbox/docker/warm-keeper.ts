@@ -5,42 +5,34 @@
  *
  * Usage: node warm-keeper.js <engine socket path>
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { connectEngine } from './engine.js';
-import { channelRoot } from './fifo-channel.js';
+import { releaseLock, takeLock } from './warm-keeper-lock.js';
 import { removeExpiredWarm } from './warm-sandboxes.js';
-import { processAlive } from '../lifecycle/process-alive.js';
 
 /** The longest the keeper sleeps between two looks (a sandbox parked meanwhile may expire sooner). */
 const MAX_SLEEP_MS = 5_000;
 
-/** @returns false when another keeper is alive. */
-function takeLock(file: string): boolean {
-  try {
-    const other = Number(readFileSync(file, 'utf8'));
-    if (Number.isInteger(other) && other !== process.pid && processAlive(other)) return false;
-  } catch {
-    // No keeper yet.
-  }
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, String(process.pid));
-  return true;
-}
-
+/**
+ * Removes expired parked sandboxes until none is parked. Before exiting it looks once more
+ * after letting go of the lock: a sandbox parked meanwhile by a process that saw this keeper
+ * alive (and so started none) is then seen here, and the keeper goes on if no other took over.
+ */
 async function keep(socketPath: string): Promise<void> {
-  const lock = join(channelRoot(), '.warm-keeper.pid');
-  if (!takeLock(lock)) return;
+  if (!takeLock()) return;
   try {
     const docker = await connectEngine(`unix://${socketPath}`);
     for (;;) {
-      const { nextExpiry } = await removeExpiredWarm(docker);
-      if (nextExpiry === undefined) return;
+      let { nextExpiry } = await removeExpiredWarm(docker);
+      if (nextExpiry === undefined) {
+        releaseLock();
+        ({ nextExpiry } = await removeExpiredWarm(docker));
+        if (nextExpiry === undefined || !takeLock()) return;
+      }
       const wait = Math.min(Math.max(nextExpiry - Date.now(), 50), MAX_SLEEP_MS);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   } finally {
-    if (readFileSync(lock, 'utf8') === String(process.pid)) rmSync(lock, { force: true });
+    releaseLock();
   }
 }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random-hex.js';
 import { ConfigError, SandboxError } from '../../errors.js';
 import type { AttachedProcess, Sandbox } from '../types.js';
 import { killProcesses } from './kill-processes.js';
@@ -196,7 +196,7 @@ export class ShellSession implements CommandRunner {
     }
     const missing = options.definitions?.filter((definition) => !this.defined.has(definition)) ?? NO_DEFINITIONS;
     for (const definition of missing) this.defined.add(definition);
-    const pending = new PendingCommand(++this.seq, randomBytes(8).toString('hex'));
+    const pending = new PendingCommand(++this.seq, randomHex(8));
     this.pending = pending;
     this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command, pending.token));
 
@@ -402,7 +402,7 @@ export class ShellSession implements CommandRunner {
   private async connect(process: AttachedProcess, timeoutMs = this.options.startupTimeoutMs): Promise<ShellMarker> {
     this.alive = false;
     this.defined = new Set();
-    this.nonce = randomBytes(16).toString('hex');
+    this.nonce = randomHex(16);
     this.markerStart = Buffer.from(`\x1e${this.nonce} `);
     this.markerEnd = Buffer.from(`\x1f${this.nonce}\n`);
     this.carry = Buffer.alloc(0);
