@@ -26,7 +26,7 @@ import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
 import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
-import { adoptWarm, channelDir, newTag, runName, warmName } from './warm-sandboxes.js';
+import { channelDir, claimParked, listParked, newTag, runName, warmName, type ParkedSandbox } from './warm-sandboxes.js';
 import { liveKeeper } from './warm-keeper-lock.js';
 import { diffAgainstReference, readableLayers, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
@@ -296,6 +296,8 @@ export class DockerRuntime implements SandboxRuntime {
     if (!this.keepsWarm || !(sandbox instanceof DockerSandbox) || ttlMs <= 0) return false;
     const key = await this.warmKey(sandbox.spec).catch(() => undefined);
     if (!key || !(await sandbox.parkAs(warmName(key, role, Date.now() + ttlMs, sandbox.tag), channelDir(sandbox.tag, 'warm')))) return false;
+    // This process's next adoption lists again (and may take this one back).
+    this.parkedLists.clear();
     this.startKeeper();
     return true;
   }
@@ -314,9 +316,28 @@ export class DockerRuntime implements SandboxRuntime {
     return liveSandboxes.adopt(this.adoptParked(spec, role));
   }
 
+  /** Parked sandboxes listed, per configuration and role, for {@link adoptParked} to claim from (see PARKED_LIST_MS; a parking here clears it). */
+  private readonly parkedLists = new Map<string, { listedAt: number; parked: Promise<ParkedSandbox[]> }>();
+
+  /** The next parked sandbox of `key` and `role` this process claims; undefined when none is left. */
+  private async claimNextParked(key: string, role: WarmRole): Promise<{ id: string; tag: string } | undefined> {
+    const listKey = `${key}.${role}`;
+    let listed = this.parkedLists.get(listKey);
+    if (!listed || performance.now() - listed.listedAt > PARKED_LIST_MS) {
+      listed = { listedAt: performance.now(), parked: listParked(this.docker, key, role) };
+      this.parkedLists.set(listKey, listed);
+    }
+    const parked = await listed.parked.catch(() => [] as ParkedSandbox[]);
+    for (let next = parked.shift(); next; next = parked.shift()) {
+      const claimed = await claimParked(this.docker, next);
+      if (claimed) return claimed;
+    }
+    return undefined;
+  }
+
   private async adoptParked(spec: SandboxSpec, role: WarmRole): Promise<DockerSandbox | undefined> {
     const key = await this.warmKey(spec).catch(() => undefined);
-    const found = key ? await adoptWarm(this.docker, key, role) : undefined;
+    const found = key ? await this.claimNextParked(key, role) : undefined;
     if (!found) return undefined;
     // Its channel is this process's already (the claim).
     const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
@@ -350,6 +371,13 @@ export class DockerRuntime implements SandboxRuntime {
     child.unref();
   }
 }
+
+/**
+ * How long a listing of parked sandboxes serves adoptions before the engine is asked again:
+ * a pool filling itself adopts one sandbox after another, and each engine listing costs the
+ * engine milliseconds of CPU per container it holds.
+ */
+const PARKED_LIST_MS = 2_000;
 
 /** How long a keeper just started may take to write its pid file before another is started. */
 const KEEPER_START_MS = 5_000;

@@ -133,34 +133,48 @@ async function listWarm(docker: Docker, testRun?: string): Promise<{ container: 
   });
 }
 
+/** A parked container as listed: what {@link claimParked} takes. */
+export interface ParkedSandbox {
+  id: string;
+  running: boolean;
+  name: Extract<ContainerName, { state: 'warm' }>;
+}
+
 /**
- * Takes a parked, running container of configuration `key` and role `role` for this
- * process: its channel directory becomes this process's (`<pid>-<tag>`, the atomic claim),
- * then the container is renamed {@link runName} (so crash reaping knows its owner).
- * Expired ones met on the way are removed.
- * @returns its id and tag, or undefined when none is left.
+ * The parked containers of configuration `key` and role `role`, the longest-lived first
+ * (the others may expire before they are wanted); expired ones met on the way are removed.
+ * One engine call: a process that fills a pool lists once and claims from the list.
  */
-export async function adoptWarm(docker: Docker, key: string, role: WarmRole): Promise<{ id: string; tag: string } | undefined> {
+export async function listParked(docker: Docker, key: string, role: WarmRole): Promise<ParkedSandbox[]> {
   const now = Date.now();
-  const candidates = (await listWarm(docker)).filter(({ name }) => name.key === key && name.role === role);
-  // The longest-lived first: the others may expire before they are wanted.
-  candidates.sort((a, b) => b.name.expiresAt - a.name.expiresAt);
-  for (const { container, name } of candidates) {
-    if (name.expiresAt <= now) {
-      await removeWarm(docker, container.Id, name.tag);
-      continue;
-    }
-    if (name.expiresAt <= now + ADOPT_MARGIN_MS || container.State !== 'running') continue;
-    if (!(await claimChannel(name.tag, channelDir(name.tag, process.pid)))) continue;
-    try {
-      await docker.getContainer(container.Id).rename({ name: runName(name.tag) });
-      return { id: container.Id, tag: name.tag };
-    } catch {
-      // Gone meanwhile (removed from outside): let go of its channel too.
-      await removeChannelDir(channelDir(name.tag, process.pid));
-    }
+  const parked: ParkedSandbox[] = [];
+  for (const { container, name } of await listWarm(docker)) {
+    if (name.key !== key || name.role !== role) continue;
+    if (name.expiresAt <= now) await removeWarm(docker, container.Id, name.tag);
+    else parked.push({ id: container.Id, running: container.State === 'running', name });
   }
-  return undefined;
+  return parked.sort((a, b) => b.name.expiresAt - a.name.expiresAt);
+}
+
+/**
+ * Takes a parked container for this process: its channel directory becomes this process's
+ * (`<pid>-<tag>`, the atomic claim), then the container is renamed {@link runName} (so crash
+ * reaping knows its owner).
+ * @returns its id and tag, or undefined when it is not to be had: claimed by another
+ *   process, stopped, removed meanwhile, or too close to its expiry (its keeper may be removing it).
+ */
+export async function claimParked(docker: Docker, parked: ParkedSandbox): Promise<{ id: string; tag: string } | undefined> {
+  const { id, running, name } = parked;
+  if (!running || name.expiresAt <= Date.now() + ADOPT_MARGIN_MS) return undefined;
+  if (!(await claimChannel(name.tag, channelDir(name.tag, process.pid)))) return undefined;
+  try {
+    await docker.getContainer(id).rename({ name: runName(name.tag) });
+    return { id, tag: name.tag };
+  } catch {
+    // Gone meanwhile (removed from outside): let go of its channel too.
+    await removeChannelDir(channelDir(name.tag, process.pid));
+    return undefined;
+  }
 }
 
 /**
