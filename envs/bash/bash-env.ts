@@ -94,6 +94,10 @@ export class BashEnv extends SandboxEnv {
     return ShellSession.open(sandbox, this.config.shell);
   }
 
+  protected override async resumeRunner(sandbox: Sandbox): Promise<ShellSession | undefined> {
+    return this.config.execMode === 'session' ? ShellSession.resume(sandbox, 'agent', this.config.shell) : undefined;
+  }
+
   protected async score(episode: EpisodeState): Promise<Score> {
     const { outcome, cached } = await this.goldOutcome(episode.task);
     const gold = { ...outcome, observation: comparedGoldOutput(outcome.observation, episode.lastObservation, this.config.comparedGoldOutput ?? 'full') };

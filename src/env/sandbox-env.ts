@@ -74,14 +74,29 @@ export abstract class SandboxEnv implements TaskEnv {
   /** How this env makes a workspace: a sandbox from its spec with its runner open. */
   workspaceFactory(): WorkspaceFactory {
     const { runtime, spec } = this.config;
-    /** A workspace on `sandbox`: its control shell (an adopted sandbox's handed-over one when it answers) and, unless adopted, its runner. */
-    const open = async (sandbox: Sandbox, adopted = false): Promise<Workspace> => {
+    /** A workspace on a new `sandbox`: its control shell and its runner. */
+    const open = async (sandbox: Sandbox): Promise<Workspace> => {
       try {
-        // An adopted sandbox's control shell was handed over to whoever comes next: no new process.
-        const control = (adopted ? await ShellSession.resume(sandbox, CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
+        const control = await ShellSession.open(sandbox, CONTROL_SHELL);
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
-        return { sandbox, runner: adopted ? NO_RUNNER : await this.openRunner(sandbox), control };
+        return { sandbox, runner: await this.openRunner(sandbox), control };
+      } catch (error) {
+        await sandbox.destroy().catch(() => undefined);
+        throw error;
+      }
+    };
+    /**
+     * A workspace on an adopted `sandbox`: the shells handed over when it was parked, where
+     * they answer (no new process); else a new control shell and no runner (the restore
+     * that cleans it before use opens one).
+     */
+    const resume = async (sandbox: Sandbox): Promise<Workspace> => {
+      try {
+        const control = (await ShellSession.resume(sandbox, 'control', CONTROL_SHELL)) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
+        sandbox.launchThrough?.(control);
+        const runner = await this.resumeRunner(sandbox);
+        return { sandbox, control, ...(runner ? { runner, unusedRunnerPid: runner.pid } : { runner: NO_RUNNER }) };
       } catch (error) {
         await sandbox.destroy().catch(() => undefined);
         throw error;
@@ -99,16 +114,27 @@ export abstract class SandboxEnv implements TaskEnv {
         ? {
             adopt: async (role: WarmRole) => {
               const sandbox = await runtime.adopt!(spec, role);
-              return sandbox ? open(sandbox, true) : undefined;
+              return sandbox ? resume(sandbox) : undefined;
             },
+            // A parked workspace is a clean idle one: its runner has run nothing since its restore.
             park: async ({ sandbox, runner, control }: Workspace, role: WarmRole, ttlMs: number) => {
-              runner.close();
-              await control.handOver();
+              if (runner instanceof ShellSession) await runner.handOver('agent');
+              else runner.close();
+              await control.handOver('control');
               return runtime.park!(sandbox, role, ttlMs);
             },
           }
         : {}),
     };
+  }
+
+  /**
+   * The agent's shell an earlier process handed over in an adopted `sandbox`, when this
+   * env's runner is such a shell with the same options; undefined otherwise (the default:
+   * envs whose runner is something else start a new one).
+   */
+  protected async resumeRunner(_sandbox: Sandbox): Promise<ShellSession | undefined> {
+    return undefined;
   }
 
   /**

@@ -7,16 +7,17 @@ import { shellQuote } from '../sandbox/shell/shell-script.js';
 
 
 /**
- * Kills every process but init, the idle process and this shell, until none is left (a
- * fork bomb keeps forking while it is killed). Builtins only: nothing here forks. When the
- * sandbox's process count (its pids cgroup) is 3, those three are all there is: no scan.
+ * `__ic_kill [pid…]`: kills every process but init, the idle process, this shell and the
+ * given ones, until none is left (a fork bomb keeps forking while it is killed). Builtins
+ * only: nothing here forks. When the sandbox's process count (its pids cgroup) is 3 plus
+ * the given ones, those are all there is: no scan.
  */
 const KILL_ALL = `__ic_kill() {
-  local keep=" 1 $$ " d p a r n s c f
+  local keep=" 1 $$ $* " d p a r n s c f
   for f in /sys/fs/cgroup/pids.current /sys/fs/cgroup/pids/pids.current; do [[ -r $f ]] && break; f=; done
   for ((r = 0; r < 500; r++)); do
     c=; [[ -n $f ]] && builtin read -r c 2>/dev/null < "$f"
-    [[ -n $c ]] && (( c <= 3 )) && return 0
+    [[ -n $c ]] && (( c <= 3 + $# )) && return 0
     if (( r == 0 )); then
       for d in /proc/[0-9]*; do builtin read -r -d '' a 2>/dev/null < "$d/cmdline"; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
     fi
@@ -37,7 +38,7 @@ const KILL_ALL = `__ic_kill() {
 }`;
 
 /**
- * `__ic_settle [etc]`: kills every process but ours ({@link KILL_ALL}), then puts back what the
+ * `__ic_settle etc|- [pid…]`: kills every process but ours and the given ones ({@link KILL_ALL}), then puts back what the
  * layer diff does not see, as a new sandbox of the image has it: /dev (a tmpfs: entries a
  * new sandbox lacks are removed, /dev/shm and /dev/mqueue emptied), System V IPC objects
  * (`ipcrm` only when one exists: each process costs) and, with `etc`, the /etc files the
@@ -52,7 +53,7 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
   return [
     KILL_ALL,
     '__ic_settle() {',
-    '  __ic_kill || return',
+    '  __ic_kill "${@:2}" || return',
     '  local f n gone=() ipc=0 found',
     '  shopt -s nullglob dotglob',
     '  found=(/dev/*)',
@@ -222,7 +223,8 @@ export class InPlaceRestorer {
   }
 
   /**
-   * Restores `workspace` (its agent runner is closed and replaced by a new one).
+   * Restores `workspace` (its agent runner is closed and replaced by a new one, except an
+   * unused one an adopted workspace brought along: see Workspace.unusedRunnerPid).
    * @returns true when it is clean; false when it could not be made so (the caller removes it).
    */
   async restore(workspace: Workspace): Promise<boolean> {
@@ -246,13 +248,16 @@ export class InPlaceRestorer {
 
   private async restoreInPlace(workspace: Workspace): Promise<boolean> {
     const { sandbox, control } = workspace;
-    workspace.runner.close();
+    // An adopted workspace's handed-over agent shell has run nothing: kept, no new one started.
+    const keptRunner = workspace.unusedRunnerPid;
+    workspace.unusedRunnerPid = undefined;
+    if (!keptRunner) workspace.runner.close();
     // Processes first (nothing may write while files are compared), then /dev, IPC and the
     // mounted /etc files: one round trip, the functions sent once per control shell.
     const settle = await this.settleScript();
     const template = await this.templateWorkspace();
     const hostEtc = await this.hostEtcFiles(sandbox, template.sandbox, settle.etcFiles);
-    const settled = await control.run(hostEtc ? '__ic_settle' : '__ic_settle etc', { definitions: [settle.definition] });
+    const settled = await control.run(`__ic_settle ${hostEtc ? '-' : 'etc'}${keptRunner ? ` ${keptRunner}` : ''}`, { definitions: [settle.definition] });
     if (settled.output !== 'clean\n') return false;
     if (hostEtc) this.restoreHostEtc(hostEtc);
 
@@ -268,7 +273,7 @@ export class InPlaceRestorer {
     // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
     const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
     if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
-    workspace.runner = await this.factory.openRunner(sandbox);
+    if (!keptRunner) workspace.runner = await this.factory.openRunner(sandbox);
     workspace.reference = template.sandbox;
     return true;
   }

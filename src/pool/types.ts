@@ -11,6 +11,12 @@ export interface Workspace {
   readonly sandbox: Sandbox;
   /** The agent's runner; replaced with a fresh one when the workspace is restored in place. */
   runner: CommandRunner;
+  /**
+   * Set while the runner is a shell that has run nothing since it started (an adopted
+   * workspace's, handed over when it was parked): its process id in the sandbox. The
+   * in-place restore then keeps that shell instead of starting another.
+   */
+  unusedRunnerPid?: number;
   readonly control: ShellSession;
   /**
    * An untouched sandbox of the same image, when there is one (a warm pool's template):

@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { packagePath } from '../../src/package-path.js';
+import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
+import type { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { parseContainerName, runName } from '../../src/sandbox/docker/warm-sandboxes.js';
@@ -157,6 +159,44 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
     }
   });
 
+  it("a parked workspace's unused agent shell is kept by its adopter's restore, not replaced; one of other options is not resumed", async () => {
+    const restorer = new InPlaceRestorer(factory);
+    const workspace = await factory.create();
+    try {
+      expect(await restorer.restore(workspace)).toBe(true);
+      const agentPid = (workspace.runner as ShellSession).pid;
+      expect(agentPid).toBeGreaterThan(1);
+      expect(await factory.park!(workspace, 'workspace', TTL_MS)).toBe(true);
+      const adopted = (await factory.adopt!('workspace'))!;
+      expect(adopted.unusedRunnerPid).toBe(agentPid);
+      expect(await restorer.restore(adopted)).toBe(true);
+      expect(adopted.unusedRunnerPid).toBeUndefined();
+      expect((await adopted.runner.run('echo $$ "[$LEFT]" $PWD')).output).toBe(`${agentPid} [] /\n`);
+      // Used now: the next restore replaces it.
+      expect(await restorer.restore(adopted)).toBe(true);
+      expect((await adopted.runner.run('echo $$')).output).not.toBe(`${agentPid}\n`);
+      // Handed over again, then adopted by an env whose shells get another environment: a new agent shell.
+      const handedOver = (adopted.runner as ShellSession).pid;
+      expect(await factory.park!(adopted, 'workspace', TTL_MS)).toBe(true);
+      const [other] = (await createBashEnvs({ engines, shell: { env: { OTHER: '1' } } }, 1)) as [BashEnv];
+      const otherFactory = other.workspaceFactory();
+      const otherRestorer = new InPlaceRestorer(otherFactory);
+      const taken = (await otherFactory.adopt!('workspace'))!;
+      try {
+        expect(taken.unusedRunnerPid).toBeUndefined();
+        expect(await otherRestorer.restore(taken)).toBe(true);
+        expect((await taken.runner.run('echo $$ $OTHER')).output).not.toBe(`${handedOver} 1\n`);
+        expect((await taken.runner.run('echo $OTHER')).output).toBe('1\n');
+      } finally {
+        await otherFactory.destroy(taken);
+        await otherRestorer.close();
+        await other.close();
+      }
+    } finally {
+      await restorer.close();
+    }
+  });
+
   it('crash reaping keeps parked sandboxes, and removes one adopted by a process that is gone', async () => {
     const [parked, stolen] = await Promise.all([factory.create(), factory.create()]);
     expect(await factory.park!(parked, 'workspace', TTL_MS)).toBe(true);
@@ -172,6 +212,17 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
     expect(left).not.toContain(stolen.sandbox.id);
     await cleanup(docker, { testRun, warmOnly: true });
     expect((await named(docker)).map(({ id }) => id)).not.toContain(parked.sandbox.id);
+  });
+
+  it('a parked sandbox removed from outside leaves no channel directory behind the next cleanup', async () => {
+    const workspace = await factory.create();
+    const tag = (workspace.sandbox as { tag?: string }).tag!;
+    expect(await factory.park!(workspace, 'workspace', TTL_MS)).toBe(true);
+    const dir = join(channelRoot(), `warm-${tag}`);
+    expect(existsSync(dir)).toBe(true);
+    await docker.getContainer(workspace.sandbox.id).remove({ force: true });
+    await cleanup(docker, { deadRunsOnly: true });
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('the keeper removes a parked sandbox when its time is up, then exits; the next parking starts a new one', async () => {

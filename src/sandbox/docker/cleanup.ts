@@ -4,7 +4,7 @@ import { readdir } from 'node:fs/promises';
 import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
 import { processAlive } from '../lifecycle/process-alive.js';
 import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, TEST_LABEL } from './labels.js';
-import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm } from './warm-sandboxes.js';
+import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm, warmChannelTag } from './warm-sandboxes.js';
 
 export interface CleanupOptions {
   /** Only what one test run made (value of the test label). */
@@ -42,17 +42,32 @@ async function removeContainer(docker: Docker, id: string, timeoutMs = 30_000): 
 
 /**
  * Removes the channel directories on this host whose process is gone: a run that died
- * (or whose containers went first) leaves them behind.
+ * (or whose containers went first) leaves them behind. With `tagsInUse` (the tags of every
+ * container of ours on the engine), also those of parked or expiring sandboxes whose
+ * container is gone (removed from outside, say).
  * @returns how many were removed.
  */
-export async function removeOrphanChannels(): Promise<number> {
+export async function removeOrphanChannels(tagsInUse?: ReadonlySet<string>): Promise<number> {
   const names = await readdir(channelRoot()).catch(() => []);
   const orphans = names.filter((name) => {
     const owner = channelOwner(name);
-    return owner !== undefined && !processAlive(owner);
+    if (owner !== undefined) return !processAlive(owner);
+    const tag = warmChannelTag(name);
+    return tag !== undefined && tagsInUse !== undefined && !tagsInUse.has(tag);
   });
   await Promise.all(orphans.map((name) => removeChannelDir(join(channelRoot(), name))));
   return orphans.length;
+}
+
+/** The tags (see warm-sandboxes.ts) of every container of ours on the engine, whatever its state. */
+async function containerTags(docker: Docker): Promise<Set<string>> {
+  const containers = await docker.listContainers({ all: true, filters: { label: [`${OWNER_LABEL}=${OWNER_VALUE}`] } });
+  const tags = new Set<string>();
+  for (const c of containers) {
+    const name = parseContainerName(c.Names?.[0] ?? '');
+    if (name.state !== 'other') tags.add(name.tag);
+  }
+  return tags;
 }
 
 /** The host channel directories a container may have: the one it was made with, and those its tag names (see warm-sandboxes.ts). */
@@ -92,7 +107,9 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     }),
   );
   const removed = warm + outcomes.filter(Boolean).length;
-  await removeOrphanChannels();
+  // A test run's cleanup sees only its own containers: it cannot tell whose a parked channel is.
+  const tagsInUse = options.testRun ? undefined : await containerTags(docker);
+  await removeOrphanChannels(tagsInUse);
   let images = 0;
   if (options.images) {
     const imageLabel = options.testRun ? [`${TEST_LABEL}=${options.testRun}`] : [IMAGE_LABEL];

@@ -486,13 +486,13 @@ export class DockerSandbox implements Sandbox {
     this.launcher = shellLauncher(shell);
   }
 
-  async handOverPipes(): Promise<string> {
+  async handOverPipes(record: string): Promise<string> {
     if (!this.channel) throw new Error('only a sandbox with a FIFO channel hands shells over');
-    return this.channel.handOverPipes();
+    return this.channel.handOverPipes(record);
   }
 
-  async takeHandedOver(): Promise<AttachedProcess | undefined> {
-    const pipes = await this.channel?.takeHandedOver();
+  async takeHandedOver(record: string): Promise<AttachedProcess | undefined> {
+    const pipes = await this.channel?.takeHandedOver(record);
     return pipes ? FifoProcess.open(pipes) : undefined;
   }
 

@@ -219,27 +219,35 @@ export class FifoChannel {
     };
   }
 
-  /** Where the name of the pipes a shell was handed over on is kept: in the channel directory, which the sandbox does not see. */
-  private get handOverRecord(): string {
-    return join(this.dir, 'handover');
+  /**
+   * Where the name of the pipes a shell was handed over on under `record` is kept: in the
+   * channel directory, which the sandbox does not see.
+   * @throws RangeError for a record name that is not a plain word (it becomes a file name).
+   */
+  private handOverRecord(record: string): string {
+    if (!/^[a-z0-9-]{1,80}$/.test(record)) throw new RangeError(`hand-over record "${record}": lower-case letters, digits and - only`);
+    return join(this.dir, `handover-${record}`);
   }
 
   /**
-   * New pipes for a shell to be handed over on, recorded for whoever owns the channel next.
+   * New pipes for a shell to be handed over on, recorded as `record` for whoever owns the
+   * channel next.
    * @returns their path in the sandbox, without the ends' suffixes.
    */
-  async handOverPipes(): Promise<string> {
+  async handOverPipes(record: string): Promise<string> {
+    const file = this.handOverRecord(record);
     const pair = await this.takePipes();
     const name = pair.host.in.slice(this.shared.length + 1, -'.in'.length);
-    await writeFile(this.handOverRecord, name, { mode: 0o600 });
+    await writeFile(file, name, { mode: 0o600 });
     return pair.sandbox.in.slice(0, -'.in'.length);
   }
 
-  /** The pipes {@link handOverPipes} recorded (the record is removed); undefined when there are none. */
-  async takeHandedOver(): Promise<Pipes | undefined> {
-    const name = await readFile(this.handOverRecord, 'utf8').catch(() => undefined);
+  /** The pipes {@link handOverPipes} recorded as `record` (the record is removed); undefined when there are none. */
+  async takeHandedOver(record: string): Promise<Pipes | undefined> {
+    const file = this.handOverRecord(record);
+    const name = await readFile(file, 'utf8').catch(() => undefined);
     if (name === undefined) return undefined;
-    await rm(this.handOverRecord, { force: true });
+    await rm(file, { force: true });
     return /^[0-9a-f]+-\d+$/.test(name) ? this.pipes(name).host : undefined;
   }
 

@@ -98,6 +98,11 @@ export function channelDir(tag: string, owner: number | 'warm'): string {
   return join(channelRoot(), `${owner}-${tag}`);
 }
 
+/** The tag of a parked (`warm-<tag>`) or expiring (`intercode-expired-<tag>`) channel directory's name; undefined for other names. */
+export function warmChannelTag(name: string): string | undefined {
+  return /^(?:warm|intercode-expired)-([0-9a-f]{16})$/.exec(name)?.[1];
+}
+
 /** A parked sandbox is adopted only with at least this long to live: its keeper never removes one being adopted. */
 const ADOPT_MARGIN_MS = 5_000;
 

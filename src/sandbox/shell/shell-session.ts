@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { randomHex } from './random-hex.js';
 import { ConfigError, SandboxError } from '../../errors.js';
 import type { AttachedProcess, Sandbox } from '../types.js';
@@ -351,13 +352,25 @@ export class ShellSession implements CommandRunner {
   }
 
   /**
+   * The hand-over record of a shell of `role` whose process has environment `env`: a shell
+   * is resumed only by a session that would have started it with the same one (the other
+   * options are this side's: limits and timeouts apply to whichever session holds it).
+   */
+  private static handOverRecord(role: string, env: ShellSessionOptions['env']): string {
+    const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).digest('hex').slice(0, 16);
+    return `${role}-${fingerprint}`;
+  }
+
+  /**
    * Lets a later session — of this process or another — take this shell over (see
-   * {@link resume}): the shell moves to new pipes of the sandbox and waits there, this
-   * session is closed. Only between commands.
+   * {@link resume}) as `role`: the shell moves to new pipes of the sandbox and waits there,
+   * this session is closed. Only between commands.
+   * @param role a plain word (`control`, `agent`): several shells of one sandbox are handed over under different ones.
    * @returns false when the sandbox cannot hand shells over (the session is closed all the same).
    */
-  async handOver(): Promise<boolean> {
-    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.().catch(() => undefined) : undefined;
+  async handOver(role: string): Promise<boolean> {
+    const record = ShellSession.handOverRecord(role, this.options.env);
+    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.(record).catch(() => undefined) : undefined;
     if (base !== undefined) {
       this.process?.write(`@handover ${base}\n`);
       // The line is in the pipe before our end closes (a pipe write this short is immediate; this is a margin).
@@ -368,13 +381,14 @@ export class ShellSession implements CommandRunner {
   }
 
   /**
-   * A session on the shell an earlier session handed over in `sandbox` ({@link handOver}),
-   * with a new nonce; undefined when none was handed over or it does not answer.
+   * A session on the shell an earlier session of the same `options` handed over as `role`
+   * in `sandbox` ({@link handOver}), with a new nonce; undefined when none was handed over
+   * or it does not answer.
    */
-  static async resume(sandbox: Sandbox, options: Partial<ShellSessionOptions> = {}): Promise<ShellSession | undefined> {
-    const process = await sandbox.takeHandedOver?.().catch(() => undefined);
-    if (!process) return undefined;
+  static async resume(sandbox: Sandbox, role: string, options: Partial<ShellSessionOptions> = {}): Promise<ShellSession | undefined> {
     const session = new ShellSession(sandbox, options);
+    const process = await sandbox.takeHandedOver?.(ShellSession.handOverRecord(role, session.options.env)).catch(() => undefined);
+    if (!process) return undefined;
     try {
       const banner = await session.connect(process, RESUME_TIMEOUT_MS);
       session.lastOomKills = Math.max(0, banner.oomKills);
@@ -382,6 +396,11 @@ export class ShellSession implements CommandRunner {
     } catch {
       return undefined;
     }
+  }
+
+  /** The shell's process id in the sandbox (0 before it started). */
+  get pid(): number {
+    return this.shellPid;
   }
 
   /** @returns the new shell's start-up marker. */
