@@ -151,14 +151,14 @@ export interface Sandbox {
   launchThrough?(shell: ShellSession): void;
   /**
    * Optional (with a transport whose pipes outlive this process): new pipes for a shell of
-   * ours to move to and wait on (see ShellSession.handOver), recorded under `record` (a
-   * plain word) where only the host sees them, so a later owner of the sandbox can
-   * {@link takeHandedOver} them.
+   * ours to move to and wait on (see ShellSession.handOver), recorded as `role` (a plain
+   * word; one record per role) with `note`, where only the host sees them, so a later owner
+   * of the sandbox can {@link takeHandedOver} them.
    * @returns their path in the sandbox, without the `.in`/`.out`/`.ctl` ends.
    */
-  handOverPipes?(record: string): Promise<string>;
-  /** Optional: the process waiting on the pipes {@link handOverPipes} recorded as `record` (undefined: none recorded). */
-  takeHandedOver?(record: string): Promise<AttachedProcess | undefined>;
+  handOverPipes?(role: string, note: string): Promise<string>;
+  /** Optional: the process waiting on the pipes {@link handOverPipes} recorded as `role`, with its note (undefined: none recorded). */
+  takeHandedOver?(role: string): Promise<{ process: AttachedProcess; note: string } | undefined>;
   /** The sandbox's disk limit and how it is held (absent: none). */
   readonly disk?: DiskLimit;
   /** Removes the sandbox and everything in it. Idempotent. */

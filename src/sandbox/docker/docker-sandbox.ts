@@ -486,14 +486,14 @@ export class DockerSandbox implements Sandbox {
     this.launcher = shellLauncher(shell);
   }
 
-  async handOverPipes(record: string): Promise<string> {
+  async handOverPipes(role: string, note: string): Promise<string> {
     if (!this.channel) throw new Error('only a sandbox with a FIFO channel hands shells over');
-    return this.channel.handOverPipes(record);
+    return this.channel.handOverPipes(role, note);
   }
 
-  async takeHandedOver(record: string): Promise<AttachedProcess | undefined> {
-    const pipes = await this.channel?.takeHandedOver(record);
-    return pipes ? FifoProcess.open(pipes) : undefined;
+  async takeHandedOver(role: string): Promise<{ process: AttachedProcess; note: string } | undefined> {
+    const taken = await this.channel?.takeHandedOver(role);
+    return taken ? { process: FifoProcess.open(taken.pipes), note: taken.note } : undefined;
   }
 
   /** Attach through the engine from now on (the channel directory is not shared with it). */

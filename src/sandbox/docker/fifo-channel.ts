@@ -220,35 +220,36 @@ export class FifoChannel {
   }
 
   /**
-   * Where the name of the pipes a shell was handed over on under `record` is kept: in the
+   * Where the name of the pipes a shell was handed over on as `role` is kept: in the
    * channel directory, which the sandbox does not see.
-   * @throws RangeError for a record name that is not a plain word (it becomes a file name).
+   * @throws RangeError for a role that is not a plain word (it becomes a file name).
    */
-  private handOverRecord(record: string): string {
-    if (!/^[a-z0-9-]{1,80}$/.test(record)) throw new RangeError(`hand-over record "${record}": lower-case letters, digits and - only`);
-    return join(this.dir, `handover-${record}`);
+  private handOverRecord(role: string): string {
+    if (!/^[a-z0-9-]{1,40}$/.test(role)) throw new RangeError(`hand-over role "${role}": lower-case letters, digits and - only`);
+    return join(this.dir, `handover-${role}`);
   }
 
   /**
-   * New pipes for a shell to be handed over on, recorded as `record` for whoever owns the
-   * channel next.
+   * New pipes for a shell to be handed over on as `role`, recorded with `note` (a word of
+   * the caller's) for whoever owns the channel next; a record of the same role is replaced.
    * @returns their path in the sandbox, without the ends' suffixes.
    */
-  async handOverPipes(record: string): Promise<string> {
-    const file = this.handOverRecord(record);
+  async handOverPipes(role: string, note: string): Promise<string> {
+    const file = this.handOverRecord(role);
     const pair = await this.takePipes();
     const name = pair.host.in.slice(this.shared.length + 1, -'.in'.length);
-    await writeFile(file, name, { mode: 0o600 });
+    await writeFile(file, `${name} ${note}`, { mode: 0o600 });
     return pair.sandbox.in.slice(0, -'.in'.length);
   }
 
-  /** The pipes {@link handOverPipes} recorded as `record` (the record is removed); undefined when there are none. */
-  async takeHandedOver(record: string): Promise<Pipes | undefined> {
-    const file = this.handOverRecord(record);
-    const name = await readFile(file, 'utf8').catch(() => undefined);
-    if (name === undefined) return undefined;
+  /** The pipes {@link handOverPipes} recorded as `role`, and its note (the record is removed); undefined when there are none. */
+  async takeHandedOver(role: string): Promise<{ pipes: Pipes; note: string } | undefined> {
+    const file = this.handOverRecord(role);
+    const record = await readFile(file, 'utf8').catch(() => undefined);
+    if (record === undefined) return undefined;
     await rm(file, { force: true });
-    return /^[0-9a-f]+-\d+$/.test(name) ? this.pipes(name).host : undefined;
+    const [name = '', note = ''] = record.split(' ');
+    return /^[0-9a-f]+-\d+$/.test(name) ? { pipes: this.pipes(name).host, note } : undefined;
   }
 
   private async makeSpares(): Promise<void> {

@@ -352,13 +352,12 @@ export class ShellSession implements CommandRunner {
   }
 
   /**
-   * The hand-over record of a shell of `role` whose process has environment `env`: a shell
-   * is resumed only by a session that would have started it with the same one (the other
-   * options are this side's: limits and timeouts apply to whichever session holds it).
+   * What a handed-over shell's record notes: its environment's fingerprint. A shell is
+   * resumed only by a session that would have started it with the same environment (the
+   * other options are this side's: limits and timeouts apply to whichever session holds it).
    */
-  private static handOverRecord(role: string, env: ShellSessionOptions['env']): string {
-    const fingerprint = createHash('sha256').update(JSON.stringify(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).digest('hex').slice(0, 16);
-    return `${role}-${fingerprint}`;
+  private static environmentNote(env: ShellSessionOptions['env']): string {
+    return createHash('sha256').update(JSON.stringify(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).digest('hex').slice(0, 16);
   }
 
   /**
@@ -369,8 +368,8 @@ export class ShellSession implements CommandRunner {
    * @returns false when the sandbox cannot hand shells over (the session is closed all the same).
    */
   async handOver(role: string): Promise<boolean> {
-    const record = ShellSession.handOverRecord(role, this.options.env);
-    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.(record).catch(() => undefined) : undefined;
+    const note = ShellSession.environmentNote(this.options.env);
+    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.(role, note).catch(() => undefined) : undefined;
     if (base !== undefined) {
       this.process?.write(`@handover ${base}\n`);
       // The line is in the pipe before our end closes (a pipe write this short is immediate; this is a margin).
@@ -381,16 +380,21 @@ export class ShellSession implements CommandRunner {
   }
 
   /**
-   * A session on the shell an earlier session of the same `options` handed over as `role`
-   * in `sandbox` ({@link handOver}), with a new nonce; undefined when none was handed over
-   * or it does not answer.
+   * A session on the shell an earlier session handed over as `role` in `sandbox`
+   * ({@link handOver}), with a new nonce; undefined when none was handed over, it does not
+   * answer, or it was started with another environment than `options` give (it is then let
+   * go: its input ends, and it exits).
    */
   static async resume(sandbox: Sandbox, role: string, options: Partial<ShellSessionOptions> = {}): Promise<ShellSession | undefined> {
     const session = new ShellSession(sandbox, options);
-    const process = await sandbox.takeHandedOver?.(ShellSession.handOverRecord(role, session.options.env)).catch(() => undefined);
-    if (!process) return undefined;
+    const taken = await sandbox.takeHandedOver?.(role).catch(() => undefined);
+    if (!taken) return undefined;
+    if (taken.note !== ShellSession.environmentNote(session.options.env)) {
+      taken.process.close();
+      return undefined;
+    }
     try {
-      const banner = await session.connect(process, RESUME_TIMEOUT_MS);
+      const banner = await session.connect(taken.process, RESUME_TIMEOUT_MS);
       session.lastOomKills = Math.max(0, banner.oomKills);
       return session;
     } catch {
