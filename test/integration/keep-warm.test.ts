@@ -233,6 +233,11 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
       const id = workspace.sandbox.id;
       expect(await factory.park!(workspace, 'workspace', 1_500)).toBe(true);
       expect(await parkedIds(docker)).toContain(id);
+      // The keeper runs at the lowest priority: its start-up does not compete with the next command.
+      expect(await until(async () => existsSync(lock), 5_000), `round ${round}: keeper started`).toBe(true);
+      const keeperPid = Number(readFileSync(lock, 'utf8'));
+      const niceness = Number(readFileSync(`/proc/${keeperPid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
+      expect(niceness).toBe(19);
       expect(await until(async () => !(await parkedIds(docker)).includes(id), 20_000), `round ${round}: removed`).toBe(true);
       expect(existsSync(join(channelRoot(), `warm-${(workspace.sandbox as { tag?: string }).tag}`))).toBe(false);
       // It exits once nothing is parked on the host (another user's parked sandboxes would keep it).
