@@ -74,27 +74,17 @@ export abstract class SandboxEnv implements TaskEnv {
   /** How this env makes a workspace: a sandbox from its spec with its runner open. */
   workspaceFactory(): WorkspaceFactory {
     const { runtime, spec } = this.config;
-    /** A workspace on a new `sandbox`: its control shell and its runner. */
-    const open = async (sandbox: Sandbox): Promise<Workspace> => {
+    /**
+     * A workspace on `sandbox`: its control shell and its runner. An adopted sandbox's shells
+     * were handed over when it was parked: taken over where they answer (no new process);
+     * else a new control shell, and no runner (the restore that cleans it before use opens one).
+     */
+    const open = async (sandbox: Sandbox, adopted = false): Promise<Workspace> => {
       try {
-        const control = await ShellSession.open(sandbox, CONTROL_SHELL);
+        const control = (adopted ? await ShellSession.resume(sandbox, 'control', CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
-        return { sandbox, runner: await this.openRunner(sandbox), control };
-      } catch (error) {
-        await sandbox.destroy().catch(() => undefined);
-        throw error;
-      }
-    };
-    /**
-     * A workspace on an adopted `sandbox`: the shells handed over when it was parked, where
-     * they answer (no new process); else a new control shell and no runner (the restore
-     * that cleans it before use opens one).
-     */
-    const resume = async (sandbox: Sandbox): Promise<Workspace> => {
-      try {
-        const control = (await ShellSession.resume(sandbox, 'control', CONTROL_SHELL)) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
-        sandbox.launchThrough?.(control);
+        if (!adopted) return { sandbox, control, runner: await this.openRunner(sandbox) };
         const runner = await this.resumeRunner(sandbox);
         return { sandbox, control, ...(runner ? { runner, unusedRunnerPid: runner.pid } : { runner: NO_RUNNER }) };
       } catch (error) {
@@ -114,7 +104,7 @@ export abstract class SandboxEnv implements TaskEnv {
         ? {
             adopt: async (role: WarmRole) => {
               const sandbox = await runtime.adopt!(spec, role);
-              return sandbox ? resume(sandbox) : undefined;
+              return sandbox ? open(sandbox, true) : undefined;
             },
             // A parked workspace is a clean idle one: its runner has run nothing since its restore.
             park: async ({ sandbox, runner, control }: Workspace, role: WarmRole, ttlMs: number) => {

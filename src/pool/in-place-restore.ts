@@ -167,6 +167,19 @@ export class InPlaceRestorer {
     return pairs.every((p): p is { file: string; pristine: string } => p.file !== undefined && p.pristine !== undefined) ? pairs : undefined;
   }
 
+  /** The template's host /etc files as read once: content, mode and owner (nothing but the harness ever touches them). */
+  private readonly pristineEtc = new Map<string, { content: Buffer; mode: number; uid: number; gid: number }>();
+
+  private pristineHostFile(path: string): { content: Buffer; mode: number; uid: number; gid: number } {
+    let pristine = this.pristineEtc.get(path);
+    if (!pristine) {
+      const { mode, uid, gid } = statSync(path);
+      pristine = { content: readFileSync(path), mode: mode & 0o7777, uid, gid };
+      this.pristineEtc.set(path, pristine);
+    }
+    return pristine;
+  }
+
   /**
    * Makes each host file as its pristine twin (the template's): content, mode and owner, in
    * the host's terms (so a user-namespace mapping changes nothing). A few system calls when
@@ -174,11 +187,10 @@ export class InPlaceRestorer {
    */
   private restoreHostEtc(files: readonly { file: string; pristine: string }[]): void {
     for (const { file, pristine } of files) {
-      const want = statSync(pristine);
-      const content = readFileSync(pristine);
+      const want = this.pristineHostFile(pristine);
       const have = statSync(file);
-      if (!readFileSync(file).equals(content)) writeFileSync(file, content);
-      if ((have.mode & 0o7777) !== (want.mode & 0o7777)) chmodSync(file, want.mode & 0o7777);
+      if (!readFileSync(file).equals(want.content)) writeFileSync(file, want.content);
+      if ((have.mode & 0o7777) !== want.mode) chmodSync(file, want.mode);
       if (have.uid !== want.uid || have.gid !== want.gid) chownSync(file, want.uid, want.gid);
     }
   }

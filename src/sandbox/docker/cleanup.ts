@@ -59,9 +59,8 @@ export async function removeOrphanChannels(tagsInUse?: ReadonlySet<string>): Pro
   return orphans.length;
 }
 
-/** The tags (see warm-sandboxes.ts) of every container of ours on the engine, whatever its state. */
-async function containerTags(docker: Docker): Promise<Set<string>> {
-  const containers = await docker.listContainers({ all: true, filters: { label: [`${OWNER_LABEL}=${OWNER_VALUE}`] } });
+/** The tags (see warm-sandboxes.ts) of `containers`, whatever their state. */
+function tagsOf(containers: readonly { Names?: string[] }[]): Set<string> {
   const tags = new Set<string>();
   for (const c of containers) {
     const name = parseContainerName(c.Names?.[0] ?? '');
@@ -107,8 +106,10 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     }),
   );
   const removed = warm + outcomes.filter(Boolean).length;
-  // A test run's cleanup sees only its own containers: it cannot tell whose a parked channel is.
-  const tagsInUse = options.testRun ? undefined : await containerTags(docker);
+  // What is left of the listing (taken after the parked ones were dealt with) is what is in
+  // use. A test run's cleanup lists only its own containers: it cannot tell whose a parked channel is.
+  const gone = new Set(doomed.filter((_, i) => outcomes[i]).map((c) => c.Id));
+  const tagsInUse = options.testRun ? undefined : tagsOf(containers.filter((c) => !gone.has(c.Id)));
   await removeOrphanChannels(tagsInUse);
   let images = 0;
   if (options.images) {

@@ -134,19 +134,30 @@ export class DockerRuntime implements SandboxRuntime {
 
   private readonly local: boolean;
 
-  private readonly imageSizes = new Map<string, Promise<number>>();
+  private readonly images = new Map<string, Promise<{ id: string | undefined; bytes: number }>>();
 
-  /** An image's size on the engine (0 when it cannot be read: creating the container will say why). */
-  private imageBytes(image: string): Promise<number> {
-    let size = this.imageSizes.get(image);
-    if (!size) {
-      size = this.docker.getImage(image).inspect().then(
-        (info) => info.Size ?? 0,
-        () => 0,
+  /**
+   * An image's id and size on the engine, inspected once per process (id undefined and size
+   * 0 when it cannot be read: creating a container will say why).
+   */
+  private image(image: string): Promise<{ id: string | undefined; bytes: number }> {
+    let inspected = this.images.get(image);
+    if (!inspected) {
+      inspected = this.docker.getImage(image).inspect().then(
+        (info) => ({ id: info.Id, bytes: info.Size ?? 0 }),
+        () => ({ id: undefined, bytes: 0 }),
       );
-      this.imageSizes.set(image, size);
+      this.images.set(image, inspected);
     }
-    return size;
+    return inspected;
+  }
+
+  /**
+   * How a sandbox's disk limit is held on an engine with storage driver `driver`: by the
+   * engine where it can, else watched where its layer can be read, else a file-size limit.
+   */
+  private diskEnforcement(driver: string): DiskEnforcement {
+    return engineHoldsDiskLimit(driver) ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size';
   }
 
   /** The engine's storage driver (asked once). */
@@ -205,7 +216,7 @@ export class DockerRuntime implements SandboxRuntime {
     const driver = await this.storageDriver();
     const engineQuota = engineHoldsDiskLimit(driver);
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
-    const quotaBytes = engineQuota ? diskBytes + (await this.imageBytes(spec.image)) : 0;
+    const quotaBytes = engineQuota ? diskBytes + (await this.image(spec.image)).bytes : 0;
     // gVisor's statx refuses a flag coreutils passes: a preloaded library drops it (see gvisor-statx.ts).
     const statxShim = this.ociRuntime === 'runsc' ? await statxShimArchive() : undefined;
     let container: Docker.Container;
@@ -261,12 +272,9 @@ export class DockerRuntime implements SandboxRuntime {
       });
     }
     const sandbox = new DockerSandbox(container, spec, channel, tag);
-    await sandbox.holdDisk(engineQuota ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size', diskBytes);
+    await sandbox.holdDisk(this.diskEnforcement(driver), diskBytes);
     return sandbox;
   }
-
-
-  private readonly imageIds = new Map<string, Promise<string>>();
 
   /**
    * The configuration a parked sandbox must match to be adopted for `spec`: the image's id
@@ -274,14 +282,10 @@ export class DockerRuntime implements SandboxRuntime {
    * the transport and channel root, the disk limit and the test run.
    */
   private async warmKey(spec: SandboxSpec): Promise<string> {
-    let imageId = this.imageIds.get(spec.image);
-    if (!imageId) {
-      imageId = this.docker.getImage(spec.image).inspect().then((info) => info.Id);
-      this.imageIds.set(spec.image, imageId);
-      imageId.catch(() => this.imageIds.delete(spec.image));
-    }
+    const { id: imageId } = await this.image(spec.image);
+    if (imageId === undefined) throw new Error(`image ${spec.image} cannot be inspected`);
     const configuration = {
-      imageId: await imageId,
+      imageId,
       spec,
       ociRuntime: this.ociRuntime ?? null,
       transport: this.transport,
@@ -309,8 +313,12 @@ export class DockerRuntime implements SandboxRuntime {
    * keeper (code run from src/ before a build has none: a parked sandbox would never expire).
    */
   private get keepsWarm(): boolean {
-    return this.transport === 'fifo' && existsSync(KEEPER_SCRIPT);
+    this.keeperBuilt ??= existsSync(KEEPER_SCRIPT);
+    return this.transport === 'fifo' && this.keeperBuilt;
   }
+
+  /** Whether the compiled keeper exists (looked up once). */
+  private keeperBuilt: boolean | undefined;
 
   async adopt(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined> {
     if (!this.keepsWarm) return undefined;
@@ -344,15 +352,13 @@ export class DockerRuntime implements SandboxRuntime {
     const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
     const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag);
     try {
-      const driver = await this.storageDriver();
-      await sandbox.holdDisk(engineHoldsDiskLimit(driver) ? 'engine' : driver === 'overlay2' ? 'watched' : 'file-size', spec.limits.diskBytes ?? defaultDiskBytes());
+      await sandbox.holdDisk(this.diskEnforcement(await this.storageDriver()), spec.limits.diskBytes ?? defaultDiskBytes());
     } catch (error) {
       await sandbox.destroy().catch(() => undefined);
       throw error;
     }
     return sandbox;
   }
-
 
   /** When this process last started a keeper (it takes a moment to write its pid file). */
   private keeperStartedAt = -Infinity;
