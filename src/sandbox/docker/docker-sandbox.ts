@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { createHash, randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { packagePath } from '../../package-path.js';
 import { constants, existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -360,8 +360,8 @@ export class DockerRuntime implements SandboxRuntime {
     return sandbox;
   }
 
-  /** When this process last started a keeper (it takes a moment to write its pid file). */
-  private keeperStartedAt = -Infinity;
+  /** The keeper this process started, until it exits (it takes a moment to write its pid file). */
+  private keeperChild: ChildProcess | undefined;
 
   /**
    * Makes sure the process that removes parked sandboxes when their time is up
@@ -370,11 +370,15 @@ export class DockerRuntime implements SandboxRuntime {
    * so a sandbox parked while it was exiting is never left without one).
    */
   private startKeeper(): void {
-    if (liveKeeper() !== undefined || performance.now() - this.keeperStartedAt < KEEPER_START_MS) return;
-    this.keeperStartedAt = performance.now();
+    if (liveKeeper() !== undefined || this.keeperChild) return;
     const socketPath = (this.docker.modem as { socketPath?: string }).socketPath!;
     const child = spawn(process.execPath, [KEEPER_SCRIPT, socketPath], { detached: true, stdio: 'ignore' });
-    child.on('error', () => undefined);
+    this.keeperChild = child;
+    const gone = () => {
+      if (this.keeperChild === child) this.keeperChild = undefined;
+    };
+    child.on('error', gone);
+    child.on('exit', gone);
     // The lowest priority: its start-up alone (~0.3 s of CPU, measured) would otherwise take
     // a share of the cores from the command that comes next, which it only has to outlive.
     try {
@@ -395,9 +399,6 @@ const PARKED_LIST_MS = 2_000;
 
 /** The keeper's niceness: the lowest priority there is (it removes idle sandboxes, nothing waits on it). */
 const KEEPER_NICENESS = 19;
-
-/** How long a keeper just started may take to write its pid file before another is started. */
-const KEEPER_START_MS = 5_000;
 
 /** The compiled keeper of parked sandboxes (warm-keeper.ts). */
 const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
