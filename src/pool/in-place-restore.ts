@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
 import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Workspace, WorkspaceFactory } from './types.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { shellQuote } from '../sandbox/shell/shell-script.js';
@@ -182,14 +183,15 @@ export class InPlaceRestorer {
 
   /**
    * Makes each host file as its pristine twin (the template's): content, mode and owner, in
-   * the host's terms (so a user-namespace mapping changes nothing). A few system calls when
-   * nothing changed; the file is rewritten in place (the bind mount keeps its inode).
+   * the host's terms (so a user-namespace mapping changes nothing). One `stat` when nothing
+   * changed, and a read of the file only when its size is the pristine one (the agent may
+   * have written gigabytes into it); it is rewritten in place (the bind mount keeps its inode).
    */
   private restoreHostEtc(files: readonly { file: string; pristine: string }[]): void {
     for (const { file, pristine } of files) {
       const want = this.pristineHostFile(pristine);
       const have = statSync(file);
-      if (!readFileSync(file).equals(want.content)) writeFileSync(file, want.content);
+      if (have.size !== want.content.length || !readFileSync(file).equals(want.content)) writeFileSync(file, want.content);
       if ((have.mode & 0o7777) !== want.mode) chmodSync(file, want.mode);
       if (have.uid !== want.uid || have.gid !== want.gid) chownSync(file, want.uid, want.gid);
     }
@@ -280,7 +282,12 @@ export class InPlaceRestorer {
 
     if (outermostAdded.length > 0 && (await control.run(`rm -rf -- ${outermostAdded.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
 
-    const entries = [...(await this.entries(modified, false)), ...(await this.entries(deleted, true))];
+    const written = [...modified, ...deleted];
+    // Unpacking a path rewrites its directory, whose mtime the image gave it: the directory
+    // goes into the archive too, before it (GNU tar sets a directory's mtime once it has
+    // unpacked what is inside). Not `/`, whose mtime the engine sets per sandbox.
+    const parents = [...new Set(written.map((p) => dirname(p)))].filter((p) => p !== '/');
+    const entries = written.length > 0 ? [...(await this.entries(parents, false)), ...(await this.entries(modified, false)), ...(await this.entries(deleted, true))] : [];
     if (entries.length > 0) await sandbox.putArchive(await writeTar(entries), '/');
     // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
     const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);

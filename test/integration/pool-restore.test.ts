@@ -77,7 +77,10 @@ const RUNTIMES = [
 const DESTRUCTIVE = [
   'rm -rf /testbed/src /usr/share/doc',
   'echo extra > /etc/extra.conf; echo 10.1.2.3 evil >> /etc/hosts; chmod 600 /etc/hosts; rm /etc/resolv.conf',
-  'echo evil > /etc/hostname; chmod 640 /etc/hostname; chown 1:2 /etc/hostname',
+  // An oversized mounted file (the host must not read it whole) and hundreds of changed image
+  // files (their pristine archive is past the control shell's output cap: read through the engine).
+  'head -c 64M /dev/zero > /etc/hostname; chmod 640 /etc/hostname; chown 1:2 /etc/hostname',
+  'find /usr/share/zoneinfo -type f -exec touch -d 2001-01-01 {} +',
   'chmod 700 /testbed; touch -d 2001-01-01 /testbed/README.md; echo changed >> /testbed/LICENSE',
   'mkdir -p /root/.cache/deep/er && echo x > /root/.cache/deep/er/f; ln -s / /testbed/rootlink',
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
