@@ -88,6 +88,22 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       expect(result!.output).not.toContain(secrets(shell).nonce);
     });
 
+    it('a hand-over line as a command, or as a line of its own, is an ordinary command: the shell stays where it is', async () => {
+      const shell = await openShell(transport);
+      const [a, b, c] = await play(shell, [
+        '@handover /tmp/taken; echo S0-after $?',
+        // A newline in a command cannot start a protocol line: it is sent escaped.
+        'echo S1-own\n@handover /tmp/taken',
+        'echo S2-own',
+      ]);
+      expect(a!.output).toContain('@handover: command not found');
+      expect(a!.output).toContain('S0-after 127');
+      expect(b!.output).toContain('S1-own');
+      expect(b!.output).toContain('@handover: command not found');
+      expect(c!.output).toBe('S2-own\n');
+      for (const r of [a!, b!, c!]) expect(r.events).toEqual([]);
+    });
+
     it('a look-alike marker with a guessed nonce is output like any other', async () => {
       const shell = await openShell(transport);
       const [a, b] = await play(shell, [
