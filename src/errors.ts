@@ -14,6 +14,7 @@ export type IntercodeErrorCode =
   | 'IMAGE_MISSING'
   | 'SANDBOX_UNAVAILABLE'
   | 'SANDBOX_LOST'
+  | 'STATE_UNREADABLE'
   | 'DATASET_INVALID'
   | 'TRAJECTORY_INVALID'
   | 'CONFIG_INVALID'
@@ -30,6 +31,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   IMAGE_MISSING: false,
   SANDBOX_UNAVAILABLE: true,
   SANDBOX_LOST: true,
+  STATE_UNREADABLE: false,
   DATASET_INVALID: false,
   TRAJECTORY_INVALID: false,
   CONFIG_INVALID: false,
@@ -81,10 +83,14 @@ export class ClusterUnreachableError extends IntercodeError {
   }
 }
 
-/** A sandbox could not be created, or its container died or vanished mid-episode. */
+/**
+ * A sandbox could not be created, its container died or vanished mid-episode, or what the
+ * scorer reads from it did not come back whole (STATE_UNREADABLE: a probe timed out or its
+ * output was cut).
+ */
 export class SandboxError extends IntercodeError {
   constructor(
-    code: 'SANDBOX_UNAVAILABLE' | 'SANDBOX_LOST',
+    code: 'SANDBOX_UNAVAILABLE' | 'SANDBOX_LOST' | 'STATE_UNREADABLE',
     message: string,
     options: { details?: Record<string, unknown>; cause?: unknown } = {},
   ) {

@@ -211,6 +211,9 @@ export abstract class SandboxEnv implements TaskEnv {
         const truncation = untrustedEnd([overDisk])!;
         return this.cutOff(`[intercode: the sandbox's processes were stopped: ${truncation.message}]`, truncation, { events: [overDisk] });
       }
+      if (error.code === 'STATE_UNREADABLE') {
+        return this.cutOff(`[intercode: the sandbox's state could not be read: ${error.message}]`, { reason: 'state-unreadable', message: error.message });
+      }
       return this.cutOff(`[intercode: the sandbox was lost: ${error.message}]`, { reason: 'sandbox-lost', message: error.message });
     }
   }

@@ -21,7 +21,7 @@ export interface StepInfo {
   /** On submit: the reward's parts and what they were computed from. */
   score?: Score;
   /** Why the episode was truncated, when it was. */
-  truncation?: { reason: 'turn-limit' | 'sandbox-lost' | 'protocol-violation' | 'disk-limit'; message: string };
+  truncation?: { reason: 'turn-limit' | 'sandbox-lost' | 'state-unreadable' | 'protocol-violation' | 'disk-limit'; message: string };
 }
 
 /** A reward with its named parts and whatever else explains it (InterCode's info fields). */

@@ -289,6 +289,21 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect(submit).toMatchObject({ reward: 0, terminated: false, truncated: true });
     expect(submit.info.truncation?.reason).toBe('sandbox-lost');
   });
+
+  it("changes hidden behind more untracked files than the scorer's shell keeps: the submit is truncated (state-unreadable), never scored", async () => {
+    const hider = await newEnv();
+    await hider.reset({ task: taskIndex(GOLD.readOnly) });
+    // ~24,000 names of ~205 characters: `git status --short` prints ~5 MB, past the 4 MiB
+    // kept. In three steps: under gVisor one takes seconds.
+    for (const first of [1, 8001, 16001]) {
+      const flood = await hider.step(`cd /testbed && pad=$(printf 'x%.0s' {1..200}) && seq ${first} ${first + 7999} | sed "s/^/$pad/" | xargs touch && ls | wc -l`);
+      expect(flood.info.exitCode, flood.observation).toBe(0);
+    }
+    const submit = await hider.step('submit');
+    expect(submit).toMatchObject({ reward: 0, terminated: false, truncated: true });
+    expect(submit.info.truncation).toMatchObject({ reason: 'state-unreadable', message: expect.stringMatching(/^git status printed more than the scorer's shell keeps/) });
+    expect(submit.info.score).toBeUndefined();
+  });
 });
 
 const NL2BASH = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/intercode-data');

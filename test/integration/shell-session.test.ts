@@ -412,6 +412,23 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
     expect((await next.run('sleep 0.1')).events).toEqual([]);
     next.close();
   }, 120_000);
+
+  // Regression (was a bug, seen under gVisor, whose exec streams may stay open after the
+  // container dies): a command that timed out on a container killed from outside led to a
+  // restart of its processes, which started the container again, and the episode was scored.
+  it.skipIf(target.name !== 'Docker')('restarting the processes of a container killed from outside is SANDBOX_LOST: it is not started again', async () => {
+    const sandbox = await newSandbox();
+    const container = requireEngine(engine).getContainer(sandbox.id);
+    await container.kill();
+    const restarted = await sandbox.restartProcesses().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(restarted).toBeInstanceOf(SandboxError);
+    expect((restarted as SandboxError).code).toBe('SANDBOX_LOST');
+    expect((restarted as SandboxError).cause).toMatchObject({ message: expect.stringMatching(/^the container is exited/) });
+    expect((await container.inspect()).State.Running).toBe(false);
+  });
 });
 
 for (const target of RUNTIMES) describe.skipIf(target.skip)(`IntercodeExecRunner in a ${target.name} sandbox`, () => {

@@ -593,8 +593,15 @@ export class DockerSandbox implements Sandbox {
     return new DockerAttachedProcess(stream);
   }
 
+  /**
+   * Restarts the container (files kept). A container that is not running was stopped or
+   * killed from outside: it is lost, never started again (a restart would revive it, and
+   * the episode would be scored on a sandbox that died under it).
+   */
   async restartProcesses(): Promise<void> {
     try {
+      const { State } = await this.container.inspect();
+      if (!State.Running) throw new Error(`the container is ${State.Status} (exit code ${State.ExitCode})`);
       await this.container.restart({ t: 0 });
     } catch (error) {
       throw this.lost('restarting processes', error);
