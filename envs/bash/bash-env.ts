@@ -1,12 +1,13 @@
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { SandboxError } from '../../src/errors.js';
 import type { Score } from '../../src/env/types.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { goldText, type Task } from '../../src/datasets/index.js';
-import { FileProbe, type HashMode } from './file-probe.js';
+import { FileProbe, GIT_INDEX, isScorerInstrument, type HashMode } from './file-probe.js';
 import { GoldCache } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
@@ -122,11 +123,20 @@ export class BashEnv extends SandboxEnv {
    * (an untouched sandbox of the image, see Workspace.reference) and nothing differs from it,
    * git would list what it lists in the reference, read there once: no git process for such
    * an episode (most queries only read). When the comparison or that read fails, git runs
-   * in the episode's sandbox.
+   * in the episode's sandbox. Where the comparison is read from outside the sandbox, an
+   * episode that changed what the probe relies on (see isScorerInstrument) is not scored.
+   * @throws SandboxError STATE_UNREADABLE for such an episode, or a listing not come back whole.
    */
   private async episodeChanges(episode: EpisodeState, probe: FileProbe): Promise<FileChange[]> {
     const { sandbox, reference } = episode;
-    if (reference && (await sandbox.changes(reference).then((changes) => changes.length === 0, () => false))) {
+    const seen = reference ? await sandbox.changesSeenFromOutside?.(reference).catch(() => undefined) : undefined;
+    const instrument = seen?.find((change) => isScorerInstrument(change.path));
+    if (instrument) {
+      throw new SandboxError('STATE_UNREADABLE', `the episode changed what the scorer runs or reads (${instrument.path}: ${instrument.kind})`, { details: { change: instrument } });
+    }
+    if (seen?.some((change) => change.path === GIT_INDEX)) await probe.requirePlainIndex();
+    const unchanged = seen ? seen.length === 0 : reference !== undefined && (await sandbox.changes(reference).then((changes) => changes.length === 0, () => false));
+    if (reference && unchanged) {
       if (this.untouched?.reference !== reference) this.untouched = { reference, changes: FileProbe.changesIn(reference) };
       const untouched = this.untouched;
       const changes = await untouched.changes.catch(() => {

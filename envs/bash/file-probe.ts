@@ -6,6 +6,59 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseGitStatus, type FileChange } from './reward.js';
 import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
 
+/**
+ * How the probe's commands start: in a subshell (the control shell's own state is kept)
+ * whose PATH has no /usr/local, where an agent could put a `git` or an `md5sum` of its own
+ * ahead of the image's; git reads no user configuration (an agent's `status.showUntrackedFiles
+ * no` in /root/.gitconfig would hide its files). What an agent could still change — the
+ * programs themselves, the libraries and the loader's configuration, the repository — is
+ * checked from outside before scoring (see bash-env.ts, SCORER_INSTRUMENTS).
+ */
+const probe = (command: string) => `( PATH=/usr/sbin:/usr/bin:/sbin:/bin GIT_CONFIG_GLOBAL=/dev/null; export GIT_CONFIG_GLOBAL; cd / && ${command} )`;
+
+/**
+ * What the probe runs or reads besides the files it lists: the repository, git and the
+ * programs of the sums, the libraries and the dynamic loader's configuration, git's system
+ * configuration and attributes. An episode that changed any of them could make `git status`
+ * or `md5sum` say what it likes (a `git` that prints nothing, a commit that makes every
+ * change part of the repository, `update-index --assume-unchanged`, an `/etc/ld.so.preload`).
+ */
+export const GIT_INDEX = '/.git/index';
+
+const INSTRUMENTS = [
+  '/.git',
+  '/usr/bin/git',
+  '/usr/lib/git-core',
+  '/usr/share/git-core',
+  '/usr/bin/md5sum',
+  '/usr/bin/find',
+  '/usr/bin/sort',
+  '/usr/bin/xargs',
+  '/etc/gitconfig',
+  '/etc/gitattributes',
+  '/etc/ld.so.preload',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/usr/lib/x86_64-linux-gnu',
+  '/usr/lib/aarch64-linux-gnu',
+  '/usr/lib64',
+  '/lib64',
+];
+
+/**
+ * Whether a change at `path` (absolute) touches what the probe relies on, an ignore or
+ * attributes file anywhere included. Not /.git/index, which an agent's own `git status`
+ * rewrites (refreshed stat data; see {@link FileProbe.requirePlainIndex}), nor the /.git
+ * folder itself, whose times that rewrite changes (what is added or removed in it is listed apart).
+ */
+export function isScorerInstrument(path: string): boolean {
+  if (path === GIT_INDEX || path === '/.git') return false;
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (name === '.gitignore' || name === '.gitattributes') return true;
+  return INSTRUMENTS.some((instrument) => path === instrument || path.startsWith(`${instrument}/`));
+}
+
 /** How the contents of a changed path are compared. */
 export type HashMode =
   /** As InterCode: md5sum for paths with a "." in the name; other paths always agree (its md5deep was not installed). */
@@ -40,7 +93,20 @@ export class FileProbe {
 
   /** @throws SandboxError STATE_UNREADABLE when `git status` does not come back whole. */
   async changes(): Promise<FileChange[]> {
-    return parseGitStatus(await this.read('git status', 'cd / && git --no-optional-locks status --short'));
+    return parseGitStatus(await this.read('git status', probe('git --no-optional-locks status --short')));
+  }
+
+  /**
+   * Checks that the index marks no file assume-unchanged or skip-worktree, which would hide
+   * its changes from `git status` (`git ls-files -v` tags such files otherwise than `H`).
+   * For an index the episode rewrote, once git and what it loads are known to be the image's.
+   * @throws SandboxError STATE_UNREADABLE when one is marked, or the listing does not come back whole.
+   */
+  async requirePlainIndex(): Promise<void> {
+    const marked = (await this.read('git ls-files', probe('git ls-files -v'))).split('\n').filter((line) => line !== '' && !line.startsWith('H '));
+    if (marked.length > 0) {
+      throw new SandboxError('STATE_UNREADABLE', `the index marks ${marked.length} file(s) so that git status passes over them (${marked[0]})`, { details: { marked: marked.slice(0, 20) } });
+    }
   }
 
   /** @throws SandboxError STATE_UNREADABLE when a sum does not come back whole. */
@@ -54,8 +120,8 @@ export class FileProbe {
       const p = shellQuote(path);
       const command =
         mode === 'strict'
-          ? `cd / && if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`
-          : `cd / && md5sum ${p} 2>&1`;
+          ? probe(`if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`)
+          : probe(`md5sum ${p} 2>&1`);
       hashes.set(path, await this.read(`the sums of ${path}`, command));
     }
     return hashes;

@@ -205,6 +205,8 @@ export abstract class SandboxEnv implements TaskEnv {
       return await this.execute(action);
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
+      // Something wrote into the scorer's shell, whose answer then failed: that is the cause.
+      if (this.workspace.control.violations > this.controlViolationsAtReset) return this.cutOff(this.lastObservation, SCORER_SHELL_BREACHED);
       // Its processes were killed for writing past the disk limit (see DiskGuard): that is the cause.
       const overDisk = await diskLimitEvent(this.workspace.sandbox).catch(() => undefined);
       if (overDisk) {
@@ -224,11 +226,8 @@ export abstract class SandboxEnv implements TaskEnv {
     const overDisk = await diskLimitEvent(this.workspace!.sandbox);
     if (overDisk) return this.cutOff(this.lastObservation, untrustedEnd([overDisk])!, { events: [overDisk] });
     const score = verb === 'submit' && this.task ? await this.score(this.episodeState(this.task)) : skippedScore(verb);
-    if (control.violations > this.controlViolationsAtReset) {
-      // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
-      const message = "the scorer's shell received input that was not the harness's (a protocol violation)";
-      return this.cutOff(this.lastObservation, { reason: 'protocol-violation', message });
-    }
+    // Something wrote into the scorer's shell: its answers cannot be trusted, nor the score.
+    if (control.violations > this.controlViolationsAtReset) return this.cutOff(this.lastObservation, SCORER_SHELL_BREACHED);
     this.ended = true;
     await this.writeLog(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.lastObservation, score);
@@ -308,6 +307,8 @@ async function diskLimitEvent(sandbox: Sandbox): Promise<CommandEvent | undefine
 }
 
 type Truncation = NonNullable<StepInfo['truncation']>;
+
+const SCORER_SHELL_BREACHED: Truncation = { reason: 'protocol-violation', message: "the scorer's shell received input that was not the harness's (a protocol violation)" };
 
 /** The event that makes an episode untrustworthy (it then ends truncated), if any. */
 function untrustedEnd(events: readonly CommandEvent[]): Truncation | undefined {

@@ -292,9 +292,19 @@ export class InPlaceRestorer {
     // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
     const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
     if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
+    // The removals and the unpacking ran the sandbox's own rm and tar, which the episode may
+    // have replaced (a `tar` that exits 0, an /etc/ld.so.preload): where the layers can be
+    // read from outside, the result is checked there, and a sandbox not exactly clean is not reused.
+    if (changes.length > 0 && !(await this.cleanSeenFromOutside(sandbox, template.sandbox))) return false;
     if (!keptRunner) workspace.runner = await this.factory.openRunner(sandbox);
     workspace.reference = template.sandbox;
     return true;
+  }
+
+  /** Whether nothing differs from `template`, read from outside; true when that cannot be read (nothing to check with). */
+  private async cleanSeenFromOutside(sandbox: Sandbox, template: Sandbox): Promise<boolean> {
+    const left = await sandbox.changesSeenFromOutside?.(template);
+    return left === undefined || left.length === 0;
   }
 
   /** Removes the template sandbox, or keeps it warm (see the constructor). */

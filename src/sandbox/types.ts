@@ -137,6 +137,13 @@ export interface Sandbox {
    */
   changes(reference?: Sandbox): Promise<FileSystemChange[]>;
   /**
+   * Optional: exactly what differs from `reference` (an untouched sandbox of the same image),
+   * read from outside — no process in either sandbox runs, so nothing an agent left there
+   * (a fake `tar`, an `/etc/ld.so.preload`) can colour it — and a path put back as it was
+   * is not listed. Undefined when this process cannot read the sandboxes' layers.
+   */
+  changesSeenFromOutside?(reference: Sandbox): Promise<FileSystemChange[] | undefined>;
+  /**
    * Optional: the host file the engine bind-mounts at `path` in the sandbox (/etc/hostname,
    * /etc/hosts, /etc/resolv.conf), when this process can read and write it (a local engine,
    * run as root); undefined otherwise. Lets the host check and put back such a file without

@@ -130,6 +130,29 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
     }
   });
 
+  // An agent may replace the programs a restore runs in its sandbox (rm, tar): a fake tar
+  // that exits 0 "unpacks" nothing, and the next episode would find the fake tar, the
+  // changed testbed and the added files. Where the layers can be read from outside, the
+  // restore is checked there and such a sandbox is not reused; elsewhere (a cluster, an
+  // engine this process cannot read) the restore trusts the sandbox's tools: docs/security.md.
+  it.skipIf(target.name !== 'Docker' || gvisorGap('the in-place restore is not supported under runsc; pooled envs replace used sandboxes there (defaultCleanMode)'))('a sandbox whose rm and tar the agent replaced is not reused', async (context) => {
+    const restorer = new InPlaceRestorer(factory);
+    const [used, fresh] = await Promise.all([factory.create(), factory.create()]);
+    try {
+      if ((await used.sandbox.changesSeenFromOutside?.(fresh.sandbox)) === undefined) {
+        context.skip('this process cannot read the engine\'s layers (run as root, local engine): the restore cannot be checked from outside');
+      }
+      const fake = "printf '#!/bin/sh\\nexit 0\\n' > /tmp/fake && chmod 755 /tmp/fake";
+      const done = await used.runner.run(`echo changed >> /testbed/README.md; echo new > /testbed/added; ${fake}; cp /tmp/fake /usr/bin/rm; cp /tmp/fake /usr/bin/tar`);
+      expect(done.exitCode).toBe(0);
+      expect((await used.runner.run('tar --version; rm --version; echo $?')).output).toBe('0\n');
+      expect(await restorer.restore(used)).toBe(false);
+    } finally {
+      await Promise.all([factory.destroy(used), factory.destroy(fresh)]);
+      await restorer.close();
+    }
+  });
+
   it('a restored workspace scores an episode that changed nothing without running git, and every episode as a new sandbox would', async () => {
     const [pooled, plain] = await createBashEnvs({ engines }, 2);
     const { vec } = pooledVecEnv([pooled!], { autoreset: 'disabled', pool: { minIdle: 1 } });
@@ -175,6 +198,61 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
       gitRuns.mockRestore();
       await vec.close();
       await plain!.close();
+    }
+  });
+
+  // The scorer's `git status` and `md5sum` run in the episode's sandbox, as InterCode's did:
+  // an agent could make them say "nothing changed" (a commit, a fake git, an ignore file).
+  // Where the layers can be read from outside, such an episode is not scored.
+  it.skipIf(target.name !== 'Docker')('an episode that changes what the scorer relies on is truncated (state-unreadable); user git configuration and a git in /usr/local are not used', async (context) => {
+    const [pooled] = await createBashEnvs({ engines }, 1);
+    const env = pooled!;
+    const { vec } = pooledVecEnv([env], { autoreset: 'disabled', pool: { minIdle: 1 } });
+    const workspace = () => (env as unknown as { workspace: Workspace }).workspace;
+    try {
+      const task = env.tasks.findIndex((t) => goldText(t).startsWith('find /testbed -type f | wc -l'));
+      const gold = goldText(env.tasks[task]!);
+      /** Plays `action` in a restored workspace (one with a reference, read from outside). */
+      const play = async (action: string) => {
+        for (let tries = 0; ; tries++) {
+          await env.reset({ task });
+          if (workspace().reference) break;
+          expect(tries, 'a restored workspace within 4 episodes').toBeLessThan(4);
+          await env.step('submit');
+        }
+        if ((await workspace().sandbox.changesSeenFromOutside?.(workspace().reference!)) === undefined) {
+          context.skip("this process cannot read the engine's layers (run as root, local engine): nothing to check from outside");
+        }
+        const acted = await env.step(action);
+        expect(acted.info.exitCode, acted.observation).toBe(0);
+        await env.step(gold);
+        return env.step('submit');
+      };
+      const fake = "printf '#!/bin/sh\\nexit 0\\n'";
+      const hidden = [
+        ['a commit', 'rm -rf /testbed/src && cd / && git add -A && git -c user.name=a -c user.email=a@b commit -qm hide', /\(\/\.git[/:]/],
+        ['a fake git', `rm -rf /testbed/src && ${fake} > /usr/bin/git`, /\(\/usr\/bin\/git: modified\)/],
+        ['an ignore file', "rm -rf /testbed/src && printf '*\\n' > /testbed/.gitignore", /\(\/testbed\/\.gitignore: added\)/],
+        ['a preloaded library', 'touch /etc/ld.so.preload', /\(\/etc\/ld\.so\.preload: added\)/],
+        ['a file marked assume-unchanged', 'echo changed >> /testbed/README.md && cd / && git update-index --assume-unchanged testbed/README.md', /^the index marks 1 file\(s\) so that git status passes over them \(h testbed\/README\.md\)$/],
+      ] as const;
+      for (const [what, action, instrument] of hidden) {
+        const submit = await play(action);
+        expect(submit, what).toMatchObject({ reward: 0, terminated: false, truncated: true });
+        expect(submit.info.truncation?.reason, what).toBe('state-unreadable');
+        expect(submit.info.truncation?.message, what).toMatch(instrument);
+      }
+
+      // Scored as usual: the agent's own `git status` (which may refresh the index), and a
+      // user configuration and a `git` in /usr/local, which the probe does not use.
+      expect((await play('cd / && git status >/dev/null && git log --oneline | wc -l')).reward).toBe(1);
+      const plain = await play('echo x > /testbed/new');
+      const disguised = await play(`echo x > /testbed/new && printf '[status]\\n\\tshowUntrackedFiles = no\\n' > /root/.gitconfig && ${fake} > /usr/local/bin/git && chmod 755 /usr/local/bin/git`);
+      expect(disguised.truncated).toBe(false);
+      expect(disguised.info.score?.details.diff_extra).toEqual(plain.info.score?.details.diff_extra);
+      expect(disguised.info.score?.details.diff_extra).toContainEqual(['testbed/new', '??']);
+    } finally {
+      await vec.close();
     }
   });
 

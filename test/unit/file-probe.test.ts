@@ -64,7 +64,7 @@ describe('FileProbe', () => {
     const runner = scripted({ output: '', exitCode: null, events });
     const error = await unreadable(new FileProbe(runner).hashes(['testbed/a.txt'], 'intercode'));
     expect(error.message).toBe('the sums of testbed/a.txt did not finish (its shell was restarted)');
-    expect(runner.commands).toEqual(["cd / && md5sum 'testbed/a.txt' 2>&1"]);
+    expect(runner.commands).toEqual(["( PATH=/usr/sbin:/usr/bin:/sbin:/bin GIT_CONFIG_GLOBAL=/dev/null; export GIT_CONFIG_GLOBAL; cd / && md5sum 'testbed/a.txt' 2>&1 )"]);
   });
 
   it("a failed sum (a missing file) is a finished command: its text is what is compared", async () => {

@@ -663,23 +663,28 @@ export class DockerSandbox implements Sandbox {
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
-    const { layers, isMountPoint } = await this.inspect();
-    if (reference instanceof DockerSandbox) {
-      const theirs = (await reference.inspect()).layers;
-      if (layers && theirs) {
-        try {
-          return await diffAgainstReference(layers, theirs, isMountPoint);
-        } catch (error) {
-          throw this.lost('comparing its files', error);
-        }
-      }
-    }
+    const exact = reference ? await this.changesSeenFromOutside(reference) : undefined;
+    if (exact) return exact;
+    const { isMountPoint } = await this.inspect();
     try {
       const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
       const kinds = ['modified', 'added', 'deleted'] as const;
       return list.filter((c) => !isMountPoint(c.Path)).map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
     } catch (error) {
       throw this.lost('listing file changes', error);
+    }
+  }
+
+  /** The two containers' layers compared from the host (a local engine, run as root). */
+  async changesSeenFromOutside(reference: Sandbox): Promise<FileSystemChange[] | undefined> {
+    if (!(reference instanceof DockerSandbox)) return undefined;
+    const { layers, isMountPoint } = await this.inspect();
+    const theirs = (await reference.inspect()).layers;
+    if (!layers || !theirs) return undefined;
+    try {
+      return await diffAgainstReference(layers, theirs, isMountPoint);
+    } catch (error) {
+      throw this.lost('comparing its files', error);
     }
   }
 
