@@ -123,13 +123,14 @@ export class BashEnv extends SandboxEnv {
    * (an untouched sandbox of the image, see Workspace.reference) and nothing differs from it,
    * git would list what it lists in the reference, read there once: no git process for such
    * an episode (most queries only read). When the comparison or that read fails, git runs
-   * in the episode's sandbox. Where the comparison is read from outside the sandbox, an
-   * episode that changed what the probe relies on (see isScorerInstrument) is not scored.
+   * in the episode's sandbox. Where what the episode changed can be read from outside the
+   * sandbox (compared with the reference from the host, or listed by the engine for a new
+   * sandbox), an episode that changed what the probe relies on (see isScorerInstrument) is not scored.
    * @throws SandboxError STATE_UNREADABLE for such an episode, or a listing not come back whole.
    */
   private async episodeChanges(episode: EpisodeState, probe: FileProbe): Promise<FileChange[]> {
     const { sandbox, reference } = episode;
-    const seen = reference ? await sandbox.changesSeenFromOutside?.(reference).catch(() => undefined) : undefined;
+    const seen = reference || episode.fromImage ? await sandbox.changesSeenFromOutside?.(reference).catch(() => undefined) : undefined;
     const instrument = seen?.find((change) => isScorerInstrument(change.path));
     if (instrument) {
       throw new SandboxError('STATE_UNREADABLE', `the episode changed what the scorer runs or reads (${instrument.path}: ${instrument.kind})`, { details: { change: instrument } });

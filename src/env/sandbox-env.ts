@@ -34,6 +34,8 @@ export interface EpisodeState {
   control: ShellSession;
   /** An untouched sandbox of the same image, when the workspace has one (see Workspace.reference). */
   reference?: Sandbox;
+  /** The sandbox is new: what its engine lists as changed, this episode did (see Workspace.fromImage). */
+  fromImage: boolean;
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;
   steps: readonly { action: string; observation: string }[];
@@ -84,7 +86,7 @@ export abstract class SandboxEnv implements TaskEnv {
         const control = (adopted ? await ShellSession.resume(sandbox, 'control', CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
-        if (!adopted) return { sandbox, control, runner: await this.openRunner(sandbox) };
+        if (!adopted) return { sandbox, control, runner: await this.openRunner(sandbox), fromImage: true };
         const runner = await this.resumeRunner(sandbox);
         return { sandbox, control, ...(runner ? { runner, unusedRunnerPid: runner.pid } : { runner: NO_RUNNER }) };
       } catch (error) {
@@ -275,8 +277,8 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   private episodeState(task: Task): EpisodeState {
-    const { sandbox, runner, control, reference } = this.workspace!;
-    return { task, sandbox, runner, control, ...(reference ? { reference } : {}), lastObservation: this.lastObservation, steps: this.steps };
+    const { sandbox, runner, control, reference, fromImage } = this.workspace!;
+    return { task, sandbox, runner, control, ...(reference ? { reference } : {}), fromImage: fromImage === true, lastObservation: this.lastObservation, steps: this.steps };
   }
 
   async close(): Promise<void> {

@@ -262,6 +262,7 @@ export class InPlaceRestorer {
 
   private async restoreInPlace(workspace: Workspace): Promise<boolean> {
     const { sandbox, control } = workspace;
+    workspace.fromImage = false;
     // An adopted workspace's handed-over agent shell has run nothing: kept, no new one started.
     const keptRunner = workspace.unusedRunnerPid;
     workspace.unusedRunnerPid = undefined;

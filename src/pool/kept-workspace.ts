@@ -65,6 +65,7 @@ export class KeptWorkspace implements WorkspaceSource {
   private async resetOrReplace(): Promise<Workspace> {
     if (this.workspace) {
       try {
+        this.workspace.fromImage = false;
         await this.reset(this.workspace);
         return this.workspace;
       } catch (error) {
@@ -75,6 +76,7 @@ export class KeptWorkspace implements WorkspaceSource {
       }
     }
     const workspace = await this.factory.create();
+    workspace.fromImage = false;
     try {
       await this.prepare?.(workspace);
       await this.reset(workspace);

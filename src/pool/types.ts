@@ -23,6 +23,12 @@ export interface Workspace {
    * `sandbox.changes(reference)` then tells cheaply what an episode changed.
    */
   reference?: Sandbox;
+  /**
+   * Set while the sandbox is as its image made it but for what the current loan did: new,
+   * never restored nor reset by the harness. The engine's own list of its changes is then
+   * exactly what its episode did (see Sandbox.changesSeenFromOutside).
+   */
+  fromImage?: boolean;
 }
 
 /** How an env makes and unmakes its workspaces (the pool calls these; it knows nothing of envs). */

@@ -137,12 +137,14 @@ export interface Sandbox {
    */
   changes(reference?: Sandbox): Promise<FileSystemChange[]>;
   /**
-   * Optional: exactly what differs from `reference` (an untouched sandbox of the same image),
-   * read from outside — no process in either sandbox runs, so nothing an agent left there
-   * (a fake `tar`, an `/etc/ld.so.preload`) can colour it — and a path put back as it was
-   * is not listed. Undefined when this process cannot read the sandboxes' layers.
+   * Optional: what differs, read from outside — no process in the sandbox runs, so nothing
+   * an agent left there (a fake `tar`, an `/etc/ld.so.preload`) can colour it. With
+   * `reference` (an untouched sandbox of the same image): exactly what differs from it, a
+   * path put back as it was not listed; undefined when this process cannot read the
+   * sandboxes' layers. Without: what differs from the image as the engine lists it (a path
+   * ever written is listed, even when put back as it was); undefined when the engine cannot say.
    */
-  changesSeenFromOutside?(reference: Sandbox): Promise<FileSystemChange[] | undefined>;
+  changesSeenFromOutside?(reference?: Sandbox): Promise<FileSystemChange[] | undefined>;
   /**
    * Optional: the host file the engine bind-mounts at `path` in the sandbox (/etc/hostname,
    * /etc/hosts, /etc/resolv.conf), when this process can read and write it (a local engine,

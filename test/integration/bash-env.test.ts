@@ -290,6 +290,18 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect(submit.info.truncation?.reason).toBe('sandbox-lost');
   });
 
+  // The pooled case, compared with an untouched sandbox from the host: pool-restore.test.ts.
+  it("in a new sandbox, an episode that replaced the scorer's git is truncated (state-unreadable) from the engine's own list of changes", async () => {
+    const faker = await newEnv();
+    await faker.reset({ task: taskIndex(GOLD.readOnly) });
+    const fake = await faker.step("rm -rf /testbed/logs && printf '#!/bin/sh\\nexit 0\\n' > /usr/bin/git && git status; echo $?");
+    expect(fake.observation).toBe('0\n');
+    await faker.step(GOLD.readOnly);
+    const submit = await faker.step('submit');
+    expect(submit).toMatchObject({ reward: 0, terminated: false, truncated: true });
+    expect(submit.info.truncation).toEqual({ reason: 'state-unreadable', message: 'the episode changed what the scorer runs or reads (/usr/bin/git: modified)' });
+  });
+
   it("changes hidden behind more untracked files than the scorer's shell keeps: the submit is truncated (state-unreadable), never scored", async () => {
     const hider = await newEnv();
     await hider.reset({ task: taskIndex(GOLD.readOnly) });

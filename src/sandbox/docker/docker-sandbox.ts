@@ -663,20 +663,12 @@ export class DockerSandbox implements Sandbox {
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
-    const exact = reference ? await this.changesSeenFromOutside(reference) : undefined;
-    if (exact) return exact;
-    const { isMountPoint } = await this.inspect();
-    try {
-      const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
-      const kinds = ['modified', 'added', 'deleted'] as const;
-      return list.filter((c) => !isMountPoint(c.Path)).map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
-    } catch (error) {
-      throw this.lost('listing file changes', error);
-    }
+    return (await this.changesSeenFromOutside(reference)) ?? this.changesListedByEngine();
   }
 
-  /** The two containers' layers compared from the host (a local engine, run as root). */
-  async changesSeenFromOutside(reference: Sandbox): Promise<FileSystemChange[] | undefined> {
+  /** The two containers' layers compared from the host (a local engine, run as root); without `reference`, the engine's list. */
+  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
+    if (!reference) return this.changesListedByEngine();
     if (!(reference instanceof DockerSandbox)) return undefined;
     const { layers, isMountPoint } = await this.inspect();
     const theirs = (await reference.inspect()).layers;
@@ -685,6 +677,17 @@ export class DockerSandbox implements Sandbox {
       return await diffAgainstReference(layers, theirs, isMountPoint);
     } catch (error) {
       throw this.lost('comparing its files', error);
+    }
+  }
+
+  private async changesListedByEngine(): Promise<FileSystemChange[]> {
+    const { isMountPoint } = await this.inspect();
+    try {
+      const list = ((await this.container.changes()) ?? []) as { Path: string; Kind: number }[];
+      const kinds = ['modified', 'added', 'deleted'] as const;
+      return list.filter((c) => !isMountPoint(c.Path)).map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'modified' }));
+    } catch (error) {
+      throw this.lost('listing file changes', error);
     }
   }
 

@@ -114,7 +114,7 @@ export class EngineSandbox implements Sandbox {
     return this.call(() => this.inner.changes(inner));
   }
 
-  async changesSeenFromOutside(reference: Sandbox): Promise<FileSystemChange[] | undefined> {
+  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
     const inner = reference instanceof EngineSandbox ? reference.inner : reference;
     return this.inner.changesSeenFromOutside ? this.call(() => this.inner.changesSeenFromOutside!(inner)) : undefined;
   }
