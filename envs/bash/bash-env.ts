@@ -159,17 +159,19 @@ export class BashEnv extends SandboxEnv {
   /**
    * Everything a gold's outcome depends on, the on-disk key of its verified outcome: the
    * image (tag: a hash of every build input, the testbed included; and id), how commands run
-   * (exec mode, its shell, the time limit and output caps, the sandbox's limits), how changed
+   * (exec mode, its shell, the time limit and output caps, the sandbox's limits, what the
+   * runtime shows of /proc and /sys: SandboxRuntime.systemView), how changed
    * files are compared (hash mode), and the task record. The compared part of the gold output
    * (`--eval-obs`) is applied to the stored outcome afterwards, so it is no part of the key.
    */
   goldKey(task: Task): GoldKey {
-    const { spec, execMode, hashMode, shell, intercodeShell, imageId } = this.config;
+    const { spec, execMode, hashMode, shell, intercodeShell, imageId, runtime } = this.config;
     return {
       env: this.id,
       image: spec.image,
       imageId: imageId ?? null,
       limits: { ...spec.limits },
+      system: runtime.systemView ?? runtime.name,
       execMode,
       intercodeShell: execMode === 'intercode' ? (intercodeShell ?? '/bin/bash') : null,
       shell: { ...shell },

@@ -140,9 +140,9 @@ export interface Sandbox {
    * Optional: what differs, read from outside — no process in the sandbox runs, so nothing
    * an agent left there (a fake `tar`, an `/etc/ld.so.preload`) can colour it. With
    * `reference` (an untouched sandbox of the same image): exactly what differs from it, a
-   * path put back as it was not listed; undefined when this process cannot read the
-   * sandboxes' layers. Without: what differs from the image as the engine lists it (a path
-   * ever written is listed, even when put back as it was); undefined when the engine cannot say.
+   * path put back as it was not listed. Without: every path the sandbox has written since
+   * it was made (put back as it was or not). Undefined when this process cannot read the
+   * sandboxes' layers.
    */
   changesSeenFromOutside?(reference?: Sandbox): Promise<FileSystemChange[] | undefined>;
   /**
@@ -182,6 +182,12 @@ export interface FileSystemChange {
 export interface SandboxRuntime {
   /** Short name for logs and info, e.g. "docker". */
   readonly name: string;
+  /**
+   * What a command in its sandboxes sees besides the image's files — the OCI runtime and
+   * what it shows of /proc and /sys — as a string: part of the key of a stored gold outcome
+   * (`find /` lists them). Default: {@link name}.
+   */
+  readonly systemView?: string;
   /** Creates and starts a sandbox. Throws SandboxError SANDBOX_UNAVAILABLE on failure. */
   create(spec: SandboxSpec): Promise<Sandbox>;
   /**

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SandboxError } from '../../src/errors.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime, MASKED_PATHS } from '../../src/sandbox/docker/docker-sandbox.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandEvent, type CommandResult } from '../../src/sandbox/shell/types.js';
@@ -412,6 +412,15 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
     expect((await next.run('sleep 0.1')).events).toEqual([]);
     next.close();
   }, 120_000);
+
+  it.skipIf(target.name !== 'Docker')("the host's kernel caches, memory blocks, block devices and terminals are not shown in /sys (MASKED_PATHS)", async () => {
+    const { shell } = await openShell();
+    const listed = await shell.run(`for p in ${MASKED_PATHS.filter((p) => p.startsWith('/sys/')).join(' ')}; do [ -e $p ] && echo "$p $(ls -A $p | wc -l)"; done; ls /sys/fs/cgroup >/dev/null && echo cgroups-shown`);
+    const shown = listed.output.trim().split('\n').slice(0, -1);
+    expect(shown.length, 'at least /sys/kernel/slab exists (a SLUB kernel)').toBeGreaterThan(0);
+    for (const line of shown) expect(line).toMatch(/ 0$/);
+    expect(listed.output).toMatch(/cgroups-shown\n$/);
+  });
 
   // Regression (was a bug, seen under gVisor, whose exec streams may stay open after the
   // container dies): a command that timed out on a container killed from outside led to a

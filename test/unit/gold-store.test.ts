@@ -12,6 +12,7 @@ import { bashGoldStore, GoldCache } from '../../envs/bash/gold-cache.js';
 import type { BashOutcome } from '../../envs/bash/reward.js';
 import type { Task } from '../../src/datasets/index.js';
 import { defaultGoldCacheDir, GoldStore } from '../../src/golds/gold-store.js';
+import { dockerSystemView } from '../../src/sandbox/docker/docker-sandbox.js';
 import type { SandboxRuntime } from '../../src/sandbox/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
@@ -139,7 +140,7 @@ describe('BashEnv.goldKey: a changed input invalidates exactly the entries it af
     { index: 2, id: '2', query: 'make a file', gold: ['touch /testbed/a', 'ls /testbed'], metadata: {} },
   ];
   const base: BashEnvConfig = {
-    runtime: {} as SandboxRuntime,
+    runtime: { name: 'docker', systemView: dockerSystemView(undefined) } as SandboxRuntime,
     spec: { image: 'intercode-ts/bash-testbed:0123456789abcdef', hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES },
     dataset: tasks,
     execMode: 'session',
@@ -180,6 +181,13 @@ describe('BashEnv.goldKey: a changed input invalidates exactly the entries it af
     expect(await hitsAfter({ ...base, shell: { timeoutMs: 5_000 } })).toEqual(all);
     expect(await hitsAfter({ ...base, spec: { ...base.spec, limits: { ...DEFAULT_LIMITS, memoryBytes: 1 } } })).toEqual(all);
     expect(await hitsAfter({ ...base, hashMode: 'strict' })).toEqual(all);
+  });
+
+  it('what the runtime shows of /proc and /sys (its OCI runtime, the paths it masks): every entry', async () => {
+    const all = [false, false, false];
+    expect(await hitsAfter({ ...base, runtime: { name: 'docker', systemView: dockerSystemView('runsc') } as SandboxRuntime })).toEqual(all);
+    expect(await hitsAfter({ ...base, runtime: { name: 'kubernetes', systemView: 'kubernetes/default' } as SandboxRuntime })).toEqual(all);
+    expect(dockerSystemView(undefined)).not.toBe(dockerSystemView('runc'));
   });
 
   it('writes one file per task, holding its key in the clear', async () => {

@@ -147,3 +147,30 @@ export async function diffAgainstReference(sandbox: LayerPaths, reference: Layer
     for (let i = children.length - 1; i >= 0; i--) pending.push(join(path, children[i]!));
   }
 }
+
+/**
+ * Every path in `sandbox`'s writable layer — what a container that no one restored has
+ * written since it was made from its image — read on the host: a whiteout as `deleted`,
+ * anything else as `modified` (an added path too: the layer alone does not tell; and a
+ * directory that is there only because something inside it was written). Unlike
+ * {@link diffAgainstReference}, a path written back exactly as it was is listed.
+ * @param skip paths that are mounts, not the image's files.
+ */
+export async function writtenPaths(sandbox: LayerPaths, skip: (path: string) => boolean): Promise<FileSystemChange[]> {
+  const written: FileSystemChange[] = [];
+  const pending = readdirSync(sandbox.upper).map((name) => `/${name}`).reverse();
+  requireMounted(sandbox);
+  for (let visits = 1; pending.length > 0; visits++) {
+    if (visits % VISITS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    const path = pending.pop()!;
+    if (skip(path)) continue;
+    const mine = stat(join(sandbox.upper, path));
+    if (!mine) continue;
+    written.push({ path, kind: isWhiteout(mine) ? 'deleted' : 'modified' });
+    if (!mine.isDirectory()) continue;
+    const children = readdirSync(join(sandbox.upper, path));
+    for (let i = children.length - 1; i >= 0; i--) pending.push(join(path, children[i]!));
+  }
+  requireMounted(sandbox);
+  return written;
+}

@@ -31,6 +31,11 @@ export class KubernetesRuntime implements SandboxRuntime {
   readonly name = 'kubernetes';
   readonly watch: PodWatch;
 
+  /** The pods' RuntimeClass: what /proc and /sys show depends on it (and on the node). */
+  get systemView(): string {
+    return `kubernetes/${this.options.runtimeClassName ?? 'default'}`;
+  }
+
   private readonly options: KubernetesRuntimeOptions;
 
   /**

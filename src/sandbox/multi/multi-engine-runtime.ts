@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { EngineUnreachableError, ImageError, SandboxError } from '../../errors.js';
 import type { BuildLog } from '../../images/image-builder.js';
 import type { ImageRecipe } from '../../images/recipe.js';
-import { DockerRuntime } from '../docker/docker-sandbox.js';
+import { DockerRuntime, dockerSystemView } from '../docker/docker-sandbox.js';
 import { connectEngine } from '../docker/engine.js';
 import { thisRunFilter } from '../docker/labels.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../types.js';
@@ -86,6 +86,8 @@ class Engine implements HoldingEngine {
  */
 export class MultiEngineRuntime implements SandboxRuntime {
   readonly name = 'docker-multi';
+  /** Every engine's sandboxes run under INTERCODE_RUNTIME, as a DockerRuntime's do. */
+  readonly systemView = dockerSystemView(process.env.INTERCODE_RUNTIME || undefined);
   private readonly engines: Engine[];
   private readonly options: MultiEngineOptions;
   /** The tag create() is given for each image asked for → its recipe (envs asking for the same image share one entry). */
