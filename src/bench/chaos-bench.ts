@@ -169,7 +169,7 @@ async function restartApiserver(pidFile: string, log: (line: string) => void): P
 async function runChaos(docker: Docker, options: ChaosOptions, log: (line: string) => void): Promise<ChaosResult> {
   const kubernetes = options.engine !== 'docker';
   const engines = kubernetes ? new EngineSet([{ endpoint: options.engine, weight: 1 }]) : EngineSet.local();
-  const victims = kubernetes ? podVictims(loadCluster(parseClusterTarget(options.engine))) : dockerVictims(docker);
+  const victims = kubernetes ? podVictims(await loadCluster(parseClusterTarget(options.engine))) : dockerVictims(docker);
   // A wrong pid file fails now, before any sandbox starts, not half-way through the run.
   if (options.restartApiserver) await apiserverProcess(options.restartApiserver);
   try {

@@ -225,7 +225,7 @@ async function runStepBench(args: readonly string[], io: BenchIO): Promise<numbe
     io.stderr.write(`bench step: ${(error as Error).message}\n`);
     return 1;
   }
-  const runtime = stepRuntime(options.engine, docker, options.runtime);
+  const runtime = await stepRuntime(options.engine, docker, options.runtime);
   if (options.engine !== 'docker') log(`sandboxes: Kubernetes pods (${options.engine})`);
   const set = new SandboxSet(runtime, {
     image: options.image,

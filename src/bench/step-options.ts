@@ -106,6 +106,6 @@ function runtimeName(flag: string, name: string): string {
 }
 
 /** The runtime `--engine` names: the local engine's (with `ociRuntime`, e.g. runsc), or a Kubernetes cluster's (close it after). */
-export function stepRuntime(engine: string, docker: Docker, ociRuntime?: string): SandboxRuntime & { close?(): void } {
-  return engine === 'docker' ? new DockerRuntime(docker, ociRuntime ? { ociRuntime } : {}) : new KubernetesRuntime(loadCluster(parseClusterTarget(engine)));
+export async function stepRuntime(engine: string, docker: Docker, ociRuntime?: string): Promise<SandboxRuntime & { close?(): void }> {
+  return engine === 'docker' ? new DockerRuntime(docker, ociRuntime ? { ociRuntime } : {}) : new KubernetesRuntime(await loadCluster(parseClusterTarget(engine)));
 }

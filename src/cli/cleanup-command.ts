@@ -32,7 +32,7 @@ export function registerCleanupCommand(program: Command): void {
     for (const { endpoint } of engineTargets(flags)) {
       if (isClusterTarget(endpoint)) {
         // Pods by label in the target's namespace; images live on the nodes, not removed here.
-        const cluster = loadCluster(parseClusterTarget(endpoint));
+        const cluster = await loadCluster(parseClusterTarget(endpoint));
         // Pods are never kept warm: --warm has nothing to remove there.
         const pods = flags.warm ? 0 : await cleanupPods(cluster, { deadRunsOnly: !!flags.deadOnly });
         total.containers += pods;

@@ -18,7 +18,8 @@ export function addEnvLifecycle(program: Command, commands: readonly string[]): 
     installShutdownHandlers();
     for (const { endpoint } of engineTargets(action.opts())) {
       if (isClusterTarget(endpoint)) {
-        const reaped = await cleanupPods(loadCluster(parseClusterTarget(endpoint), { retryForMs: 0 }), { deadRunsOnly: true }).catch(() => 0);
+        const cluster = await loadCluster(parseClusterTarget(endpoint), { retryForMs: 0 });
+        const reaped = await cleanupPods(cluster, { deadRunsOnly: true }).catch(() => 0);
         if (reaped > 0) process.stderr.write(`intercode: removed ${reaped} pod(s) left by crashed runs on ${endpoint}\n`);
         continue;
       }

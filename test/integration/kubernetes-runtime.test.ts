@@ -139,7 +139,7 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
 
   it('a pod deleted from outside: every call is SANDBOX_LOST; destroy stays idempotent', async () => {
     const doomed = await runtime.create(spec);
-    const k = loadCluster();
+    const k = await loadCluster();
     await k.core.deleteNamespacedPod({ name: doomed.id, namespace: k.namespace, gracePeriodSeconds: 0 });
     const error = await (async () => {
       for (let i = 0; i < 40; i++) {
@@ -158,7 +158,7 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
   it('--runtime names a RuntimeClass: one the cluster lacks fails the creation with the API\'s reason', async () => {
     vi.stubEnv('INTERCODE_RUNTIME', 'no-such-class');
     try {
-      const other = new KubernetesRuntime(loadCluster());
+      const other = new KubernetesRuntime(await loadCluster());
       const error = await other.create(spec).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SandboxError);
       expect((error as Error).message).toMatch(/^Could not create a sandbox pod from .*RuntimeClass "no-such-class" not found/);
@@ -173,7 +173,7 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
   }, 120_000);
 
   it('crash reaping deletes the pods of a dead run on this host and keeps live ones', async () => {
-    const k = loadCluster();
+    const k = await loadCluster();
     const body = sandboxPod(spec);
     body.metadata!.labels!['io.intercode-ts.run'] = podRunLabelValue(2 ** 22 + 12345);
     const orphan = await k.core.createNamespacedPod({ namespace: k.namespace, body });
@@ -189,7 +189,7 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     expect(check.version).toMatch(/^v1\./);
     expect(check.problem).toBeUndefined();
     // Every node's kubelet pids limit was read (a number, -1 or 0 when it sets none).
-    const nodes = (await loadCluster().core.listNode()).items.map((n) => n.metadata!.name!);
+    const nodes = (await (await loadCluster()).core.listNode()).items.map((n) => n.metadata!.name!);
     expect(Object.keys(check.podPidsLimits ?? {}).sort()).toEqual(nodes.sort());
     for (const node of nodes) expect(typeof check.podPidsLimits![node], node).toBe('number');
     // The same through the CLI: `doctor --engine k8s` adds an ok cluster line, then the pids line.

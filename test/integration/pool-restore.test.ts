@@ -64,11 +64,11 @@ const RUNTIMES = [
       "md5sum /etc/hosts; stat -c '%a %u %g' /etc/hosts /etc/resolv.conf /etc/hostname",
     ),
     kill: async (id: string) => {
-      const k = loadCluster();
+      const k = await loadCluster();
       await k.core.deleteNamespacedPod({ name: id, namespace: k.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     },
     left: async () => {
-      const k = loadCluster();
+      const k = await loadCluster();
       return (await k.core.listNamespacedPod({ namespace: k.namespace, labelSelector: `io.intercode-ts.test=${testRun}` })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
     },
   },

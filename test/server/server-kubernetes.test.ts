@@ -21,7 +21,7 @@ const log = (line: string) => console.log(line);
 
 /** The names of this test run's pods that are not being deleted. */
 async function livePods(): Promise<string[]> {
-  const k = loadCluster();
+  const k = await loadCluster();
   const list = await k.core.listNamespacedPod({ namespace: k.namespace, labelSelector: `io.intercode-ts.test=${testRun}` });
   return list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
 }

@@ -17,14 +17,14 @@ import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
 import { TEST_LABEL } from '../../src/sandbox/docker/labels.js';
 import { IN_CI } from './docker.js';
 
-export type ClusterProbe = { ok: true } | { ok: false; reason: string };
+export type ClusterProbe = { ok: true; cluster: Cluster } | { ok: false; reason: string };
 
 /** Whether a cluster answers and lets us create pods. Never throws. */
 export async function probeCluster(): Promise<ClusterProbe> {
   const configured = process.env.KUBECONFIG ? process.env.KUBECONFIG.split(':').some((f) => existsSync(f)) : existsSync(join(homedir(), '.kube', 'config'));
   if (!configured && !process.env.KUBERNETES_SERVICE_HOST) return { ok: false, reason: 'no KUBECONFIG (start one with ../shared/k8s/up.sh and export KUBECONFIG)' };
   const check = await checkCluster();
-  return check.canCreatePods ? { ok: true } : { ok: false, reason: check.problem ?? 'cannot create pods' };
+  return check.canCreatePods ? { ok: true, cluster: await loadCluster() } : { ok: false, reason: check.problem ?? 'cannot create pods' };
 }
 
 /** Skip only outside CI, printing why. */
@@ -37,12 +37,12 @@ export function skipWithoutCluster(probe: ClusterProbe, suite: string): boolean 
 /** A runtime on the cluster; under CI without a cluster, throws why. */
 export function requireCluster(probe: ClusterProbe): KubernetesRuntime {
   if (!probe.ok) throw new Error(`Kubernetes-backed test needs a cluster: ${probe.reason}`);
-  return new KubernetesRuntime(loadCluster());
+  return new KubernetesRuntime(probe.cluster);
 }
 
 /** Deletes this test run's pods by label and waits (up to 60 s) until none is listed. */
 export async function removeTestPods(testRun: string): Promise<void> {
-  const cluster: Cluster = loadCluster();
+  const cluster: Cluster = await loadCluster();
   await cleanupPods(cluster, { testRun });
   let left: string[] = [];
   for (let i = 0; i < 120; i++) {

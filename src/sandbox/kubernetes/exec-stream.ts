@@ -1,7 +1,6 @@
-import { Exec } from '@kubernetes/client-node';
 import type WebSocket from 'isomorphic-ws';
 import type { AttachedProcess } from '../types.js';
-import type { Cluster } from './cluster.js';
+import { kubernetesLibrary, type Cluster } from './cluster.js';
 
 /** What the status channel said when the process ended. */
 export interface ExecStatus {
@@ -54,6 +53,7 @@ export async function openExec(
   for (const arg of command) query.append('command', arg);
   const path = `/api/v1/namespaces/${cluster.namespace}/pods/${pod}/exec?${query.toString()}`;
   let status: ExecStatus | undefined;
+  const { Exec } = await kubernetesLibrary();
   const ws = await cluster.request(`exec in ${pod}`, () =>
     new Exec(cluster.config).handler.connect(path, null, (channel: number, data: Buffer) => {
       if (channel === 1 || channel === 2) handlers.output(Buffer.from(data));

@@ -1,5 +1,5 @@
-import { Watch, type V1Pod } from '@kubernetes/client-node';
-import type { Cluster } from './cluster.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { kubernetesLibrary, type Cluster } from './cluster.js';
 
 /** Where a pod stands, as far as starting a sandbox goes. */
 export type PodState = { kind: 'starting' } | { kind: 'running' } | { kind: 'failed'; reason: string; imageMissing: boolean } | { kind: 'gone' };
@@ -69,6 +69,7 @@ export class PodWatch {
     for (const name of this.states.keys()) if (!seen.has(name)) this.update(name, { kind: 'gone' });
     if (this.closed) return;
     this.connections += 1;
+    const { Watch } = await kubernetesLibrary();
     this.abort = await new Watch(this.cluster.config).watch(
       `/api/v1/namespaces/${this.cluster.namespace}/pods`,
       { labelSelector: this.selector, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },

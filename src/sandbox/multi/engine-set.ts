@@ -69,7 +69,7 @@ export class EngineSet implements ImageProvisioning {
       if (this.kubernetes) {
         // Pods run images of the nodes' engines (imagePullPolicy Never): built on the local
         // engine, which is the node's on a one-node cluster (see docs/kubernetes.md).
-        const runtime = new KubernetesRuntime(loadCluster(parseClusterTarget(this.targets[0]!.endpoint)));
+        const runtime = new KubernetesRuntime(await loadCluster(parseClusterTarget(this.targets[0]!.endpoint)));
         this.closeRuntime = () => runtime.close();
         if (this.closed) runtime.close();
         let docker: Promise<import('dockerode')> | undefined;
