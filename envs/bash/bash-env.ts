@@ -124,8 +124,8 @@ export class BashEnv extends SandboxEnv {
    * git would list what it lists in the reference, read there once: no git process for such
    * an episode (most queries only read). When the comparison or that read fails, git runs
    * in the episode's sandbox. Where what the episode changed can be read from outside the
-   * sandbox (compared with the reference from the host, or listed by the engine for a new
-   * sandbox), an episode that changed what the probe relies on (see isScorerInstrument) is not scored.
+   * sandbox (compared with the reference on the host, or a new sandbox's writable layer read
+   * there), an episode that changed what the probe relies on (see isScorerInstrument) is not scored.
    * @throws SandboxError STATE_UNREADABLE for such an episode, or a listing not come back whole.
    */
   private async episodeChanges(episode: EpisodeState, probe: FileProbe): Promise<FileChange[]> {

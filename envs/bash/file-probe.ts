@@ -12,9 +12,12 @@ import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
  * ahead of the image's; git reads no user configuration (an agent's `status.showUntrackedFiles
  * no` in /root/.gitconfig would hide its files). What an agent could still change — the
  * programs themselves, the libraries and the loader's configuration, the repository — is
- * checked from outside before scoring (see bash-env.ts, SCORER_INSTRUMENTS).
+ * checked from outside before scoring (see {@link isScorerInstrument}).
  */
 const probe = (command: string) => `( PATH=/usr/sbin:/usr/bin:/sbin:/bin GIT_CONFIG_GLOBAL=/dev/null; export GIT_CONFIG_GLOBAL; cd / && ${command} )`;
+
+/** Git's index: rewritten by an agent's own `git status`, so checked apart (see {@link FileProbe.requirePlainIndex}). */
+export const GIT_INDEX = '/.git/index';
 
 /**
  * What the probe runs or reads besides the files it lists: the repository, git and the
@@ -23,8 +26,6 @@ const probe = (command: string) => `( PATH=/usr/sbin:/usr/bin:/sbin:/bin GIT_CON
  * or `md5sum` say what it likes (a `git` that prints nothing, a commit that makes every
  * change part of the repository, `update-index --assume-unchanged`, an `/etc/ld.so.preload`).
  */
-export const GIT_INDEX = '/.git/index';
-
 const INSTRUMENTS = [
   '/.git',
   '/usr/bin/git',

@@ -34,7 +34,7 @@ export interface EpisodeState {
   control: ShellSession;
   /** An untouched sandbox of the same image, when the workspace has one (see Workspace.reference). */
   reference?: Sandbox;
-  /** The sandbox is new: what its engine lists as changed, this episode did (see Workspace.fromImage). */
+  /** The sandbox is new: every path it has written, this episode wrote (see Workspace.fromImage). */
   fromImage: boolean;
   /** The last observation (the query itself before any action, as in InterCode). */
   lastObservation: string;

@@ -39,6 +39,8 @@ export class KeptWorkspace implements WorkspaceSource {
     this.lent = true;
     try {
       const workspace = await this.resetOrReplace();
+      // Reset before every loan (prepared too, when new): never as its image made it.
+      workspace.fromImage = false;
       if (!this.runnerFresh) workspace.runner = await this.factory.openRunner(workspace.sandbox);
       this.runnerFresh = false;
       return workspace;
@@ -65,7 +67,6 @@ export class KeptWorkspace implements WorkspaceSource {
   private async resetOrReplace(): Promise<Workspace> {
     if (this.workspace) {
       try {
-        this.workspace.fromImage = false;
         await this.reset(this.workspace);
         return this.workspace;
       } catch (error) {
@@ -76,7 +77,6 @@ export class KeptWorkspace implements WorkspaceSource {
       }
     }
     const workspace = await this.factory.create();
-    workspace.fromImage = false;
     try {
       await this.prepare?.(workspace);
       await this.reset(workspace);

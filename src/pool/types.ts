@@ -25,8 +25,8 @@ export interface Workspace {
   reference?: Sandbox;
   /**
    * Set while the sandbox is as its image made it but for what the current loan did: new,
-   * never restored nor reset by the harness. The engine's own list of its changes is then
-   * exactly what its episode did (see Sandbox.changesSeenFromOutside).
+   * never restored nor reset by the harness. Every path it has written is then its episode's
+   * doing (see Sandbox.changesSeenFromOutside without a reference).
    */
   fromImage?: boolean;
 }

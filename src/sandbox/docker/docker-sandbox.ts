@@ -136,9 +136,11 @@ export const MASKED_PATHS: readonly string[] = [
   '/sys/devices/virtual/bdi',
 ];
 
+const MASKED_DIGEST = createHash('sha256').update(MASKED_PATHS.join('\n')).digest('hex').slice(0, 8);
+
 /** {@link SandboxRuntime.systemView} of Docker sandboxes under `ociRuntime` (undefined: the engine's default). */
 export function dockerSystemView(ociRuntime: string | undefined): string {
-  return `docker/${ociRuntime ?? 'default'}/masked:${createHash('sha256').update(MASKED_PATHS.join('\n')).digest('hex').slice(0, 8)}`;
+  return `docker/${ociRuntime ?? 'default'}/masked:${MASKED_DIGEST}`;
 }
 
 /** Sandboxes as Docker containers: no network, resource limits, no new privileges. */

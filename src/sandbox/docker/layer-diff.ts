@@ -107,45 +107,52 @@ const VISITS_PER_TURN = 256;
  */
 export async function diffAgainstReference(sandbox: LayerPaths, reference: LayerPaths, skip: (path: string) => boolean): Promise<FileSystemChange[]> {
   const changes: FileSystemChange[] = [];
-  const pending = readdirSync(sandbox.upper).map((name) => `/${name}`).reverse();
-  // A stopped container's root is unmounted: every path would look added. Checked before
-  // and after the walk, so a container killed meanwhile fails the diff instead of skewing it.
-  requireMounted(sandbox, reference);
-  for (let visits = 1; pending.length > 0; visits++) {
-    if (visits % VISITS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    visit(pending.pop()!);
-  }
-  requireMounted(sandbox, reference);
-  const seen = new Set<string>();
-  return changes.filter((c) => !seen.has(c.path) && seen.add(c.path));
-
-  /** Compares one path of the upper layer; queues its entries when it is a directory. */
-  function visit(path: string): void {
-    if (skip(path)) return;
-    const mine = stat(join(sandbox.upper, path));
-    if (!mine) return;
+  await walkLayer(sandbox, [reference], skip, (path, mine) => {
     const theirs = stat(join(reference.merged, path));
     if (isWhiteout(mine)) {
       if (theirs) changes.push({ path, kind: 'deleted' });
-      return;
+      return undefined;
     }
     if (!theirs) {
       changes.push({ path, kind: 'added' });
-      return;
+      return undefined;
     }
     const sameType = (mine.mode & 0o170000) === (theirs.mode & 0o170000);
     if (!sameType || !sameMetadata(mine, theirs)) changes.push({ path, kind: 'modified' });
     else if (mine.isFile() && !sameContent(join(sandbox.upper, path), join(reference.merged, path), mine.size)) changes.push({ path, kind: 'modified' });
-    if (!sameType || !mine.isDirectory()) return;
+    if (!sameType || !mine.isDirectory()) return undefined;
     const children = readdirSync(join(sandbox.upper, path));
     const inLayer = new Set(children);
     const hidden = referenceListing(reference, path).filter((name) => !inLayer.has(name));
     if (hidden.length > 0 && !stat(join(sandbox.merged, path, hidden[0]!))) {
       for (const name of hidden) if (!skip(join(path, name))) changes.push({ path: join(path, name), kind: 'deleted' });
     }
-    // Depth first, in directory order, as the recursive walk before it did.
+    return children;
+  });
+  const seen = new Set<string>();
+  return changes.filter((c) => !seen.has(c.path) && seen.add(c.path));
+}
+
+/**
+ * Visits every path of `sandbox`'s writable layer but those `skip` names, depth first in
+ * directory order; `visit` returns the entries of a directory to go into. A stopped
+ * container's root is unmounted (every path would look added): `sandbox` and `others` are
+ * checked before and after the walk, so a container killed meanwhile fails it instead of
+ * skewing it.
+ */
+async function walkLayer(sandbox: LayerPaths, others: readonly LayerPaths[], skip: (path: string) => boolean, visit: (path: string, mine: Stats) => readonly string[] | undefined): Promise<void> {
+  const pending = readdirSync(sandbox.upper).map((name) => `/${name}`).reverse();
+  requireMounted(sandbox, ...others);
+  for (let visits = 1; pending.length > 0; visits++) {
+    if (visits % VISITS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    const path = pending.pop()!;
+    if (skip(path)) continue;
+    const mine = stat(join(sandbox.upper, path));
+    if (!mine) continue;
+    const children = visit(path, mine) ?? [];
     for (let i = children.length - 1; i >= 0; i--) pending.push(join(path, children[i]!));
   }
+  requireMounted(sandbox, ...others);
 }
 
 /**
@@ -158,19 +165,9 @@ export async function diffAgainstReference(sandbox: LayerPaths, reference: Layer
  */
 export async function writtenPaths(sandbox: LayerPaths, skip: (path: string) => boolean): Promise<FileSystemChange[]> {
   const written: FileSystemChange[] = [];
-  const pending = readdirSync(sandbox.upper).map((name) => `/${name}`).reverse();
-  requireMounted(sandbox);
-  for (let visits = 1; pending.length > 0; visits++) {
-    if (visits % VISITS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    const path = pending.pop()!;
-    if (skip(path)) continue;
-    const mine = stat(join(sandbox.upper, path));
-    if (!mine) continue;
+  await walkLayer(sandbox, [], skip, (path, mine) => {
     written.push({ path, kind: isWhiteout(mine) ? 'deleted' : 'modified' });
-    if (!mine.isDirectory()) continue;
-    const children = readdirSync(join(sandbox.upper, path));
-    for (let i = children.length - 1; i >= 0; i--) pending.push(join(path, children[i]!));
-  }
-  requireMounted(sandbox);
+    return mine.isDirectory() ? readdirSync(join(sandbox.upper, path)) : undefined;
+  });
   return written;
 }
