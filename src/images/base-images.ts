@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImageError } from '../errors.js';
 
@@ -29,13 +29,17 @@ export interface BaseImage {
   finish?: (root: string) => Promise<void>;
 }
 
-/** Debian 12: the project's default base. */
+/**
+ * Debian 12: the project's default base. Bootstrapped, it is made what its upstream name
+ * says, Docker's `debian:bookworm-slim`: see {@link slimLikeDebianImage}.
+ */
 export const DEBIAN_BOOKWORM: BaseImage = {
-  tag: 'intercode-ts/base:bookworm',
+  tag: 'intercode-ts/base:bookworm-slim',
   upstream: 'debian:bookworm-slim',
   suite: 'bookworm',
   mirrorVariable: 'INTERCODE_DEBIAN_MIRROR',
   defaultMirror: 'http://deb.debian.org/debian',
+  finish: slimLikeDebianImage,
 };
 
 /**
@@ -142,4 +146,106 @@ export async function minimizeLikeUbuntuImage(root: string): Promise<void> {
   if (!mirror || !suite) throw new ImageError('IMAGE_BUILD_FAILED', `${sources} names no mirror and suite`);
   const pockets = ['', '-updates', '-backports', '-security'].map((pocket) => `${suite}${pocket}`);
   await writeFile(sources, pockets.map((pocket) => `deb ${mirror} ${pocket} main restricted universe multiverse\n`).join(''));
+}
+
+/**
+ * What Docker's Debian "slim" images keep out of every package (debuerreotype's slimify
+ * lists): documentation but the copyright files, manuals, info pages, translations but a
+ * few language-neutral files. Globs as dpkg reads them (`*` also matches `/`).
+ */
+const DEBIAN_SLIM_EXCLUDES = [
+  '/usr/share/doc/*',
+  '/usr/share/groff/*',
+  '/usr/share/info/*',
+  '/usr/share/linda/*',
+  '/usr/share/lintian/overrides/*',
+  '/usr/share/locale/*',
+  '/usr/share/man/*',
+];
+const DEBIAN_SLIM_INCLUDES = [
+  '/usr/share/doc/*/copyright',
+  '/usr/share/doc/kde/HTML/C/*',
+  '/usr/share/gnome/help/*/C/*',
+  '/usr/share/locale/all_languages',
+  '/usr/share/locale/currency/*',
+  '/usr/share/locale/l10n/*',
+  '/usr/share/locale/languages',
+  '/usr/share/locale/locale.alias',
+  '/usr/share/omf/*/*-C.emf',
+];
+
+/** A dpkg path glob as a regular expression over an absolute path. */
+function dpkgGlob(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+/**
+ * Whether `path` (absolute, inside the tree at `root`) leads somewhere in that tree, every
+ * symbolic link on the way read as the tree's own system would (absolute targets from `root`).
+ */
+async function resolvesInTree(root: string, path: string): Promise<boolean> {
+  const pending = path.split('/').filter(Boolean);
+  const reached: string[] = [];
+  for (let hops = 0; pending.length > 0; ) {
+    const name = pending.shift()!;
+    if (name === '.') continue;
+    if (name === '..') {
+      reached.pop();
+      continue;
+    }
+    const here = join(root, ...reached, name);
+    const info = await lstat(here).catch(() => undefined);
+    if (!info) return false;
+    if (!info.isSymbolicLink()) {
+      reached.push(name);
+      continue;
+    }
+    if (++hops > 40) return false;
+    const target = await readlink(here);
+    if (target.startsWith('/')) reached.length = 0;
+    pending.unshift(...target.split('/').filter(Boolean));
+  }
+  return true;
+}
+
+/**
+ * Makes a bootstrapped Debian tree what Docker's `debian:<suite>-slim` image is, so a base
+ * built offline holds the same files as a pulled one: the slim dpkg path filters in
+ * `/etc/dpkg/dpkg.cfg.d/docker` (for what is installed later), and what they exclude
+ * removed from the tree now, as debuerreotype does: under each excluded folder every file
+ * no include names, then, until none is left, the folders left empty and the links left dangling.
+ */
+export async function slimLikeDebianImage(root: string): Promise<void> {
+  const includes = DEBIAN_SLIM_INCLUDES.map(dpkgGlob);
+  await mkdir(join(root, 'etc', 'dpkg', 'dpkg.cfg.d'), { recursive: true });
+  const filters = [...DEBIAN_SLIM_EXCLUDES.map((glob) => `path-exclude ${glob}`), ...DEBIAN_SLIM_INCLUDES.map((glob) => `path-include ${glob}`)];
+  await writeFile(join(root, 'etc', 'dpkg', 'dpkg.cfg.d', 'docker'), `# The "slim" variant: files most containers never need are kept out.\n${filters.join('\n')}\n`);
+  /** Everything below `path`, deepest first. */
+  const below = async (path: string): Promise<string[]> => {
+    const names = await readdir(join(root, path)).catch(() => [] as string[]);
+    const paths: string[] = [];
+    for (const name of names) {
+      const child = `${path}/${name}`;
+      if ((await lstat(join(root, child))).isDirectory()) paths.push(...(await below(child)));
+      paths.push(child);
+    }
+    return paths;
+  };
+  for (const folder of new Set(DEBIAN_SLIM_EXCLUDES.map((glob) => glob.slice(0, glob.lastIndexOf('/'))))) {
+    for (const path of await below(folder)) {
+      const info = await lstat(join(root, path));
+      if (!info.isDirectory() && !info.isSymbolicLink() && !includes.some((glob) => glob.test(path))) await rm(join(root, path));
+    }
+    for (let removed = true; removed; ) {
+      removed = false;
+      for (const path of await below(folder)) {
+        const info = await lstat(join(root, path));
+        const gone = info.isDirectory() ? (await readdir(join(root, path))).length === 0 : info.isSymbolicLink() && !(await resolvesInTree(root, path));
+        if (gone) {
+          await rm(join(root, path), { recursive: true });
+          removed = true;
+        }
+      }
+    }
+  }
 }

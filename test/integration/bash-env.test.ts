@@ -100,6 +100,12 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect(env.currentTask).toEqual(env.tasks[index]);
   });
 
+  it("the default image is Debian's slim variant: no manuals or translations, documentation only as copyright files, and dpkg keeps them out", async () => {
+    await env.reset({ task: taskIndex(GOLD.readOnly) });
+    const probe = 'ls /usr/share/man /usr/share/locale | grep -vc -e : -e locale.alias -e "^$"; find /usr/share/doc -type f ! -name copyright | wc -l; grep -c "^path-exclude /usr/share/man/\\*$" /etc/dpkg/dpkg.cfg.d/docker';
+    expect((await env.step(probe)).observation).toBe('0\n0\n1\n');
+  });
+
   it('step returns the output with reward 0, not ended, and what ran in info', async () => {
     await env.reset({ task: taskIndex(GOLD.readOnly) });
     const ok = await env.step('echo hello; cd /testbed');

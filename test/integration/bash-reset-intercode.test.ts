@@ -27,6 +27,8 @@ const PROBE = 'cat /root/marker; ls /testbed/untracked.txt; head -c 7 /testbed/R
 describe.skipIf(skipWithoutEngine(engine, 'bash --reset intercode'))('bash env reset modes', () => {
   let dataDir: string;
   const envs: BashEnv[] = [];
+  /** Images built from testbeds made here (dated by the clock: a new one each run), removed at the end. */
+  const builtImages: string[] = [];
 
   async function newEnv(options: Partial<BashEnvOptions>): Promise<BashEnv> {
     const env = await createBashEnv({ data: join(dataDir, 'tasks.json'), seed: 1, ...options });
@@ -53,6 +55,7 @@ describe.skipIf(skipWithoutEngine(engine, 'bash --reset intercode'))('bash env r
   afterAll(async () => {
     await Promise.all(envs.map((env) => env.close()));
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    for (const tag of builtImages) await requireEngine(engine).getImage(tag).remove();
   });
 
   it('intercode: /root keeps state across episodes, tracked files are restored, untracked ones and /tmp are gone, the cwd is /', async () => {
@@ -129,7 +132,7 @@ describe.skipIf(skipWithoutEngine(engine, 'bash --reset intercode'))('bash env r
     for await (const chunk of tar) chunks.push(chunk as Buffer);
     const tarPath = join(dataDir, 'dated.tar');
     await writeFile(tarPath, Buffer.concat(chunks));
-    await bashTestbedImage(docker, tarPath);
+    builtImages.push(await bashTestbedImage(docker, tarPath));
     const tasks = join(dataDir, 'dated-tasks.json');
     await writeFile(tasks, JSON.stringify([{ query: 'Which files in /tb changed in the last hour?', gold: 'find /tb -cmin -60 -type f | sort' }]));
     // Folders must take the room of new ones (an overlay copy-up would add an extended-attribute block `du` counts).

@@ -4,15 +4,15 @@
  * the pinned Release file.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bashCli, chooseBashBase } from '../../envs/bash/cli.js';
 import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ConfigError, ImageError } from '../../src/errors.js';
-import { DEBIAN_BOOKWORM, debootstrapArgs, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
+import { DEBIAN_BOOKWORM, debootstrapArgs, slimLikeDebianImage, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
 import { recipeTag } from '../../src/images/recipe.js';
 
 describe('--base', () => {
@@ -148,5 +148,68 @@ describe('pinned Release file', () => {
 
   it('checks nothing for a base whose keyring the host has', async () => {
     await expect(verifyPinnedRelease(DEBIAN_BOOKWORM, '/nonexistent')).resolves.toBeUndefined();
+  });
+});
+
+describe('the bootstrapped Debian base, made slim', () => {
+  let root: string | undefined;
+  afterEach(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('keeps out what Docker\'s debian slim image does, and keeps it out of later installs', async () => {
+    root = await mkdtemp(join(tmpdir(), 'intercode-slim-'));
+    const tree: Record<string, string> = {
+      'usr/share/doc/git/copyright': 'c',
+      'usr/share/doc/git/README.md': 'r',
+      'usr/share/doc/git/howto/recipe.txt': 'h',
+      'usr/share/man/man1/ls.1.gz': 'm',
+      'usr/share/locale/locale.alias': 'a',
+      'usr/share/locale/de/LC_MESSAGES/git.mo': 'mo',
+      'usr/share/info/dir': 'i',
+      'usr/share/common-licenses/GPL': 'g',
+      'usr/share/zoneinfo/UTC': 'z',
+    };
+    for (const [path, content] of Object.entries(tree)) {
+      await mkdir(join(root, dirname(path)), { recursive: true });
+      await writeFile(join(root, path), content);
+    }
+    await mkdir(join(root, 'usr/share/doc/libc6'), { recursive: true });
+    // A link resolved inside the tree (absolute from its root), one left dangling by the pruning, and a folder link.
+    await symlink('/usr/share/common-licenses/GPL', join(root, 'usr/share/doc/libc6/copyright'));
+    await symlink('/usr/share/doc/git/README.md', join(root, 'usr/share/doc/libc6/README.md'));
+    await symlink('git', join(root, 'usr/share/doc/git-man'));
+
+    await slimLikeDebianImage(root);
+
+    // (readdir goes through the folder link: what it shows there is git's folder again.)
+    const left = (await readdir(root, { recursive: true })).map(String).filter((p) => p.startsWith('usr/share/') && !p.startsWith('usr/share/doc/git-man/')).sort();
+    expect(left).toEqual([
+      'usr/share/common-licenses',
+      'usr/share/common-licenses/GPL',
+      'usr/share/doc',
+      'usr/share/doc/git',
+      'usr/share/doc/git-man',
+      'usr/share/doc/git/copyright',
+      'usr/share/doc/libc6',
+      'usr/share/doc/libc6/copyright',
+      'usr/share/info',
+      'usr/share/locale',
+      'usr/share/locale/locale.alias',
+      'usr/share/man',
+      'usr/share/zoneinfo',
+      'usr/share/zoneinfo/UTC',
+    ]);
+    expect(await readlink(join(root, 'usr/share/doc/git-man'))).toBe('git');
+    const config = await readFile(join(root, 'etc/dpkg/dpkg.cfg.d/docker'), 'utf8');
+    expect(config).toContain('path-exclude /usr/share/doc/*\n');
+    expect(config).toContain('path-include /usr/share/doc/*/copyright\n');
+    expect(config).toContain('path-exclude /usr/share/man/*\n');
+    expect(config).toContain('path-include /usr/share/locale/locale.alias\n');
+  });
+
+  it('is what a bootstrapped bookworm base is finished with, under its own tag', () => {
+    expect(DEBIAN_BOOKWORM.finish).toBe(slimLikeDebianImage);
+    expect(DEBIAN_BOOKWORM.tag).toBe('intercode-ts/base:bookworm-slim');
   });
 });
