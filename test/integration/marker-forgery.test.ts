@@ -149,7 +149,8 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
 
     it.skipIf(gvisorGap('gVisor 20221219 does not list /proc/<pid>/fd (Invalid argument): the attack cannot be mounted there'))('a command line written into the shell\'s own input is reported, never run as the next step', async () => {
       const shell = await openShell(transport);
-      const inject = `for f in $(${INPUT_FDS}); do printf '%s\\n' "$(( \${__ic_line%%:*} + 1 )):00 echo S0-injected" > $f; done; echo S0-own`;
+      // A well-formed frame (header with the length, then the text) for the next sequence number.
+      const inject = `c='echo S0-injected'; for f in $(${INPUT_FDS}); do printf '%s %s\\n%s' "$(( \${__ic_line%%:*} + 1 )):00" \${#c} "$c" > $f; done; echo S0-own`;
       const results = await play(shell, [inject, 'echo S1-own', 'echo S2-own']);
       expectReported(results);
     });

@@ -40,8 +40,10 @@ describe('simplifyPath (InterCode cd emulation)', () => {
 });
 
 describe('shell wire format', () => {
-  it('escapes backslashes and newlines so a command is one line, and drops NUL', () => {
-    expect(encodeCommand(7, 'printf "a\\tb"\necho \'x\'\0', 'f00d')).toBe('7:f00d printf "a\\\\tb"\\necho \'x\'\n');
+  it('sends a header with the length, then the text in ASCII: backslashes doubled, other bytes as \\xHH, NUL dropped, newlines as they are', () => {
+    expect(encodeCommand(7, 'printf "a\\tb"\necho \'x\'\0', 'f00d')).toBe('7:f00d 23\nprintf "a\\\\tb"\necho \'x\'');
+    expect(encodeCommand(8, 'echo é€', 'ab')).toBe('8:ab 25\necho \\xc3\\xa9\\xe2\\x82\\xac');
+    expect(encodeCommand(9, '', 'ab')).toBe('9:ab 0\n');
   });
   it('parses a marker, keeping spaces in the working directory', () => {
     expect(parseMarker('3:ab12 1 42 5 256 0 /tmp/a b')).toEqual({

@@ -32,9 +32,12 @@ import { liveKeeper } from './warm-keeper-lock.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
 import { killProcesses } from '../shell/kill-processes.js';
-import { shellQuote } from '../shell/shell-script.js';
+import { SHELL_SCRIPT, shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
+
+/** The shell program's digest: part of a parked sandbox's key (see warmKey). */
+const SHELL_DIGEST = createHash('sha256').update(SHELL_SCRIPT).digest('hex').slice(0, 16);
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 
 function statusCode(error: unknown): number | undefined {
@@ -317,7 +320,9 @@ export class DockerRuntime implements SandboxRuntime {
   /**
    * The configuration a parked sandbox must match to be adopted for `spec`: the image's id
    * (a rebuilt tag is another image), the spec (limits, mounts, labels…), the OCI runtime,
-   * the masked kernel paths, the transport and channel root, the disk limit and the test run.
+   * the masked kernel paths, the transport and channel root, the disk limit, the test run,
+   * and the shell program its control shell runs (another version of the harness may speak
+   * another protocol to it).
    */
   private async warmKey(spec: SandboxSpec): Promise<string> {
     const { id: imageId } = await this.image(spec.image);
@@ -331,6 +336,7 @@ export class DockerRuntime implements SandboxRuntime {
       channels: this.transport === 'fifo' ? channelRoot() : null,
       diskBytes: spec.limits.diskBytes ?? defaultDiskBytes(),
       testRun: ownerLabels()[TEST_LABEL] ?? null,
+      shell: SHELL_DIGEST,
     };
     return createHash('sha256').update(JSON.stringify(configuration)).digest('hex').slice(0, 16);
   }

@@ -25,11 +25,14 @@ const report = (seq: string, status: string, counters: string) => String.raw`
  * The bash program a {@link ShellSession} runs inside the sandbox, and its wire format.
  *
  * Host → shell on stdin: first the session's nonce on a line of its own (never in the
- * environment, so neither `env` nor /proc/<pid>/environ of any process shows it), then one
- * line per command: `<seq>:<token> <command>` where the command has `\` written as `\\` and
- * newlines as `\n`, decoded with `printf %b` (so quotes of every kind pass through
- * untouched). The command is `eval`ed in the shell itself, so cd, variables and functions
- * persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads
+ * environment, so neither `env` nor /proc/<pid>/environ of any process shows it), then per
+ * command a header line `<seq>:<token> <length>` and the command's text, `length` ASCII
+ * characters: `\` written as `\\` and every byte outside ASCII as `\xHH`, decoded with
+ * `printf %b` (so quotes of every kind pass through untouched). bash reads a line from a
+ * pipe a byte per system call, a fixed count (`read -N`) in blocks: only the header goes
+ * byte by byte (measured: reading a control shell's commands a byte at a time was ~45 % of
+ * its CPU). ASCII keeps the count the same in every locale the command may set. The
+ * command is `eval`ed in the shell itself, so cd, variables and functions persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads
  * fd 3 and reports on fd 4, both closed for the command and everything it starts.
  *
  * Descriptor 4 is the control channel when the transport gives the shell one (a FIFO of its
@@ -73,7 +76,9 @@ while IFS= builtin read -r -u 3 __ic_line; do
     ${report('0', '0', '1')}
     continue
   fi
-  builtin printf -v __ic_cmd '%b' "\${__ic_line#* }"
+  __ic_n=\${__ic_line##* } __ic_cmd=
+  case $__ic_n in ''|0|*[!0-9]*) ;; *) IFS= builtin read -r -N "$__ic_n" -u 3 __ic_cmd ;; esac
+  builtin printf -v __ic_cmd '%b' "$__ic_cmd"
   __ic_t=\${EPOCHREALTIME/[.,]/}
   builtin eval "\${__ic_x:+set -x
 }$__ic_cmd" 3<&- 4>&-
@@ -113,14 +118,20 @@ exit 0
 `.replaceAll('\\${', '${');
 
 /**
- * Encodes a command as one protocol line (NUL bytes cannot reach bash and are dropped). The
- * line's id is `<seq>:<token>`, echoed back in the command's marker: a fresh random token
- * per command means nothing can write a marker for a command before it was sent.
+ * Encodes a command as a header line and its text (NUL bytes cannot reach bash and are
+ * dropped; see SHELL_SCRIPT for the format). The command's id is `<seq>:<token>`, echoed
+ * back in its marker: a fresh random token per command means nothing can write a marker
+ * for a command before it was sent.
  */
 export function encodeCommand(seq: number, command: string, token = ''): string {
-  const escaped = command.replace(/\0/g, '').replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-  return `${seq}:${token} ${escaped}\n`;
+  const text = command
+    .replace(/\0/g, '')
+    .replace(/\\/g, '\\\\')
+    .replace(/[^\0-\x7f]+/gu, (run) => Array.from(utf8.encode(run), (byte) => `\\x${byte.toString(16).padStart(2, '0')}`).join(''));
+  return `${seq}:${token} ${text.length}\n${text}`;
 }
+
+const utf8 = new TextEncoder();
 
 export interface ShellMarker {
   seq: number;
