@@ -25,6 +25,7 @@ export * from './scoring/index.js';
 export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingProtocol } from './replay/replay.js';
 export * from '../envs/bash/index.js';
 export * from '../envs/sql/index.js';
+export { SharedServerBackend, PrivateServerBackend } from '../envs/sql/mariadb/backends.js';
 export * from '../envs/ctf/index.js';
 export * from '../envs/python/index.js';
 export * from './policy/index.js';

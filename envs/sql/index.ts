@@ -7,7 +7,6 @@ import { packagePath } from '../../src/package-path.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import type { SqlBackend } from './backend.js';
 import { SqlGoldCache } from './gold-cache.js';
-import { PrivateServerBackend, SharedServerBackend } from './mariadb/backends.js';
 import type { SqlRewardOptions } from './reward.js';
 import { builtinDump, ensureSqlImage, readDumps } from './server-image.js';
 import { SqliteBackend } from './sqlite/sqlite-backend.js';
@@ -18,7 +17,6 @@ export { sqlReward, hasTopLevelOrderBy, type ScoredRows, type SqlRewardOptions, 
 export { kendallTauB } from './kendall.js';
 export { SqlGoldCache } from './gold-cache.js';
 export { SqliteBackend } from './sqlite/sqlite-backend.js';
-export { SharedServerBackend, PrivateServerBackend } from './mariadb/backends.js';
 export { ensureSqlImage, builtinDump, readDumps } from './server-image.js';
 export { DatabaseNotFoundError, DumpLoadError } from './errors.js';
 export type { SqlBackend, SqlSession, QueryOutcome, ExecuteLimits } from './backend.js';
@@ -76,6 +74,8 @@ async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend>
   const dumps = options.dumps?.length ? await readDumps(options.dumps) : [await builtinDump()];
   const image = await ensureSqlImage(engines, dumps, options.buildLog ?? (() => undefined));
   const server = { runtime: await engines.runtime(), image };
+  // The MariaDB client library loads in ~40 ms: only an env on a server pays for it.
+  const { PrivateServerBackend, SharedServerBackend } = await import('./mariadb/backends.js');
   return writable ? new PrivateServerBackend(server) : SharedServerBackend.start(server);
 }
 

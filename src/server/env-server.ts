@@ -7,7 +7,7 @@ import type { EnvSlots } from './env-slots.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
 import { HttpRoutes, type ServerMetadata } from './transports/http-routes.js';
-import { McpTransport } from './transports/mcp.js';
+import type { McpTransport } from './transports/mcp.js';
 import { WebSocketTransport } from './transports/websocket.js';
 
 export interface EnvServerOptions {
@@ -55,12 +55,15 @@ export class EnvServer {
   private closing: Promise<void> | undefined;
   private listeningPort = 0;
 
-  private constructor(private readonly options: EnvServerOptions) {
+  private constructor(
+    private readonly options: EnvServerOptions,
+    Mcp: typeof McpTransport,
+  ) {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
     this.leases = new SessionLeases(slots, { idleTimeoutMs });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
     this.ws = new WebSocketTransport({ leases: this.leases, maxMessageBytes, heartbeatMs, log });
-    this.mcp = new McpTransport({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
+    this.mcp = new Mcp({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
     this.http = createServer((request, response) => void this.request(request, response));
     this.http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
     this.http.on('clientError', (_error, socket) => socket.destroy());
@@ -72,7 +75,9 @@ export class EnvServer {
    */
   static async start(options: EnvServerOptions): Promise<EnvServer> {
     checkListening(options.host, options.token);
-    const server = new EnvServer(options);
+    // The MCP SDK (with zod, ajv and hono) loads in ~0.1 s: only a command that serves pays for it.
+    const { McpTransport: Mcp } = await import('./transports/mcp.js');
+    const server = new EnvServer(options, Mcp);
     await new Promise<void>((resolve, reject) => {
       server.http.once('error', reject);
       server.http.listen(options.port, options.host, () => {
