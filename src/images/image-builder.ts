@@ -56,6 +56,11 @@ function labelsForImages(role: string): Record<string, string> {
 export async function ensureBaseImage(docker: Docker, log: BuildLog, base: BaseImage = DEBIAN_BOOKWORM): Promise<string> {
   const existing = await imageId(docker, base.tag);
   if (existing) return existing;
+  return onceAtATime(docker, base.tag, () => makeBaseImage(docker, log, base));
+}
+
+/** Pulls or bootstraps `base` (see {@link ensureBaseImage}). */
+async function makeBaseImage(docker: Docker, log: BuildLog, base: BaseImage): Promise<string> {
   const [repo, tag] = base.tag.split(':') as [string, string];
   try {
     log(`pulling ${base.upstream}`);
@@ -111,6 +116,29 @@ export async function ensureImage(docker: Docker, recipe: ImageRecipe, log: Buil
   const parentId = base ? await ensureBaseImage(docker, log, base) : (await imageId(docker, parentRef))!;
   const tag = recipeTag(recipe, parentId);
   if (await imageId(docker, tag)) return tag;
+  return onceAtATime(docker, tag, () => buildTagged(docker, recipe, parentRef, tag, log));
+}
+
+/** Work under way per engine and key (an image tag): see {@link onceAtATime}. */
+const underWay = new WeakMap<Docker, Map<string, Promise<string>>>();
+
+/**
+ * `work()`, unless work for `key` on `docker` is under way already: then that work's result.
+ * Two envs opened at once (SQL envs over two dumps share the server image) would otherwise
+ * build the same image twice, and the tag would move to the second, leaving the first untagged.
+ */
+function onceAtATime(docker: Docker, key: string, work: () => Promise<string>): Promise<string> {
+  let running = underWay.get(docker);
+  if (!running) underWay.set(docker, (running = new Map()));
+  const current = running.get(key);
+  if (current) return current;
+  const started = work().finally(() => running.delete(key));
+  running.set(key, started);
+  return started;
+}
+
+/** Builds `recipe` on its parent `parentRef` under `tag`. */
+async function buildTagged(docker: Docker, recipe: ImageRecipe, parentRef: string, tag: string, log: BuildLog): Promise<string> {
   log(`building ${tag}`);
   const context = await packEntries([
     { name: 'Dockerfile', type: 'file', content: Buffer.from(recipe.dockerfile), mode: 0o644 },

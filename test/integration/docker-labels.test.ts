@@ -84,4 +84,17 @@ describe.skipIf(skipWithoutEngine(engine, 'Docker label tests'))('container labe
     expect((await labelsOf(production))[TEST_LABEL]).toBeUndefined();
     expect(await cleanup(docker, { testRun: builderRun })).toEqual({ containers: 0, images: 0 });
   });
+
+  // Regression (was a bug): two envs opened at once (SQL envs over two dumps share the server
+  // image) built the same recipe twice; the tag moved to the second image and left the first untagged.
+  it('one recipe asked for twice at once is built once, leaving no untagged image', async () => {
+    const probe = randomBytes(6).toString('hex');
+    const recipe = { repository: 'intercode-ts/build-once-probe', dockerfile: `ARG BASE\nFROM \${BASE}\nRUN echo ${probe} > /probe\nLABEL probe=${probe}\n`, files: {}, parent: 'base' as const };
+    const tags = await Promise.all([ensureImage(docker, recipe, () => undefined), ensureImage(docker, recipe, () => undefined)]);
+    images.push(tags[0]);
+    expect(tags[1]).toBe(tags[0]);
+    // Top-level images only (a build's intermediate layers are listed with all: true); an untagged one is <none>:<none>.
+    const built = await docker.listImages({ filters: JSON.stringify({ label: [`probe=${probe}`] }) });
+    expect(built.map((image) => image.RepoTags)).toEqual([[tags[0]]]);
+  });
 });
