@@ -290,6 +290,16 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
       expect(result.events).toEqual([]);
     });
 
+    // The wire format counts the command's length: in ASCII, so a command that sets a UTF-8
+    // locale (where bash's read -N counts characters, not bytes) cannot shift the next command.
+    it('text outside ASCII arrives whole whatever locale a command set, a long command too', async () => {
+      expect((await shell.run('export LC_ALL=C.UTF-8; echo "héllo ✓"')).output).toBe('héllo ✓\n');
+      expect((await shell.run('echo "日本語 🎉 $((1 + 1))"')).output).toBe('日本語 🎉 2\n');
+      const long = await shell.run(`printf %s '${'é'.repeat(256 * 1024)}' | wc -c`);
+      expect(long.output).toBe(`${256 * 1024 * 2}\n`);
+      expect((await shell.run('unset LC_ALL; echo next')).output).toBe('next\n');
+    });
+
     it('a syntax error is an observation, and the shell goes on', async () => {
       const result = await shell.run('echo "unbalanced');
       expect(result.exitCode).toBe(2);
