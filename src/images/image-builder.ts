@@ -172,12 +172,28 @@ async function buildTagged(docker: Docker, recipe: ImageRecipe, parentRef: strin
       ),
     );
   } catch (error) {
+    await removeStepImages(docker, lines);
     throw new ImageError('IMAGE_BUILD_FAILED', `Building ${recipe.repository} failed: ${(error as Error).message}\n${lines.slice(-15).join('\n')}`, {
       details: { repository: recipe.repository, tag },
       cause: error,
     });
   }
   return tag;
+}
+
+/**
+ * After a failed build: the images its finished steps left (` ---> <id>` in the build's
+ * output), newest first, each removed when nothing is tagged on it and no other image
+ * builds on it (the engine refuses otherwise: a step's image that an earlier build's
+ * image stands on stays). Without this every failed build left untagged images behind.
+ */
+async function removeStepImages(docker: Docker, buildOutput: readonly string[]): Promise<void> {
+  const ids = buildOutput.flatMap((line) => /^ ---> ([0-9a-f]{12,64})$/.exec(line)?.[1] ?? []);
+  for (const id of ids.reverse()) {
+    const image = docker.getImage(id);
+    const tags = await image.inspect().then((info) => info.RepoTags ?? [], () => undefined);
+    if (tags?.length === 0) await image.remove().catch(() => undefined);
+  }
 }
 
 /**

@@ -93,8 +93,10 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
     }
   });
 
-  it('a dump that fails to load stops the build with an error naming the dump and the line', async () => {
-    requireEngine(engine);
+  it('a dump that fails to load stops the build with an error naming the dump and the line, and leaves no untagged image', async () => {
+    const docker = requireEngine(engine);
+    const untagged = async () => (await docker.listImages({ filters: JSON.stringify({ dangling: ['true'], label: ['io.intercode-ts.owner=intercode-ts'] }) })).map((image) => image.Id).sort();
+    const before = await untagged();
     const { dir, remove } = await makeTempDir();
     const path = join(dir, 'broken.sql');
     await writeFile(path, 'CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n');
@@ -105,6 +107,8 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
       expect((error as DumpLoadError).line).toBe(3);
       expect((error as Error).message).toMatch(/broken\.sql, line 3: failed to load: ERROR 1064/);
       await expect(unlabelled(() => createSqlEnvs({ dumps: [path] }, 1))).rejects.toThrow(/broken\.sql, line 3/);
+      // The failed builds' finished steps (the dumps copied in) are not left as untagged images.
+      expect(await untagged()).toEqual(before);
     } finally {
       await remove();
     }
