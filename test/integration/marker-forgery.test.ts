@@ -92,7 +92,7 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       const shell = await openShell(transport);
       const [a, b, c] = await play(shell, [
         '@handover /tmp/taken; echo S0-after $?',
-        // A newline in a command cannot start a protocol line: it is sent escaped.
+        // A newline in a command cannot start a protocol line: it is inside the command's counted text.
         'echo S1-own\n@handover /tmp/taken',
         'echo S2-own',
       ]);
@@ -153,6 +153,18 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       const inject = `c='echo S0-injected'; for f in $(${INPUT_FDS}); do printf '%s %s\\n%s' "$(( \${__ic_line%%:*} + 1 )):00" \${#c} "$c" > $f; done; echo S0-own`;
       const results = await play(shell, [inject, 'echo S1-own', 'echo S2-own']);
       expectReported(results);
+    });
+
+    it.skipIf(gvisorGap('gVisor 20221219 does not list /proc/<pid>/fd (Invalid argument): the attack cannot be mounted there'))('a header written into the shell\'s own input that claims a gigabyte costs the next step its time limit, no more: that step never runs, the ones after it do', async () => {
+      const shell = await openShell(transport);
+      // The shell then waits for 10^9 characters, taking the harness's next command as their start.
+      const inject = `for f in $(${INPUT_FDS}); do printf '%s 999999999\\n' "$(( \${__ic_line%%:*} + 1 )):00" > $f; done; echo S0-own`;
+      const [, swallowed, after] = await play(shell, [inject, 'echo S1-own', 'echo S2-own'], 2_000);
+      expect(swallowed!.output).toBe('');
+      expect(swallowed!.exitCode).toBeNull();
+      expect(swallowed!.events.map((e) => e.kind)).toContain('timed-out');
+      expect(after!.output).toBe('S2-own\n');
+      expect(after!.events).toEqual([]);
     });
 
     it('a forged end that leaves the command running does not lift the time limit', async () => {

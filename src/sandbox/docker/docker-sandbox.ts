@@ -35,10 +35,10 @@ import { killProcesses } from '../shell/kill-processes.js';
 import { SHELL_SCRIPT, shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
+import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 
 /** The shell program's digest: part of a parked sandbox's key (see warmKey). */
 const SHELL_DIGEST = createHash('sha256').update(SHELL_SCRIPT).digest('hex').slice(0, 16);
-import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 
 function statusCode(error: unknown): number | undefined {
   return typeof error === 'object' && error !== null && 'statusCode' in error

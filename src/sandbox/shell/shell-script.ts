@@ -32,8 +32,9 @@ const report = (seq: string, status: string, counters: string) => String.raw`
  * pipe a byte per system call, a fixed count (`read -N`) in blocks: only the header goes
  * byte by byte (measured: reading a control shell's commands a byte at a time was ~45 % of
  * its CPU). ASCII keeps the count the same in every locale the command may set. The
- * command is `eval`ed in the shell itself, so cd, variables and functions persist. Its stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads
- * fd 3 and reports on fd 4, both closed for the command and everything it starts.
+ * command is `eval`ed in the shell itself, so cd, variables and functions persist. Its
+ * stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads fd 3 and
+ * reports on fd 4, both closed for the command and everything it starts.
  *
  * Descriptor 4 is the control channel when the transport gives the shell one (a FIFO of its
  * own: then nothing the command prints can look like a report), else a copy of stdout
@@ -117,6 +118,8 @@ done
 exit 0
 `.replaceAll('\\${', '${');
 
+const utf8 = new TextEncoder();
+
 /**
  * Encodes a command as a header line and its text (NUL bytes cannot reach bash and are
  * dropped; see SHELL_SCRIPT for the format). The command's id is `<seq>:<token>`, echoed
@@ -131,7 +134,6 @@ export function encodeCommand(seq: number, command: string, token = ''): string 
   return `${seq}:${token} ${text.length}\n${text}`;
 }
 
-const utf8 = new TextEncoder();
 
 export interface ShellMarker {
   seq: number;
