@@ -182,14 +182,27 @@ async function buildTagged(docker: Docker, recipe: ImageRecipe, parentRef: strin
 }
 
 /**
+ * The image ids a legacy build's output names as its steps' results: a ` ---> <id>` line
+ * right after the step's own line, after ` ---> Using cache`, or after the builder removed
+ * the step's container. Not such a line anywhere else: a `RUN` step's output (a dump being
+ * loaded, say) may print anything.
+ */
+export function stepImageIds(buildOutput: readonly string[]): string[] {
+  return buildOutput.flatMap((line, i) => {
+    const id = /^ ---> ([0-9a-f]{12,64})$/.exec(line)?.[1];
+    const before = buildOutput[i - 1] ?? '';
+    return id && /^(Step \d+\/\d+ : | ---> Using cache$|Removing intermediate container )/.test(before) ? [id] : [];
+  });
+}
+
+/**
  * After a failed build: the images its finished steps left (` ---> <id>` in the build's
  * output), newest first, each removed when nothing is tagged on it and no other image
  * builds on it (the engine refuses otherwise: a step's image that an earlier build's
  * image stands on stays). Without this every failed build left untagged images behind.
  */
 async function removeStepImages(docker: Docker, buildOutput: readonly string[]): Promise<void> {
-  const ids = buildOutput.flatMap((line) => /^ ---> ([0-9a-f]{12,64})$/.exec(line)?.[1] ?? []);
-  for (const id of ids.reverse()) {
+  for (const id of stepImageIds(buildOutput).reverse()) {
     const image = docker.getImage(id);
     const tags = await image.inspect().then((info) => info.RepoTags ?? [], () => undefined);
     if (tags?.length === 0) await image.remove().catch(() => undefined);
