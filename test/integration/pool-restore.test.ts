@@ -153,6 +153,27 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
     }
   });
 
+  // A reference is read once and kept (it never changes): what was read while it ran still
+  // stands after it stops; a path never read, once it stopped, fails the comparison rather than
+  // reading an unmounted root (where every path of the sandbox would look added).
+  it.skipIf(target.name !== 'Docker')('a comparison with a reference stopped since reuses what it read, and fails where it would read it now', async (context) => {
+    const [used, reference] = await Promise.all([factory.create(), factory.create()]);
+    try {
+      const before = await used.sandbox.changesSeenFromOutside?.(reference.sandbox);
+      if (before === undefined) context.skip("this process cannot read the engine's layers (run as root, local engine)");
+      expect(before).toEqual([]);
+      expect((await used.runner.run('echo changed >> /testbed/README.md')).exitCode).toBe(0);
+      const changed = [{ path: '/testbed/README.md', kind: 'modified' }];
+      expect(await used.sandbox.changesSeenFromOutside?.(reference.sandbox)).toEqual(changed);
+      await target.kill(reference.sandbox.id);
+      expect(await used.sandbox.changesSeenFromOutside?.(reference.sandbox)).toEqual(changed);
+      expect((await used.runner.run('echo new > /opt/unread')).exitCode).toBe(0);
+      await expect(used.sandbox.changesSeenFromOutside!(reference.sandbox)).rejects.toThrow(/comparing its files failed/);
+    } finally {
+      await Promise.all([factory.destroy(used), factory.destroy(reference)]);
+    }
+  });
+
   it('a restored workspace scores an episode that changed nothing without running git, and every episode as a new sandbox would', async () => {
     const [pooled, plain] = await createBashEnvs({ engines }, 2);
     const { vec } = pooledVecEnv([pooled!], { autoreset: 'disabled', pool: { minIdle: 1 } });
