@@ -8,7 +8,7 @@ import { renderObservation, type CommandRunner } from '../../src/sandbox/shell/t
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { goldText, type Task } from '../../src/datasets/index.js';
 import { FileProbe, GIT_INDEX, isScorerInstrument, type HashMode } from './file-probe.js';
-import { GoldCache } from './gold-cache.js';
+import { GoldCache, type GoldRun } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
@@ -152,8 +152,18 @@ export class BashEnv extends SandboxEnv {
   private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
     const gold = goldText(task);
     const run = () => this.runGold(gold);
-    if (!this.goldCache) return run().then((outcome) => ({ outcome, cached: false }));
-    return this.goldCache.get(`${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${gold}`, run, this.goldKey(task));
+    if (!this.goldCache) return run().then(({ outcome }) => ({ outcome, cached: false }));
+    return this.goldCache.get(this.goldCacheKey(task), run, this.goldKey(task));
+  }
+
+  /** The gold cache's in-process key of `task`'s gold. */
+  private goldCacheKey(task: Task): string {
+    return `${this.config.spec.image}\0${this.config.execMode}\0${this.config.hashMode}\0${goldText(task)}`;
+  }
+
+  /** How long `task`'s gold took when it was verified (see GoldCache.durationMs); undefined without a gold cache. */
+  async goldDurationMs(task: Task): Promise<number | undefined> {
+    return this.goldCache?.durationMs(this.goldCacheKey(task), this.goldKey(task));
   }
 
   /**
@@ -185,7 +195,7 @@ export class BashEnv extends SandboxEnv {
    * restored in place, when the env is on one; else a new sandbox, removed afterwards), or in
    * `intercode` reset mode in the env's gold sandbox, reset first.
    */
-  private async runGold(gold: string): Promise<BashOutcome> {
+  private async runGold(gold: string): Promise<GoldRun> {
     const source = this.goldWorkspace ?? this.workspaceSource();
     const workspace = await source.acquire();
     try {
@@ -196,11 +206,11 @@ export class BashEnv extends SandboxEnv {
   }
 
   /** Runs `gold` through the workspace's runner, then reads what it changed through its control shell. */
-  private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<BashOutcome> {
-    const observation = renderObservation(await workspace.runner.run(gold));
+  private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<GoldRun> {
+    const result = await workspace.runner.run(gold);
     const probe = new FileProbe(workspace.control);
     const changes = await probe.changes();
     const added = changes.filter(isAddition).map(([path]) => path);
-    return { observation, changes, hashes: await probe.hashes(added, this.config.hashMode) };
+    return { outcome: { observation: renderObservation(result), changes, hashes: await probe.hashes(added, this.config.hashMode) }, durationMs: result.durationMs };
   }
 }

@@ -19,6 +19,12 @@ export function bashGoldStore(dir: string): GoldStore<BashOutcome> {
   return new GoldStore(dir, BASH_OUTCOME_CODEC);
 }
 
+/** One run of a gold command: its outcome, and how long the command took. */
+export interface GoldRun {
+  outcome: BashOutcome;
+  durationMs: number;
+}
+
 /**
  * Gold outcomes per task. A gold command runs in a clean sandbox of the same image each
  * time, so its outcome depends only on (image, command, execution mode) — unless the
@@ -27,6 +33,7 @@ export function bashGoldStore(dir: string): GoldStore<BashOutcome> {
  * runs agree exactly the outcome is kept; otherwise the task is marked non-deterministic and
  * every later request runs the gold again. The runs are sequential so that a pool shared by
  * n envs, each holding one sandbox, never deadlocks with every env waiting for a second one.
+ * How long the longer of the two runs took is kept with the verdict ({@link durationMs}).
  *
  * With a {@link GoldStore}, both verdicts are also kept on disk under the task's full key
  * (see {@link GoldKey}), and a later process trusts them without running anything.
@@ -34,6 +41,7 @@ export function bashGoldStore(dir: string): GoldStore<BashOutcome> {
 export class GoldCache {
   private readonly settled = new Map<string, BashOutcome>();
   private readonly unstable = new Set<string>();
+  private readonly durations = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<{ outcome: BashOutcome; cached: boolean }>>();
 
   constructor(readonly store?: GoldStore<BashOutcome>) {}
@@ -43,10 +51,10 @@ export class GoldCache {
    * outcome depends on, for the store (without one, or without a store, nothing is kept on disk).
    * @returns the outcome, and whether it came from a cache (memory or disk) rather than a run now.
    */
-  async get(key: string, runGold: () => Promise<BashOutcome>, diskKey?: GoldKey): Promise<{ outcome: BashOutcome; cached: boolean }> {
+  async get(key: string, runGold: () => Promise<GoldRun>, diskKey?: GoldKey): Promise<{ outcome: BashOutcome; cached: boolean }> {
     const settled = this.settled.get(key);
     if (settled) return { outcome: settled, cached: true };
-    if (this.unstable.has(key)) return { outcome: await runGold(), cached: false };
+    if (this.unstable.has(key)) return { outcome: (await runGold()).outcome, cached: false };
     let flight = this.inFlight.get(key);
     if (!flight) {
       flight = this.verify(key, runGold, diskKey);
@@ -56,24 +64,41 @@ export class GoldCache {
     return flight;
   }
 
-  private async verify(key: string, runGold: () => Promise<BashOutcome>, diskKey: GoldKey | undefined): Promise<{ outcome: BashOutcome; cached: boolean }> {
-    const store = diskKey ? this.store : undefined;
-    const stored = await store?.get(diskKey!);
-    if (stored?.stable) {
-      this.settled.set(key, stored.outcome);
-      return { outcome: stored.outcome, cached: true };
-    }
-    if (stored) {
-      this.unstable.add(key);
-      return { outcome: await runGold(), cached: false };
+  /**
+   * How long the gold took when it was verified (the longer of its two runs), from memory or
+   * the store (whose verdict is then kept in memory: a later {@link get} reads nothing);
+   * undefined when it was never verified, or its entry predates the measurement.
+   */
+  async durationMs(key: string, diskKey?: GoldKey): Promise<number | undefined> {
+    if (!this.durations.has(key) && !this.settled.has(key) && !this.unstable.has(key)) await this.load(key, diskKey);
+    return this.durations.get(key);
+  }
+
+  /** Takes the store's entry for `diskKey` into memory. @returns whether there was one. */
+  private async load(key: string, diskKey: GoldKey | undefined): Promise<boolean> {
+    const stored = diskKey ? await this.store?.get(diskKey) : undefined;
+    if (!stored) return false;
+    if (stored.stable) this.settled.set(key, stored.outcome);
+    else this.unstable.add(key);
+    if (stored.durationMs !== undefined) this.durations.set(key, stored.durationMs);
+    return true;
+  }
+
+  private async verify(key: string, runGold: () => Promise<GoldRun>, diskKey: GoldKey | undefined): Promise<{ outcome: BashOutcome; cached: boolean }> {
+    if (await this.load(key, diskKey)) {
+      const settled = this.settled.get(key);
+      return settled ? { outcome: settled, cached: true } : { outcome: (await runGold()).outcome, cached: false };
     }
     const first = await runGold();
     const second = await runGold();
-    const stable = sameOutcome(first, second);
-    if (stable) this.settled.set(key, first);
+    const stable = sameOutcome(first.outcome, second.outcome);
+    const durationMs = Math.max(first.durationMs, second.durationMs);
+    if (stable) this.settled.set(key, first.outcome);
     else this.unstable.add(key);
-    await store?.put(diskKey!, stable ? { stable, outcome: first } : { stable });
-    return { outcome: first, cached: false };
+    this.durations.set(key, durationMs);
+    const store = diskKey ? this.store : undefined;
+    await store?.put(diskKey!, stable ? { stable, outcome: first.outcome, durationMs } : { stable, durationMs });
+    return { outcome: first.outcome, cached: false };
   }
 
   /** True once the gold for `key` was seen to differ between two clean runs (now or, with a store, in an earlier process). */

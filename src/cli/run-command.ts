@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GoldPolicy, rollout } from '../policy/index.js';
-import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { describeEngine, EpisodeEngine, longestFirst } from '../engine/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
@@ -24,7 +24,8 @@ export interface TaskOutcome {
 /**
  * `intercode run <env>`: the main job. Builds the images if missing, plays every task with
  * its gold command as the agent (reset, gold, submit) and prints each reward and a summary.
- * Episodes go through the {@link EpisodeEngine} (a warm pool restored in place by default).
+ * Episodes go through the {@link EpisodeEngine} (a warm pool restored in place by default),
+ * the tasks whose golds took longest when verified first.
  */
 export function registerRunCommand(program: Command): void {
   const command = program
@@ -57,8 +58,14 @@ export function registerRunCommand(program: Command): void {
     let solvedSoFar = 0;
     let ended: number;
     try {
+      // Longest golds first (as measured when they were verified): a long one left for last
+      // would run alone while the other envs sit idle.
+      const durations = await Promise.all(tasks.map((task) => used[0]!.goldDurationMs?.(task)));
       await engine.forEach(
-        tasks.map((task, index) => ({ task, index })),
+        longestFirst(
+          tasks.map((task, index) => ({ task, index })),
+          ({ index }) => durations[index],
+        ),
         async (env, { task, index }) => {
           const played = await rollout(env, gold, { envName: cli.name, task, turnLimit: 20 });
           const end = { reward: played.reward, info: played.turns.at(-1)?.info };

@@ -66,4 +66,9 @@ export interface TaskEnv extends Env {
    * envs whose submit takes one.
    */
   peekScore(submission?: string): Promise<Score>;
+  /**
+   * How long `task`'s gold command took when the env last verified it, for envs that keep
+   * that (see GoldCache); undefined when unknown. Commands that play golds schedule by it.
+   */
+  goldDurationMs?(task: Task): Promise<number | undefined>;
 }

@@ -11,8 +11,11 @@ import { join } from 'node:path';
  */
 export type GoldKey = Readonly<Record<string, string | number | boolean | null | readonly unknown[] | Readonly<Record<string, unknown>>>>;
 
-/** A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`), or they did not. */
-export type StoredGold<T> = { stable: true; outcome: T } | { stable: false };
+/**
+ * A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`),
+ * or they did not; with how long the longer of the two runs took, when it was measured.
+ */
+export type StoredGold<T> = ({ stable: true; outcome: T } | { stable: false }) & { durationMs?: number };
 
 /** Bumped when the entry format changes, so entries of an older format are never read. */
 const FORMAT = 1;
@@ -69,12 +72,13 @@ export class GoldStore<T> {
       return undefined;
     }
     try {
-      const entry = JSON.parse(text) as { format?: unknown; key?: unknown; stable?: unknown; outcome?: unknown };
+      const entry = JSON.parse(text) as { format?: unknown; key?: unknown; stable?: unknown; outcome?: unknown; durationMs?: unknown };
       if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key)) return undefined;
-      if (entry.stable === false) return { stable: false };
+      const measured = typeof entry.durationMs === 'number' && Number.isFinite(entry.durationMs) && entry.durationMs >= 0 ? { durationMs: entry.durationMs } : {};
+      if (entry.stable === false) return { stable: false, ...measured };
       if (entry.stable !== true) return undefined;
       const outcome = this.codec.decode(entry.outcome);
-      return outcome === undefined ? undefined : { stable: true, outcome };
+      return outcome === undefined ? undefined : { stable: true, outcome, ...measured };
     } catch {
       return undefined;
     }
@@ -87,7 +91,13 @@ export class GoldStore<T> {
   async put(key: GoldKey, entry: StoredGold<T>): Promise<boolean> {
     const path = this.pathOf(key);
     const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    const body = { format: FORMAT, key, stable: entry.stable, ...(entry.stable ? { outcome: this.codec.encode(entry.outcome) } : {}) };
+    const body = {
+      format: FORMAT,
+      key,
+      stable: entry.stable,
+      ...(entry.stable ? { outcome: this.codec.encode(entry.outcome) } : {}),
+      ...(entry.durationMs === undefined ? {} : { durationMs: entry.durationMs }),
+    };
     try {
       await mkdir(this.dir, { recursive: true });
       await writeFile(temporary, `${JSON.stringify(body)}\n`);

@@ -50,6 +50,21 @@ describe('GoldStore', () => {
     expect(await store.get({ gold: 'date' })).toEqual({ stable: false });
   });
 
+  it('keeps a gold\'s duration with either verdict; an ill-typed duration is left out, the entry still served', async () => {
+    const dir = await tempDir();
+    const store = bashGoldStore(dir);
+    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('x\n'), durationMs: 12.5 });
+    await store.put({ gold: 'date' }, { stable: false, durationMs: 3 });
+    expect(await store.get({ gold: 'ls' })).toEqual({ stable: true, outcome: outcome('x\n'), durationMs: 12.5 });
+    expect(await store.get({ gold: 'date' })).toEqual({ stable: false, durationMs: 3 });
+    for (const bad of ['-1', '"12"', 'null']) {
+      const path = store.pathOf({ gold: 'ls' });
+      const entry = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+      await writeFile(path, JSON.stringify({ ...entry, durationMs: JSON.parse(bad) }));
+      expect(await store.get({ gold: 'ls' }), bad).toEqual({ stable: true, outcome: outcome('x\n') });
+    }
+  });
+
   it('treats a truncated, foreign-key, wrong-format or ill-typed entry as absent, and the next put replaces it', async () => {
     const dir = await tempDir();
     const store = bashGoldStore(dir);
@@ -92,7 +107,7 @@ describe('GoldCache over a GoldStore', () => {
     let runs = 0;
     const run = async () => {
       runs += 1;
-      return outcome('same\n');
+      return { outcome: outcome('same\n'), durationMs: 5 };
     };
     const first = new GoldCache(bashGoldStore(dir));
     expect(await first.get('k', run, { gold: 'ls' })).toEqual({ outcome: outcome('same\n'), cached: false });
@@ -108,7 +123,7 @@ describe('GoldCache over a GoldStore', () => {
   it('stores a gold whose two runs differ as non-deterministic: a later process runs it once per score, never verifies it again', async () => {
     const dir = await tempDir();
     let runs = 0;
-    const run = async () => outcome(`run ${++runs}\n`);
+    const run = async () => ({ outcome: outcome(`run ${++runs}\n`), durationMs: 1 });
     await new GoldCache(bashGoldStore(dir)).get('k', run, { gold: 'date' });
     expect(runs).toBe(2);
     const later = new GoldCache(bashGoldStore(dir));
@@ -126,10 +141,40 @@ describe('GoldCache over a GoldStore', () => {
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 5));
       running -= 1;
-      return outcome('x');
+      return { outcome: outcome('x'), durationMs: 5 };
     };
     await new GoldCache().get('k', run);
     expect(most).toBe(1);
+  });
+
+  it('keeps how long the longer verification run took, stable or not; a later process reads it from the store (then runs nothing to score)', async () => {
+    const dir = await tempDir();
+    const durations = [30, 70, 4, 9];
+    let runs = 0;
+    const run = (text: (n: number) => string) => async () => ({ outcome: outcome(text(runs)), durationMs: durations[runs++]! });
+    const first = new GoldCache(bashGoldStore(dir));
+    await first.get('walk', run(() => 'same\n'), { gold: 'find /' });
+    await first.get('date', run((n) => `run ${n}\n`), { gold: 'date' });
+    expect(await first.durationMs('walk', { gold: 'find /' })).toBe(70);
+    expect(await first.durationMs('date', { gold: 'date' })).toBe(9);
+    expect(await first.durationMs('never', { gold: 'ls' })).toBeUndefined();
+
+    const later = new GoldCache(bashGoldStore(dir));
+    expect(await later.durationMs('walk', { gold: 'find /' })).toBe(70);
+    expect(await later.durationMs('date', { gold: 'date' })).toBe(9);
+    expect(later.isUnstable('date')).toBe(true);
+    const scored = await later.get('walk', run(() => 'other\n'), { gold: 'find /' });
+    expect(scored).toEqual({ outcome: outcome('same\n'), cached: true });
+    expect(runs).toBe(4);
+  });
+
+  it('an entry written before durations were kept still serves its outcome, with no duration', async () => {
+    const dir = await tempDir();
+    const store = bashGoldStore(dir);
+    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('old\n') });
+    const cache = new GoldCache(store);
+    expect(await cache.durationMs('k', { gold: 'ls' })).toBeUndefined();
+    expect(await cache.get('k', async () => ({ outcome: outcome('new\n'), durationMs: 1 }), { gold: 'ls' })).toEqual({ outcome: outcome('old\n'), cached: true });
   });
 });
 
