@@ -31,7 +31,7 @@ export function registerRunCommand(program: Command): void {
   const command = program
     .command('run')
     .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
-    .description('play every task of a dataset with its gold command as the agent; print each reward and a summary')
+    .description('play every task of a dataset with its gold command as the agent (those whose golds took longest when verified first); print each reward, in task order, and a summary')
     .option(
       '--json',
       'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes",' +
