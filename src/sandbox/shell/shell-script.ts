@@ -134,7 +134,6 @@ export function encodeCommand(seq: number, command: string, token = ''): string 
   return `${seq}:${token} ${text.length}\n${text}`;
 }
 
-
 export interface ShellMarker {
   seq: number;
   /** The command line's token (empty for the start-up marker). */
