@@ -10,6 +10,7 @@ import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { FileProbe } from '../../envs/bash/file-probe.js';
 import { goldText } from '../../src/datasets/index.js';
 import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
+import { diffAgainstReference, readableLayers, referenceView } from '../../src/sandbox/docker/layer-diff.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
@@ -169,6 +170,26 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
       expect(await used.sandbox.changesSeenFromOutside?.(reference.sandbox)).toEqual(changed);
       expect((await used.runner.run('echo new > /opt/unread')).exitCode).toBe(0);
       await expect(used.sandbox.changesSeenFromOutside!(reference.sandbox)).rejects.toThrow(/comparing its files failed/);
+    } finally {
+      await Promise.all([factory.destroy(used), factory.destroy(reference)]);
+    }
+  });
+
+  // An episode names the paths its layer holds: a hundred thousand new names per episode must
+  // not grow what the host keeps of the reference (only paths the reference has are kept).
+  it.skipIf(target.name !== 'Docker')('what a diff keeps of its reference does not grow with the names an episode makes', async (context) => {
+    const [used, reference] = await Promise.all([factory.create(), factory.create()]);
+    try {
+      const layersOf = async (id: string) => readableLayers((await requireEngine(engine).getContainer(id).inspect()).GraphDriver);
+      const [mine, theirs] = await Promise.all([layersOf(used.sandbox.id), layersOf(reference.sandbox.id)]);
+      if (!mine || !theirs) context.skip("this process cannot read the engine's layers (run as root, local engine)");
+      for (const batch of ['a', 'b']) {
+        // Straight into a folder the image has (inside an added folder, nothing is looked up in the reference).
+        expect((await used.runner.run(`cd /tmp && seq 5000 | sed 's/^/${batch}/' | xargs touch`)).exitCode).toBe(0);
+        const changes = await diffAgainstReference(mine!, theirs!, () => false);
+        expect(changes.filter((c) => c.path.startsWith('/tmp/') && c.kind === 'added')).toHaveLength(batch === 'a' ? 5000 : 10000);
+        expect(referenceView(theirs!).keptPaths).toBeLessThan(50);
+      }
     } finally {
       await Promise.all([factory.destroy(used), factory.destroy(reference)]);
     }

@@ -93,10 +93,11 @@ const CACHED_BYTES = 16 * 1024 * 1024;
  * merges every layer's: measured, a diff's CPU went from ~320 to ~210 µs). What it reads
  * anew is kept only when the reference's root is still mounted after the read (a stopped
  * container's root shows nothing), so a diff that reads nothing of the reference needs no
- * look at its mount either.
+ * look at its mount either. Only what the reference has is kept (a path it lacks is looked
+ * up each time): the reference's own tree bounds the view, whatever names episodes make.
  */
-class ReferenceView {
-  private readonly stats = new Map<string, Stats | null>();
+export class ReferenceView {
+  private readonly stats = new Map<string, Stats>();
   private readonly listings = new Map<string, string[]>();
   private readonly contents = new Map<string, Buffer>();
   private cachedBytes = 0;
@@ -116,10 +117,17 @@ class ReferenceView {
     return value;
   }
 
+  /** How many paths' lstat the view keeps. */
+  get keptPaths(): number {
+    return this.stats.size;
+  }
+
   stat(path: string): Stats | undefined {
-    let found = this.stats.get(path);
-    if (found === undefined) this.stats.set(path, (found = this.read(() => stat(join(this.reference.merged, path)) ?? null)));
-    return found ?? undefined;
+    const kept = this.stats.get(path);
+    if (kept) return kept;
+    const found = this.read(() => stat(join(this.reference.merged, path)));
+    if (found) this.stats.set(path, found);
+    return found;
   }
 
   listing(path: string): string[] {
@@ -149,7 +157,8 @@ class ReferenceView {
 
 const referenceViews = new WeakMap<LayerPaths, ReferenceView>();
 
-function referenceView(reference: LayerPaths): ReferenceView {
+/** The one view of `reference` every diff against it shares. */
+export function referenceView(reference: LayerPaths): ReferenceView {
   let view = referenceViews.get(reference);
   if (!view) referenceViews.set(reference, (view = new ReferenceView(reference)));
   return view;
