@@ -12,7 +12,10 @@ for i in $(seq 1 120); do
   mariadb-admin --socket=$sock ping >/dev/null 2>&1 && break
   sleep 0.25
 done
-sql() { mariadb --socket=$sock --batch --skip-column-names "$@"; }
+# The dumps are UTF-8, as MySQL 8's client (InterCode's loader) read them. MariaDB's client
+# takes its character set from the locale, which this image lacks (latin1): it would store
+# `2000–2008` in a column name as `2000â€“2008` and 'Raúl' as 'RaÃºl'.
+sql() { mariadb --socket=$sock --default-character-set=utf8mb4 --batch --skip-column-names "$@"; }
 for dump in "$dir"/*.sql; do
   name=$(basename "$dump")
   if ! sql <"$dump" 2>/tmp/dump-error; then

@@ -1,0 +1,79 @@
+/**
+ * WikiSQL on the MariaDB server (Docker): a dump's non-ASCII names and cells load as the
+ * UTF-8 they are, and InterCode's WikiSQL golds, converted by `intercode datasets
+ * convert-wikisql`, score 1.0 through `intercode run sql` and each pick rows of the table.
+ * The second part needs ../shared/intercode-data (reference data, not in the repository).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqlEnvs, ensureSqlImage, readDumps } from '../../envs/sql/index.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { makeTempDir } from '../datasets/tmp-files.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+
+const { testRun, engine } = await dockerTestFile();
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const WIKISQL = resolve(ROOT, '../shared/intercode-data/sql/wikisql');
+
+/** Images are built with the test label off (see buildImageUnlabelled in test/setup/docker.ts). */
+async function unlabelled<T>(work: () => Promise<T>): Promise<T> {
+  delete process.env.INTERCODE_TEST_RUN;
+  try {
+    return await work();
+  } finally {
+    process.env.INTERCODE_TEST_RUN = testRun;
+  }
+}
+
+function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => resolvePromise({ status, stdout, stderr }));
+  });
+}
+
+// A column name and cells outside ASCII, as in WikiSQL's `%_growth_(2000–2008)` and Spider's 'Raúl Brown'.
+const UTF8_DUMP = [
+  'CREATE DATABASE IF NOT EXISTS `utf8check`;',
+  'USE `utf8check`;',
+  'CREATE TABLE `growth` (`Nation` text, `%_growth_(2000–2008)` double);',
+  "INSERT INTO `growth` VALUES ('Curaçao', 3.5),('Raúl', 1.25);",
+  '',
+].join('\n');
+
+describe.skipIf(skipWithoutEngine(engine, 'WikiSQL on the MariaDB server'))('WikiSQL on the MariaDB server (Docker)', () => {
+  const made: string[] = [];
+  let tmp: Awaited<ReturnType<typeof makeTempDir>>;
+  beforeAll(async () => {
+    requireEngine(engine);
+    tmp = await makeTempDir();
+  });
+  afterAll(async () => {
+    await tmp?.remove();
+    // The fixture dump's image is this test's own; the WikiSQL dump's is the one `run sql --dump` makes for anyone.
+    if (engine.ok) for (const tag of made) await engine.docker.getImage(tag).remove().catch(() => undefined);
+  });
+
+  it('a dump loads as UTF-8: a column named with an en dash is found by that name, and cells keep their accents', async () => {
+    const dump = await tmp.write('utf8.sql', UTF8_DUMP);
+    const tasks = await tmp.write('utf8.json', JSON.stringify([{ db: 'utf8check', query: 'q', gold: 'SELECT Nation FROM growth' }]));
+    made.push(await unlabelled(async () => ensureSqlImage(EngineSet.local(), await readDumps([dump]), () => undefined)));
+    const [env] = await createSqlEnvs({ data: tasks, dumps: [dump] }, 1);
+    try {
+      await env!.reset({ task: 0 });
+      expect((await env!.step('SELECT `Nation` FROM `growth` WHERE `%_growth_(2000–2008)` > 2')).observation).toBe("[('Curaçao',)]");
+      expect((await env!.step("SELECT `%_growth_(2000–2008)` FROM `growth` WHERE `Nation` = 'Raúl'")).observation).toBe('[(1.25,)]');
+    } finally {
+      await env!.close();
+    }
+  });
+});
