@@ -6,6 +6,7 @@ import { registerCleanupCommand } from './cleanup-command.js';
 import { registerBenchCommand } from './bench-command.js';
 import { reportFailure } from './error-boundary.js';
 import { registerCollectCommand } from './collect-command.js';
+import { registerDatasetsCommand } from './datasets-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
@@ -40,6 +41,7 @@ registerPlotCommand(program);
 registerBenchCommand(program);
 registerServeCommand(program);
 registerExportCommand(program);
+registerDatasetsCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */

@@ -76,4 +76,31 @@ describe.skipIf(skipWithoutEngine(engine, 'WikiSQL on the MariaDB server'))('Wik
       await env!.close();
     }
   });
+
+  it.skipIf(!existsSync(WIKISQL))("InterCode's 196 WikiSQL golds, converted, score 1.0 through `intercode run sql`, and each picks rows of its table", async () => {
+    const converted = join(tmp.dir, 'wikisql_sql.json');
+    const dump = join(WIKISQL, 'ic_wikisql_dev.sql');
+    const convert = await runCli(['datasets', 'convert-wikisql', join(WIKISQL, 'ic_wikisql_dev.json'), '--dump', dump, '--out', converted, '--json']);
+    expect(convert.stderr).toBe('');
+    expect(JSON.parse(convert.stdout)).toMatchObject({ records: 196, converted: 196, unconverted: [] });
+    const run = await runCli(['run', 'sql', '--data', converted, '--dump', dump, '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as { episodes: number; solved: number; tasks: { index: number; reward: number }[] };
+    expect(summary.tasks.filter((t) => t.reward < 0.995)).toEqual([]);
+    expect([summary.episodes, summary.solved]).toEqual([196, 196]);
+    // A gold that picked no row would score 1.0 too (empty against empty): each must pick one.
+    const golds = (JSON.parse(await readFile(converted, 'utf8')) as { gold: string }[]).map((r) => r.gold);
+    const [env] = await createSqlEnvs({ data: converted, dumps: [dump] }, 1);
+    const empty: number[] = [];
+    try {
+      for (const [index, gold] of golds.entries()) {
+        await env!.reset({ task: index });
+        const result = (await env!.step(gold)).info.result;
+        if (result?.kind !== 'rows' || !result.rows.some((row) => row.some((cell) => cell !== null))) empty.push(index);
+      }
+    } finally {
+      await env!.close();
+    }
+    expect(empty).toEqual([]);
+  });
 });
