@@ -8,18 +8,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { loadDataset, type Task } from '../../src/datasets/index.js';
 import {
   convertWikiSqlGold,
   convertWikiSqlTasks,
-  loadDataset,
   quoteIdentifier,
   quoteText,
   readDumpTables,
   wikiSqlNumber,
   WikiSqlGoldError,
   type DumpDatabases,
-  type Task,
-} from '../../src/datasets/index.js';
+} from '../../src/datasets/wikisql/index.js';
 import { DatasetError } from '../../src/errors.js';
 
 const DUMP = `
