@@ -42,6 +42,8 @@ CREATE TABLE \`players\` (
 LOCK TABLES \`players\` WRITE;
 INSERT INTO \`players\` VALUES (1, 'Martin Lewis', '32, 44', 'Butler CC (KS)', 'St. John\\'s', 7, 56.920, 'a'),(2, "Jack O'Neil", '3', 'Duke', 'back\\\\slash', -2, 1.5e3, NULL),(3, 'Pine  29.37', '21', 'it''s', 'x AND \`No.\` = 3', 12, 0.25, 'b');
 UNLOCK TABLES;
+CREATE TABLE \`spaced\` (\`Original air date\` text, \`No. in series\` int);
+INSERT INTO \`spaced\` VALUES ('May 4, 2003', 12);
 CREATE TABLE \`agg\` (\`X\` text, \`COUNT X\` text, \`A\` text, \`B\` text);
 INSERT INTO \`agg\` (\`A\`, \`B\`, \`X\`) VALUES ('x', 'y', '1'), ('x AND B = y', 'z', '2');
 `;
@@ -101,11 +103,12 @@ describe('quoting', () => {
     expect(quoteText('back\\slash')).toBe("'back\\\\slash'");
   });
 
-  it('quotes column names with /, ., #, parentheses and values with parentheses and quotes', () => {
+  it('quotes column names with spaces, /, ., #, parentheses and values with parentheses and quotes', () => {
     expect(sqlOf('SELECT Player FROM players WHERE School/Club_Team = Butler CC (KS)')).toBe("SELECT `Player` FROM `players` WHERE `School/Club_Team` = 'Butler CC (KS)'");
     expect(sqlOf("SELECT Capital_(_exonym_) FROM players WHERE Player = Jack O'Neil")).toBe("SELECT `Capital_(_exonym_)` FROM `players` WHERE `Player` = 'Jack O''Neil'");
     expect(sqlOf('SELECT odd`name FROM players WHERE Pick_# = 7')).toBe('SELECT `odd``name` FROM `players` WHERE `Pick_#` = 7');
     expect(sqlOf('SELECT Player FROM players')).toBe('SELECT `Player` FROM `players`');
+    expect(sqlOf('SELECT MAX No. in series FROM spaced WHERE Original air date = May 4, 2003')).toBe("SELECT MAX(`No. in series`) FROM `spaced` WHERE `Original air date` = 'May 4, 2003'");
   });
 });
 
