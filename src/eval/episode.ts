@@ -98,7 +98,7 @@ export async function playEpisode(
 }
 
 /** The score of submitting now, as InterCode's every-step scoring did after `action` (see {@link stepScoring}); null when the action is not scored (reward 0). */
-async function stepScore(env: TaskEnv, envName: string, action: string): Promise<Score | null> {
+export async function stepScore(env: TaskEnv, envName: string, action: string): Promise<Score | null> {
   const scoring = stepScoring(envName, action);
   if (scoring.kind === 'unscored') return null;
   return env.peekScore(scoring.submission);
