@@ -111,6 +111,9 @@ describe('POST /rollouts over scripted envs', () => {
     expect(response.status).toBe(422);
     expect(await response.json()).toMatchObject({ code: 'VALIDATION_ERROR', field: 'temperature', retryable: false });
     expect((await post(BASE, 'GET')).status).toBe(405);
+    const huge = await post({ ...BASE, model: 'x'.repeat(2 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ code: 'VALIDATION_ERROR', limit_bytes: 1024 * 1024 });
     expect(slots.inUse).toBe(0);
   });
 

@@ -5,7 +5,7 @@ import type { EpisodeExecutor } from '../../eval/index.js';
 import { formatRecord, sampleGroups, type RolloutRecord } from '../../rollouts/index.js';
 import type { EnvSlots } from '../env-slots.js';
 import { WireError } from '../protocol.js';
-import { readJsonBody } from '../transports/http-body.js';
+import { BodyTooLargeError, readJsonBody } from '../transports/http-body.js';
 import { CancellableEnv } from './cancellable-env.js';
 import { parseRolloutRequest, type RolloutRequest } from './rollout-request.js';
 
@@ -91,7 +91,8 @@ export class RolloutService {
       await Promise.all(envs.map((env) => slots.give(env)));
       const wire = error instanceof WireError ? error : new WireError('VALIDATION_ERROR', error instanceof Error ? error.message : String(error));
       if (wire.code === 'CAPACITY_REACHED') this.counts.refused += 1;
-      const status = wire.code === 'CAPACITY_REACHED' ? 503 : request.method !== 'POST' ? 405 : wire.code === 'INVALID_JSON' || wire.code === 'VALIDATION_ERROR' ? 422 : 500;
+      const status =
+        wire.code === 'CAPACITY_REACHED' ? 503 : request.method !== 'POST' ? 405 : wire instanceof BodyTooLargeError ? 413 : wire.code === 'INVALID_JSON' || wire.code === 'VALIDATION_ERROR' ? 422 : 500;
       const body = JSON.stringify({ ...wire.extra, detail: wire.message, code: wire.code, retryable: wire.retryable });
       response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       response.end(body);
