@@ -23,7 +23,8 @@ export type IntercodeErrorCode =
   | 'MODEL_UNAVAILABLE'
   | 'MODEL_REQUEST_REJECTED'
   | 'SETUP_FAILED'
-  | 'STORAGE_SETUP_FAILED';
+  | 'STORAGE_SETUP_FAILED'
+  | 'EPISODE_CANCELLED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -41,6 +42,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   MODEL_REQUEST_REJECTED: false,
   SETUP_FAILED: false,
   STORAGE_SETUP_FAILED: false,
+  EPISODE_CANCELLED: false,
 };
 
 export class IntercodeError extends Error {
@@ -191,6 +193,13 @@ export class ModelError extends IntercodeError {
     options: { details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
     super(code, message, options);
+  }
+}
+
+/** An episode was stopped before its end because whoever asked for it went away (a rollout client that disconnected, a server shutting down). */
+export class EpisodeCancelledError extends IntercodeError {
+  constructor(why: string) {
+    super('EPISODE_CANCELLED', `the episode was cancelled: ${why}`, { details: { why } });
   }
 }
 

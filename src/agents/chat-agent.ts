@@ -94,7 +94,7 @@ export abstract class ChatAgent implements StrategyAgent {
     const answer: ChatMessage = { role: 'assistant', content: reply.content, ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     this.messages.push(answer);
     this.transcript.push(answer);
-    this.modelTurns.push({ message: this.transcript.length - 1, ...(reply.tokens ?? NO_TOKENS), finishReason: reply.finishReason ?? null, ...reply.usage });
+    this.modelTurns.push({ message: this.transcript.length - 1, ...(reply.tokens ?? NO_TOKENS), finishReason: reply.finishReason ?? null, policyVersion: reply.policyVersion ?? null, ...reply.usage });
     return { ...reply, toolCalls };
   }
 

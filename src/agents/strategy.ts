@@ -36,6 +36,8 @@ export interface ModelTurn extends TurnTokens {
   /** Index in {@link AgentRecord.messages} of the assistant message this request produced. */
   message: number;
   finishReason: string | null;
+  /** The policy version the server stamped on the reply (null: none). */
+  policyVersion: string | number | null;
   /** The request's token counts as the endpoint reported them. */
   promptTokens: number;
   completionTokens: number;

@@ -16,6 +16,7 @@ import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
 import { registerReplayCommand } from './replay-command.js';
+import { registerRescoreCommand } from './rescore-command.js';
 import { registerRunCommand } from './run-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSetupCommand } from './setup-command.js';
@@ -42,7 +43,8 @@ registerBenchCommand(program);
 registerServeCommand(program);
 registerExportCommand(program);
 registerDatasetsCommand(program);
-addEnvLifecycle(program, ['run', 'play', 'replay', 'collect', 'train', 'eval', 'serve']);
+registerRescoreCommand(program);
+addEnvLifecycle(program, ['run', 'play', 'replay', 'rescore', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
 async function fail(error: unknown): Promise<never> {

@@ -1,6 +1,6 @@
 import { stepScoring, type Strategy, type StrategyAgent } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
-import type { StepInfo, TaskEnv } from '../env/types.js';
+import type { Score, StepInfo, TaskEnv } from '../env/types.js';
 import type { Turn } from '../policy/index.js';
 import type { EvalEpisodeLog, TurnHistory } from './result-log.js';
 import { isSolved } from './summary.js';
@@ -46,14 +46,15 @@ export async function playEpisode(
   const { scoring, stopWhenSolved } = strategy.protocol;
   const cap = strategy.maxTurns(settings.turns);
   const turns: Turn[] = [];
-  const history: TurnHistory = { actions: [], observations: [], rewards: [], valid_action: [], replies: [] };
-  const record = (turn: Turn, valid: boolean, reply: string) => {
+  const history: TurnHistory = { actions: [], observations: [], rewards: [], valid_action: [], replies: [], reward_components: [] };
+  const record = (turn: Turn, valid: boolean, reply: string, components: Record<string, number> | null = null) => {
     turns.push(turn);
     history.actions.push(turn.action);
     history.observations.push(turn.observation);
     history.rewards.push(turn.reward);
     history.valid_action.push(valid);
     history.replies.push(reply);
+    history.reward_components.push(components);
   };
   let ended = false;
   let truncated: string | undefined;
@@ -71,14 +72,15 @@ export async function playEpisode(
       break;
     }
     ended = result.terminated;
-    const reward = ended || scoring === 'on-submit' ? result.reward : await stepReward(env, settings.envName, move.action);
-    record({ action: move.action, observation: result.observation, reward, info: result.info }, result.info.actionExecuted, move.reply);
+    const score = ended || scoring === 'on-submit' ? (result.info.score ?? null) : await stepScore(env, settings.envName, move.action);
+    const reward = ended || scoring === 'on-submit' ? result.reward : (score?.reward ?? 0);
+    record({ action: move.action, observation: result.observation, reward, info: result.info }, result.info.actionExecuted, move.reply, score?.parts ?? null);
     if (stopWhenSolved && isSolved(reward)) break;
   }
   const turnsTaken = turns.length;
   if (scoring === 'on-submit' && !ended && truncated === undefined) {
     const result = await env.step('submit');
-    record({ action: 'submit', observation: result.observation, reward: result.reward, info: result.info }, true, '');
+    record({ action: 'submit', observation: result.observation, reward: result.reward, info: result.info }, true, '', result.info.score?.parts ?? null);
   }
   const rewards = history.rewards;
   const maxReward = scoring === 'on-submit' ? (rewards.at(-1) ?? 0) : Math.max(0, ...rewards);
@@ -95,9 +97,9 @@ export async function playEpisode(
   };
 }
 
-/** The reward of submitting now, as InterCode's every-step scoring did after `action` (see {@link stepScoring}). */
-async function stepReward(env: TaskEnv, envName: string, action: string): Promise<number> {
+/** The score of submitting now, as InterCode's every-step scoring did after `action` (see {@link stepScoring}); null when the action is not scored (reward 0). */
+export async function stepScore(env: TaskEnv, envName: string, action: string): Promise<Score | null> {
   const scoring = stepScoring(envName, action);
-  if (scoring.kind === 'unscored') return 0;
-  return (await env.peekScore(scoring.submission)).reward;
+  if (scoring.kind === 'unscored') return null;
+  return env.peekScore(scoring.submission);
 }

@@ -17,6 +17,8 @@ export interface TurnHistory {
   valid_action: boolean[];
   /** The model's raw reply per turn (ours; `submit` added by the runner at the turn limit has none: ''). */
   replies: string[];
+  /** The named parts of each turn's reward (bash: file_diff, file_changes, answer_similarity; SQL: iou, kendall_tau; Python: passed, tests; CTF: flag); null where nothing was scored (ours). */
+  reward_components: (Record<string, number> | null)[];
 }
 
 export interface EvalEpisodeLog {

@@ -19,6 +19,11 @@ export interface MockServer {
   close(): Promise<void>;
 }
 
+export interface MockServerOptions {
+  /** Stamped on every completion as `policy_version` (what a trainer's inference server reports after a weight update); called per request. Omitted: no stamp. */
+  policyVersion?: () => string | number;
+}
+
 /** Token counts the mock reports: about four characters a token (it has no tokenizer). */
 const tokens = (text: string) => Math.ceil(text.length / 4);
 
@@ -28,10 +33,10 @@ const tokens = (text: string) => Math.ceil(text.length / 4);
  * OpenAI's `{"error": {"message", "type"}}` shape: 400 for a malformed request, 404 when no
  * recorded episode matches.
  */
-export async function startMockServer(model: RecordedModel, port: number): Promise<MockServer> {
+export async function startMockServer(model: RecordedModel, port: number, options: MockServerOptions = {}): Promise<MockServer> {
   const stats: MockServerStats = { requests: 0, beyondRecording: 0, unmatched: 0 };
   const server: Server = createServer((request, response) => {
-    handle(model, stats, request, response).catch((error: unknown) => send(response, 500, errorBody(String(error), 'server_error')));
+    handle(model, stats, options, request, response).catch((error: unknown) => send(response, 500, errorBody(String(error), 'server_error')));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -49,7 +54,7 @@ export async function startMockServer(model: RecordedModel, port: number): Promi
   };
 }
 
-async function handle(model: RecordedModel, stats: MockServerStats, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(model: RecordedModel, stats: MockServerStats, options: MockServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const path = (request.url ?? '').split('?')[0];
   if (request.method === 'GET' && (path === '/v1/models' || path === '/models')) {
     return send(response, 200, { object: 'list', data: [{ id: 'recorded', object: 'model', owned_by: 'intercode-ts' }] });
@@ -89,6 +94,7 @@ async function handle(model: RecordedModel, stats: MockServerStats, request: Inc
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: typeof body.model === 'string' ? body.model : 'recorded',
+    ...(options.policyVersion ? { policy_version: options.policyVersion() } : {}),
     ...(wantIds ? { prompt_token_ids: prompt } : {}),
     choices: [
       {

@@ -21,6 +21,8 @@ export interface AtifTurn {
   action: string;
   observation: string;
   reward: number;
+  /** The reward's named parts; null where the turn was not scored. */
+  components: Record<string, number> | null;
   valid_action: boolean;
   executed: boolean;
 }
@@ -54,6 +56,7 @@ export interface AtifTrajectory {
     task_index: number;
     query: string;
     reward: number;
+    reward_components: Record<string, number>;
     terminated: boolean;
     truncated: boolean;
     truncation: string | null;
@@ -62,6 +65,7 @@ export interface AtifTrajectory {
     sample: RolloutRecord['sample'];
     group: RolloutRecord['group'];
     tokens_absent: string | null;
+    policy_version: RolloutRecord['policy_version'];
     episode_tokens: RolloutRecord['tokens']['episode'];
     /** Turns no model reply made (ReAct's submit by the runner at the turn limit). */
     runner_turns: AtifTurn[];
@@ -83,6 +87,7 @@ export function toAtif(record: RolloutRecord, version: string): AtifTrajectory {
     action: record.actions[i]!,
     observation: record.observations[i]!,
     reward: record.rewards[i]!,
+    components: record.step_components[i] ?? null,
     valid_action: record.valid_action[i]!,
     executed: record.executed[i]!,
   });
@@ -135,6 +140,7 @@ export function toAtif(record: RolloutRecord, version: string): AtifTrajectory {
       task_index: record.task_index,
       query: record.query,
       reward: record.reward,
+      reward_components: record.reward_components,
       terminated: record.terminated,
       truncated: record.truncated,
       truncation: record.truncation,
@@ -143,6 +149,7 @@ export function toAtif(record: RolloutRecord, version: string): AtifTrajectory {
       sample: record.sample,
       group: record.group,
       tokens_absent: record.tokens.absent,
+      policy_version: record.policy_version,
       episode_tokens: record.tokens.episode,
       runner_turns: runnerTurns,
     },

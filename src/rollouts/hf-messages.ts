@@ -9,7 +9,7 @@ import type { RolloutRecord } from './record.js';
 /** The record's own columns, as the record has them. */
 type RecordColumns = Pick<
   RolloutRecord,
-  'messages' | 'tools' | 'reward' | 'task_id' | 'task_index' | 'env' | 'query' | 'actions' | 'observations' | 'rewards' | 'valid_action' | 'executed' | 'terminated' | 'truncated' | 'policy' | 'strategy' | 'model' | 'session_id'
+  'messages' | 'tools' | 'reward' | 'reward_components' | 'step_components' | 'task_id' | 'task_index' | 'env' | 'query' | 'actions' | 'observations' | 'rewards' | 'valid_action' | 'executed' | 'terminated' | 'truncated' | 'policy' | 'strategy' | 'model' | 'session_id'
 >;
 
 export interface HfMessagesLine extends RecordColumns {
@@ -30,6 +30,7 @@ export interface HfMessagesLine extends RecordColumns {
   token_logprobs: number[] | null;
   /** Why token data is missing; null when all is there. */
   tokens_absent: string | null;
+  policy_version: RolloutRecord['policy_version'];
 }
 
 const perTurn = (record: RolloutRecord, part: 'prompt_ids' | 'completion_ids' | 'logprobs') => {
@@ -44,6 +45,8 @@ export function toHfMessages(record: RolloutRecord): HfMessagesLine {
     messages: record.messages,
     tools: record.tools,
     reward: record.reward,
+    reward_components: record.reward_components,
+    step_components: record.step_components,
     task_id: record.task_id,
     task_index: record.task_index,
     env: record.env,
@@ -73,5 +76,6 @@ export function toHfMessages(record: RolloutRecord): HfMessagesLine {
     loss_mask: episode?.loss_mask ?? null,
     token_logprobs: episode?.logprobs ?? null,
     tokens_absent: record.tokens.absent,
+    policy_version: record.policy_version,
   };
 }

@@ -1,5 +1,5 @@
 /** LLM rollouts for RL: rollout records (dialogue, tokens, groups), trainer formats (hf-messages, ATIF) and the way back to InterCode's logs. */
-export { buildRecord, ROLLOUT_FORMAT, type GroupInfo, type RecordInput, type RolloutRecord, type SampleInfo, type WireMessage } from './record.js';
+export { buildRecord, ROLLOUT_FORMAT, type GroupInfo, type PolicyVersion, type RecordInput, type RolloutRecord, type SampleInfo, type WireMessage } from './record.js';
 export { tokenRecord, type EpisodeTokens, type TokenRecord, type TokenTurn } from './token-record.js';
 export { groupAdvantages, type GroupStats } from './groups.js';
 export { toHfMessages, type HfMessagesLine } from './hf-messages.js';

@@ -18,7 +18,20 @@ export interface EpisodeTurns {
   query: string;
   sampleIndex: number;
   reward: number;
+  /** The named parts of `reward`, where the file kept them (rollouts written before they were recorded: null). */
+  rewardComponents: Record<string, number> | null;
+  /** The prompting strategy that played it (how its rewards were scored), where the file names one. */
+  strategy: string | null;
+  /** The line's session id, where it has one. */
+  sessionId: string | null;
   turns: { action: string; observation: string; reward: number; valid: boolean; executed: boolean }[];
+}
+
+/** A `{name: number}` object, else null. */
+function componentsOf(value: unknown): Record<string, number> | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return entries.every(([, v]) => typeof v === 'number') ? (value as Record<string, number>) : null;
 }
 
 type Fail = (field: string | undefined, problem: string) => never;
@@ -57,6 +70,9 @@ function fromColumns(line: Record<string, unknown>, fail: Fail): EpisodeTurns {
     query: str(line.query, 'query', fail),
     sampleIndex: typeof line.sample_index === 'number' ? line.sample_index : typeof (line.sample as { index?: unknown })?.index === 'number' ? (line.sample as { index: number }).index : 0,
     reward: typeof line.reward === 'number' ? line.reward : Math.max(0, ...rewards.map((r, k) => num(r, `rewards[${k}]`, fail))),
+    rewardComponents: componentsOf(line.reward_components),
+    strategy: typeof line.strategy === 'string' ? line.strategy : null,
+    sessionId: typeof line.session_id === 'string' ? line.session_id : null,
     turns: actions.map((a, k) => ({
       action: str(a, `actions[${k}]`, fail),
       observation: str(observations[k], `observations[${k}]`, fail),
@@ -93,6 +109,9 @@ function fromAtif(line: Record<string, unknown>, fail: Fail): EpisodeTurns {
     query: str(extra.query, 'extra.query', fail),
     sampleIndex: typeof (extra.sample as { index?: unknown })?.index === 'number' ? (extra.sample as { index: number }).index : 0,
     reward: num(extra.reward, 'extra.reward', fail),
+    rewardComponents: componentsOf(extra.reward_components),
+    strategy: typeof extra.strategy === 'string' ? extra.strategy : null,
+    sessionId: typeof line.session_id === 'string' ? line.session_id : null,
     turns,
   };
 }

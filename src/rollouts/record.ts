@@ -43,6 +43,19 @@ export interface GroupInfo {
   scaled: boolean;
 }
 
+/**
+ * The policy version an episode was played at: `requested` is what the trainer said it was
+ * at when it asked (null outside the rollout service); `start` and `end` are the versions of
+ * the episode's first and last model replies where the inference server stamps one, else
+ * `requested`. A trainer that updates weights mid-run sees `start !== end` and can weight
+ * or drop the episode (off-policy steps).
+ */
+export interface PolicyVersion {
+  requested: string | number | null;
+  start: string | number | null;
+  end: string | number | null;
+}
+
 export interface RolloutRecord {
   format: typeof ROLLOUT_FORMAT;
   /** Unique per episode: `<run stamp>-<task id>-<sample>`. */
@@ -59,6 +72,10 @@ export interface RolloutRecord {
   executed: boolean[];
   /** The episode's reward: the best step reward under every-step scoring, the submit's under on-submit (InterCode's `max_reward`). */
   reward: number;
+  /** The named parts of `reward` (the parts of the turn it came from; {} when no turn was scored): bash file_diff, file_changes, answer_similarity; SQL iou (and kendall_tau where order counts); Python passed, tests; CTF flag. */
+  reward_components: Record<string, number>;
+  /** Each turn's reward parts, beside `rewards`; null where the turn was not scored. */
+  step_components: (Record<string, number> | null)[];
   /** The model ended the episode: it submitted, or (Try Again, tools) a step scored 1. */
   terminated: boolean;
   /** Cut off: the turn limit, or the sandbox was lost (`truncation` says which). */
@@ -69,6 +86,7 @@ export interface RolloutRecord {
   model: string;
   sample: SampleInfo;
   group: GroupInfo | null;
+  policy_version: PolicyVersion;
   messages: WireMessage[];
   /** The function tools offered, in the chat API's `tools` shape ([] for text strategies). */
   tools: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
@@ -87,6 +105,8 @@ export interface RecordInput {
   model: string;
   sample: SampleInfo;
   sessionId: string;
+  /** The policy version the trainer said it was at (null: none given). */
+  policyVersion?: string | number | null;
 }
 
 /** The record of one finished episode (its group is filled in when the group is complete). */
@@ -111,6 +131,8 @@ export function buildRecord(input: RecordInput): RolloutRecord {
     valid_action: [...history.valid_action],
     executed: history.actions.map((_, i) => agent.turnRan[i] ?? true),
     reward: log.summary.max_reward,
+    reward_components: episodeComponents(log),
+    step_components: [...history.reward_components],
     terminated,
     truncated: !terminated,
     truncation,
@@ -119,10 +141,23 @@ export function buildRecord(input: RecordInput): RolloutRecord {
     model: input.model,
     sample: input.sample,
     group: null,
+    policy_version: policyVersionOf(agent, input.policyVersion ?? null),
     messages: wireMessages(agent.messages) as unknown as WireMessage[],
     tools: wireTools(agent.tools) as RolloutRecord['tools'],
     turn_messages: [...agent.turnMessages],
     tokens: tokenRecord(agent.modelTurns),
     usage: log.usage,
   };
+}
+
+/** The parts of the episode's reward: those of the turn it was taken from ({} when none was scored). */
+export function episodeComponents(log: EvalEpisodeLog): Record<string, number> {
+  const at = log.summary.max_reward_idx;
+  return (at >= 0 ? log.turn_history.reward_components[at] : null) ?? {};
+}
+
+/** The episode's policy versions: its first and last stamped replies', else the requested one. */
+function policyVersionOf(agent: AgentRecord, requested: string | number | null): PolicyVersion {
+  const stamped = agent.modelTurns.map((t) => t.policyVersion).filter((v) => v !== null);
+  return { requested, start: stamped[0] ?? requested, end: stamped.at(-1) ?? requested };
 }

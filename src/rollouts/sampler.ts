@@ -37,6 +37,8 @@ export interface SampleOptions {
   /** Called after each episode with how many are done. */
   onEpisode?: (done: number, record: RolloutRecord) => void;
   signal?: AbortSignal;
+  /** The policy version the trainer is at, recorded with each episode (see PolicyVersion). */
+  policyVersion?: string | number | null;
 }
 
 interface Job {
@@ -68,6 +70,7 @@ export async function sampleGroups(options: SampleOptions): Promise<void> {
         model: options.model,
         sample: { index: job.sample, seed, temperature: options.temperature },
         sessionId: `${options.stamp}-${job.task.id}-${job.sample}`,
+        policyVersion: options.policyVersion ?? null,
       });
       options.onEpisode?.(++done, record);
       const group = pending.get(job.position) ?? new Array<RolloutRecord>(K);

@@ -16,6 +16,8 @@ export interface TokenTurn {
   /** One per completion token (when both are given, the lengths are equal: checked). */
   logprobs: number[] | null;
   finish_reason: string | null;
+  /** The policy version the inference server stamped on this reply (null: it gave none). */
+  policy_version: string | number | null;
   prompt_tokens: number;
   completion_tokens: number;
 }
@@ -48,6 +50,7 @@ export function tokenRecord(modelTurns: readonly ModelTurn[]): TokenRecord {
     completion_ids: t.completionIds,
     logprobs: t.logprobs,
     finish_reason: t.finishReason,
+    policy_version: t.policyVersion,
     prompt_tokens: t.promptTokens,
     completion_tokens: t.completionTokens,
   }));

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import { authorized, fromThisMachine, isLoopback } from './auth.js';
 import type { EnvSlots } from './env-slots.js';
+import { RolloutService } from './rollouts/index.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
 import { HttpRoutes, type ServerMetadata } from './transports/http-routes.js';
@@ -48,6 +49,8 @@ export function checkListening(host: string, token: string | undefined): void {
  */
 export class EnvServer {
   readonly leases: SessionLeases;
+  /** `POST /rollouts` (see {@link RolloutService}). */
+  readonly rollouts: RolloutService;
   private readonly http: Server;
   private readonly routes: HttpRoutes;
   private readonly ws: WebSocketTransport;
@@ -63,6 +66,7 @@ export class EnvServer {
     this.leases = new SessionLeases(slots, { idleTimeoutMs });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
     this.ws = new WebSocketTransport({ leases: this.leases, maxMessageBytes, heartbeatMs, log });
+    this.rollouts = new RolloutService({ slots, maxMessageBytes, version: metadata.version, log });
     this.mcp = new Mcp({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
     this.http = createServer((request, response) => void this.request(request, response));
     this.http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
@@ -116,8 +120,9 @@ export class EnvServer {
         return;
       }
       if (path === '/mcp') await this.mcp.handle(request, response);
+      else if (path === '/rollouts') await this.rollouts.handle(request, response);
       else if (this.routes.handles(path)) await this.routes.handle(request, response, path);
-      else sendJson(response, 404, { detail: `no route ${path}; see GET /schema, /metadata, /health, WebSocket /ws, MCP /mcp`, code: 'NOT_FOUND' });
+      else sendJson(response, 404, { detail: `no route ${path}; see GET /schema, /metadata, /health, WebSocket /ws, MCP /mcp, POST /rollouts`, code: 'NOT_FOUND' });
     } catch (error) {
       this.options.log(`intercode serve: ${request.method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
       if (!response.headersSent) sendJson(response, 500, { detail: 'internal error', code: 'EXECUTION_ERROR' });
@@ -146,6 +151,7 @@ export class EnvServer {
     this.closing ??= (async () => {
       const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
       await this.leases.shutdown();
+      await this.rollouts.close();
       await this.mcp.close();
       this.ws.close();
       this.http.closeAllConnections();

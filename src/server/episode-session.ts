@@ -81,7 +81,7 @@ export class EpisodeSession {
   }
 }
 
-/** The step's info in snake_case, with the parts a trainer reads (score on submit, truncation when cut off). */
+/** The step's info in snake_case, with the parts a trainer reads (score and its named `reward_components` on submit, truncation when cut off). */
 function wireInfo(result: StepResult): Record<string, unknown> {
   const { info } = result;
   return {
@@ -90,7 +90,7 @@ function wireInfo(result: StepResult): Record<string, unknown> {
     events: info.events,
     terminated: result.terminated,
     truncated: result.truncated,
-    ...(info.score ? { score: info.score } : {}),
+    ...(info.score ? { score: info.score, reward_components: info.score.parts } : {}),
     ...(info.truncation ? { truncation: info.truncation } : {}),
   };
 }

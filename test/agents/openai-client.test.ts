@@ -52,6 +52,7 @@ describe('OpenAiChatClient', () => {
       attempts: 1,
       tokens: { promptIds: null, completionIds: null, logprobs: null },
       finishReason: null,
+      policyVersion: null,
     });
     expect(requests[0]!.headers.authorization).toBe('Bearer sk-test');
     expect(requests[0]!.body).toMatchObject({ model: 'm1', messages: [{ role: 'user', content: 'hi' }], temperature: 0, top_p: 1, max_tokens: 512, n: 1 });

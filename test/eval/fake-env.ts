@@ -32,7 +32,7 @@ export class FakeEnv implements TaskEnv {
   async peekScore(): Promise<Score> {
     const gold = String(this.task!.gold);
     const reward = this.last === gold ? 1 : this.last.includes(gold) ? 0.5 : 0;
-    return { reward, parts: {}, details: {} };
+    return { reward, parts: { gold_match: reward }, details: {} };
   }
 
   async close(): Promise<void> {}

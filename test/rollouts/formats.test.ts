@@ -85,9 +85,9 @@ describe('hf-messages', () => {
     expect(lines[0]).toMatch(/"reward":(1|0|0\.5)(\.0)?[,}]/);
     expect(lines.join('\n')).not.toMatch(/"reward":[01][,}]/);
     const rows = lines.map((l) => JSON.parse(l));
-    const columns = ['messages', 'tools', 'reward', 'task_id', 'task_index', 'env', 'query', 'actions', 'observations', 'rewards', 'valid_action', 'executed',
+    const columns = ['messages', 'tools', 'reward', 'reward_components', 'step_components', 'task_id', 'task_index', 'env', 'query', 'actions', 'observations', 'rewards', 'valid_action', 'executed',
       'terminated', 'truncated', 'policy', 'strategy', 'model', 'session_id', 'sample_index', 'seed', 'temperature', 'group_id', 'group_size', 'group_rewards',
-      'advantage', 'prompt_ids', 'completion_ids', 'logprobs', 'token_ids', 'loss_mask', 'token_logprobs', 'tokens_absent'];
+      'advantage', 'prompt_ids', 'completion_ids', 'logprobs', 'token_ids', 'loss_mask', 'token_logprobs', 'tokens_absent', 'policy_version'];
     for (const row of rows) {
       expect(Object.keys(row)).toEqual(columns);
       expect(row.tools.map((t: any) => t.function.name)).toEqual(['execute', 'submit']);
@@ -109,6 +109,28 @@ describe('hf-messages', () => {
     const row = JSON.parse(formatRecord(records.none![0]!, 'hf-messages', '0.1.0'));
     expect(row).toMatchObject({ prompt_ids: null, completion_ids: null, logprobs: null, token_ids: null, loss_mask: null, token_logprobs: null });
     expect(row.tokens_absent).toBe('the server gave no prompt token ids, completion token ids, logprobs (for at least one turn)');
+  });
+});
+
+describe('named reward components', () => {
+  it('every format carries the parts of the episode reward and of each scored turn, and the policy versions', () => {
+    for (const record of [...records.ids!, ...records.tryAgain!]) {
+      const best = record.rewards.indexOf(record.reward);
+      expect(record.step_components).toHaveLength(record.actions.length);
+      // Every scored turn has the env's parts (the fake env's one part is its reward); a reply without an action has none.
+      record.step_components.forEach((parts, i) => expect(parts).toEqual(record.executed[i] ? { gold_match: record.rewards[i] } : null));
+      expect(record.reward_components).toEqual(best >= 0 ? { gold_match: record.reward } : {});
+      expect(record.policy_version).toEqual({ requested: null, start: null, end: null });
+      const hf = JSON.parse(formatRecord(record, 'hf-messages', '0.1.0'));
+      expect(hf.reward_components).toEqual(record.reward_components);
+      expect(hf.step_components).toEqual(record.step_components);
+      const atif = JSON.parse(formatRecord(record, 'atif', '0.1.0'));
+      expect(atif.extra.reward_components).toEqual(record.reward_components);
+      const turns = [...atif.steps.flatMap((s: any) => s.extra?.turns ?? []), ...atif.extra.runner_turns];
+      expect(turns.map((t: any) => t.components)).toEqual(record.step_components);
+      const jsonl = JSON.parse(formatRecord(record, 'jsonl', '0.1.0'));
+      expect(jsonl.reward_components).toEqual(record.reward_components);
+    }
   });
 });
 

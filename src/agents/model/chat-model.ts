@@ -61,6 +61,8 @@ export interface ChatReply {
   tokens?: TurnTokens;
   /** The choice's `finish_reason` (omitted or null when absent). */
   finishReason?: string | null;
+  /** The policy (weights) version the server says produced the reply (`policy_version`, or SGLang's `weight_version`, in the body or its `meta_info`); omitted or null when it says none. */
+  policyVersion?: string | number | null;
 }
 
 /** Per-request settings a strategy adds to the client's own. */

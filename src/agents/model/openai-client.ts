@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, ModelError } from '../../errors.js';
+import { ConfigError, EpisodeCancelledError, ModelError } from '../../errors.js';
 import type { ChatMessage, ChatModel, ChatReply, CompleteOptions } from './chat-model.js';
 import { excerpt, parseCompletion, wireMessages, wireTools } from './wire.js';
 
@@ -29,6 +29,8 @@ export interface OpenAiClientOptions {
   tokens?: TokenRequest;
   /** Random source for the jitter (tests pass a fixed one). */
   random?: () => number;
+  /** Cancels the request in flight and every later one (EpisodeCancelledError): the rollout service's client went away. */
+  signal?: AbortSignal;
 }
 
 /** Resolved settings: what the options default to. */
@@ -63,7 +65,7 @@ class RetryableFailure extends Error {
 export class OpenAiChatClient implements ChatModel {
   readonly model: string;
   private readonly url: string;
-  private readonly settings: Required<Omit<OpenAiClientOptions, 'apiKey'>> & { apiKey?: string };
+  private readonly settings: Required<Omit<OpenAiClientOptions, 'apiKey' | 'signal'>> & { apiKey?: string; signal?: AbortSignal };
   /** What the client asks about tokens (see {@link OpenAiClientOptions.tokens}). */
   get tokens(): TokenRequest {
     return this.settings.tokens;
@@ -88,6 +90,7 @@ export class OpenAiChatClient implements ChatModel {
   async complete(messages: readonly ChatMessage[], options: CompleteOptions = {}): Promise<ChatReply> {
     const { retries } = this.settings;
     for (let attempt = 1; ; attempt++) {
+      this.throwIfCancelled();
       try {
         return { ...(await this.attempt(messages, options)), attempts: attempt };
       } catch (error) {
@@ -98,9 +101,14 @@ export class OpenAiChatClient implements ChatModel {
             cause: error,
           });
         }
-        await sleep(error.retryAfterMs ?? this.backoff(attempt));
+        await sleep(error.retryAfterMs ?? this.backoff(attempt), undefined, this.settings.signal ? { signal: this.settings.signal } : {}).catch(() => this.throwIfCancelled());
       }
     }
+  }
+
+  /** @throws EpisodeCancelledError once the client's signal has aborted. */
+  private throwIfCancelled(): void {
+    if (this.settings.signal?.aborted) throw new EpisodeCancelledError('the model client was cancelled');
   }
 
   /** Full jitter: uniform in [0, min(max, base·2^(attempt-1))]. */
@@ -135,10 +143,11 @@ export class OpenAiChatClient implements ChatModel {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
         body: this.body(messages, options),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: this.settings.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.settings.signal]) : AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
     } catch (error) {
+      this.throwIfCancelled();
       const name = (error as Error).name;
       const why = name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `request failed (${describeCause(error)})`;
       throw new RetryableFailure(why, undefined, { cause: error });

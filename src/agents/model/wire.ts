@@ -84,5 +84,18 @@ export function parseCompletion(text: string, url: string): Omit<ChatReply, 'att
     usage: { promptTokens: count(usage?.prompt_tokens), completionTokens: count(usage?.completion_tokens) },
     tokens: parseTokens(body as Record<string, unknown>, choice),
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+    policyVersion: policyVersionOf(body as Record<string, unknown>, choice),
   };
+}
+
+/** The policy version a server stamped on a completion: `policy_version` or `weight_version`, at the top, in `meta_info`, or on the choice. */
+function policyVersionOf(body: Record<string, unknown>, choice: Record<string, unknown>): string | number | null {
+  for (const holder of [body, body.meta_info, choice, choice.meta_info]) {
+    if (holder === null || typeof holder !== 'object') continue;
+    for (const key of ['policy_version', 'weight_version']) {
+      const value = (holder as Record<string, unknown>)[key];
+      if ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value !== '')) return value;
+    }
+  }
+  return null;
 }

@@ -136,7 +136,7 @@ export class McpTransport {
 
 function toolResult(reply: ObservationReply): CallToolResult {
   const { output, exit_code, task, info } = reply.observation;
-  const summary = { reward: reply.reward, done: reply.done, exit_code, task_id: task?.task_id ?? null, ...('truncation' in info ? { truncation: info.truncation } : {}) };
+  const summary = { reward: reply.reward, done: reply.done, exit_code, task_id: task?.task_id ?? null, ...('reward_components' in info ? { reward_components: info.reward_components } : {}), ...('truncation' in info ? { truncation: info.truncation } : {}) };
   return { content: [{ type: 'text', text: output }, { type: 'text', text: JSON.stringify(summary) }] };
 }
 

@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
+import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
+import { readEpisodeTurns } from '../rollouts/index.js';
+import { commandEngines, releaseEngines } from './engine-flag.js';
+import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
+import { ENV_CLIS } from './env-clis.js';
+import { nonNegativeInteger } from './model-flags.js';
+import { Progress } from './progress.js';
+
+interface RescoreFlags extends CommonEnvFlags {
+  env: string;
+  parallel: string;
+  sandboxes: string;
+  show: string;
+  json?: boolean;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const partsText = (parts: Record<string, number> | null) => (parts === null ? '(not recorded)' : Object.entries(parts).map(([k, v]) => `${k}=${v}`).join(' ') || '(none)');
+
+function printReport(report: RescoreReport, show: number): void {
+  console.log(`episodes            ${report.episodes}`);
+  console.log(`agreeing episodes   ${report.agreeingEpisodes} (${pct(report.agreement)}: |Δreward| ≤ 0.01 and the same reward components where recorded)`);
+  console.log(`with components     ${report.withComponents}`);
+  console.log(`mean reward         ${report.meanReward.toFixed(3)} (recorded: ${report.recordedMeanReward.toFixed(3)})`);
+  if (report.disagreements.length === 0) return;
+  console.log(`\nepisodes that disagree (${report.disagreements.length}; first ${Math.min(show, report.disagreements.length)}):`);
+  for (const e of report.disagreements.slice(0, show)) {
+    const what = e.truncated !== null ? `sandbox lost: ${e.truncated}` : `recorded ${e.recordedReward} (${partsText(e.recordedComponents)}), now ${e.reward} (${partsText(e.components)})`;
+    console.log(`  task ${e.taskIndex} sample ${e.sampleIndex}${e.sessionId ? ` (${e.sessionId})` : ''}: ${what}`);
+  }
+}
+
+/** `intercode rescore FILE`: replays stored rollouts in new sandboxes and reports how many rewards agree. */
+export function registerRescoreCommand(program: Command): void {
+  const command = program
+    .command('rescore')
+    .argument('<rollouts>', 'a rollout file: collect --policy llm:… output in any --format (jsonl, hf-messages, atif), or POST /rollouts records, one per line')
+    .description(
+      "recompute the rewards of stored rollouts: each episode's actions are played again in a new sandbox and scored as its strategy scored them; " +
+        'reports how many episodes get the same reward and named reward components (NeMo Gym\'s reverify)',
+    )
+    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .option('--parallel <n>', 'episodes at once', '4')
+    .option('--show <n>', 'how many disagreeing episodes to list', '20')
+    .option('--json', 'print one JSON object: {"episodes","agreeingEpisodes","agreement","withComponents","recordedMeanReward","meanReward","disagreements":[{"sessionId","taskIndex","sampleIndex","recordedReward","reward","recordedComponents","components","agrees","truncated"}]}');
+  addEnvFlags(command, ENV_CLIS)
+    .option('--sandboxes <mode>', 'pooled (a warm pool restored in place) or fresh (a new sandbox per episode)', 'pooled')
+    .action(async (file: string, flags: RescoreFlags, self: Command) => {
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+      const parallel = positiveInteger('--parallel', flags.parallel);
+      const sandboxes = parseSandboxMode(flags.sandboxes);
+      const show = nonNegativeInteger('--show', flags.show);
+      const episodes = readEpisodeTurns(file);
+      const engines = commandEngines(flags, log);
+      // The envs `collect` and `serve` make (not replay's InterCode-compatible ones): the rollouts were played there.
+      const envs = await cli.createEnvs(flags as RescoreFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'collect', log, engines });
+      const engine = new EpisodeEngine(envs, { sandboxes });
+      log(describeEngine(engine));
+      const progress = new Progress('episodes', episodes.length);
+      let report: RescoreReport;
+      try {
+        report = await rescoreEpisodes(engine, cli.name, envs[0]!.tasks, episodes, (done) => progress.update(done));
+      } finally {
+        progress.stop();
+        await engine.close();
+        releaseEngines(engines, log);
+      }
+      if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+      else printReport(report, show);
+    });
+}

@@ -1,0 +1,146 @@
+/**
+ * Re-scoring stored rollouts (NeMo Gym's "reverify"): every episode of a rollout file is
+ * played again in a new sandbox, its recorded actions in order, and scored the way the
+ * episode was (its strategy's protocol, as {@link playEpisode} scores); the recomputed
+ * reward and its named parts are compared with the recorded ones. Rollout lines keep no
+ * final probe of the sandbox, so every episode is replayed.
+ */
+
+import { createStrategy, type ChatModel, type EvalProtocol } from '../agents/index.js';
+import type { Task } from '../datasets/index.js';
+import type { TaskEnv } from '../env/types.js';
+import { ConfigError } from '../errors.js';
+import { stepScore, type EpisodeExecutor } from '../eval/index.js';
+import { isSolved } from '../eval/summary.js';
+import type { EpisodeTurns } from '../rollouts/index.js';
+import { REWARD_TOLERANCE } from './replay.js';
+
+export interface RescoredEpisode {
+  sessionId: string | null;
+  taskIndex: number;
+  sampleIndex: number;
+  recordedReward: number;
+  reward: number;
+  recordedComponents: Record<string, number> | null;
+  components: Record<string, number>;
+  /** Reward within {@link REWARD_TOLERANCE} and, where the file kept them, the same parts within it. */
+  agrees: boolean;
+  /** The sandbox was lost during the replay (the episode is not counted as agreeing). */
+  truncated: string | null;
+}
+
+export interface RescoreReport {
+  episodes: number;
+  agreeingEpisodes: number;
+  /** agreeingEpisodes / episodes. */
+  agreement: number;
+  /** Episodes whose recorded parts were compared (the rest kept none). */
+  withComponents: number;
+  recordedMeanReward: number;
+  meanReward: number;
+  disagreements: RescoredEpisode[];
+}
+
+/** Strategies are only asked for their scoring protocol here; none is ever given a turn. */
+const NO_MODEL: ChatModel = {
+  model: 'none',
+  complete: () => Promise.reject(new ConfigError('rescore', 'replays recorded actions and never asks a model')),
+};
+
+/** How episodes of `strategy` were scored (a file that names none: every-step, like `tools`). @throws ConfigError for an unknown strategy. */
+export function protocolOf(strategy: string | null): EvalProtocol {
+  return createStrategy(strategy ?? 'tools', { model: NO_MODEL }).protocol;
+}
+
+const close = (a: number, b: number) => Math.abs(a - b) <= REWARD_TOLERANCE + 1e-9;
+
+function sameComponents(recorded: Record<string, number>, now: Record<string, number>): boolean {
+  const keys = Object.keys(recorded);
+  return keys.length === Object.keys(now).length && keys.every((k) => now[k] !== undefined && close(recorded[k]!, now[k]!));
+}
+
+/**
+ * Replays one episode on `env` (reset to `task`): executed turns run in order; each is
+ * scored as the episode's protocol scored it (a submit by the env, every-step by
+ * peekScore after the action); turns that never ran (a reply without an action) score 0.
+ */
+export async function rescoreEpisode(env: TaskEnv, envName: string, episode: EpisodeTurns, task: Task): Promise<RescoredEpisode> {
+  const { scoring, stopWhenSolved } = protocolOf(episode.strategy);
+  await env.reset({ task });
+  const rewards: number[] = [];
+  const parts: (Record<string, number> | null)[] = [];
+  let truncated: string | null = null;
+  for (const turn of episode.turns) {
+    if (!turn.executed) {
+      rewards.push(0);
+      parts.push(null);
+      continue;
+    }
+    const result = await env.step(turn.action);
+    if (result.truncated) {
+      truncated = result.info.truncation?.message ?? 'truncated';
+      break;
+    }
+    const byEnv = result.terminated || scoring === 'on-submit';
+    const score = byEnv ? (result.info.score ?? null) : await stepScore(env, envName, turn.action);
+    const reward = byEnv ? result.reward : (score?.reward ?? 0);
+    rewards.push(reward);
+    parts.push(score?.parts ?? null);
+    if (result.terminated || (stopWhenSolved && isSolved(reward))) break;
+  }
+  const reward = scoring === 'on-submit' ? (rewards.at(-1) ?? 0) : Math.max(0, ...rewards);
+  const at = rewards.indexOf(reward);
+  const components = (at >= 0 ? parts[at] : null) ?? {};
+  const recordedComponents = episode.rewardComponents;
+  return {
+    sessionId: episode.sessionId,
+    taskIndex: episode.taskIndex,
+    sampleIndex: episode.sampleIndex,
+    recordedReward: episode.reward,
+    reward,
+    recordedComponents,
+    components,
+    agrees: truncated === null && close(reward, episode.reward) && (recordedComponents === null || sameComponents(recordedComponents, components)),
+    truncated,
+  };
+}
+
+/**
+ * Re-scores `episodes` on the executor's envs, one new episode each.
+ * @throws ConfigError naming `--env` when an episode is of another env, or the line whose
+ *   task index is not in `tasks` or whose query is not that task's (a file from another dataset).
+ */
+export async function rescoreEpisodes(
+  executor: EpisodeExecutor,
+  envName: string,
+  tasks: readonly Task[],
+  episodes: readonly EpisodeTurns[],
+  onEpisode?: (done: number) => void,
+): Promise<RescoreReport> {
+  episodes.forEach((e, i) => {
+    if (e.env !== envName) throw new ConfigError('--env', `is ${envName}, but episode ${i + 1} of the file is of the ${e.env} env`);
+    const task = tasks[e.taskIndex];
+    if (!task || task.query.trim() !== e.query.trim()) {
+      throw new ConfigError('--data', `episode ${i + 1} is of task ${e.taskIndex}, whose query in this dataset is ${task ? JSON.stringify(task.query.slice(0, 80)) : 'missing'}, not ${JSON.stringify(e.query.slice(0, 80))} (give the --data the rollouts were collected on)`);
+    }
+  });
+  const results: RescoredEpisode[] = new Array(episodes.length);
+  let done = 0;
+  await executor.forEach([...episodes.keys()], async (env, i) => {
+    const episode = episodes[i]!;
+    results[i] = await rescoreEpisode(env, envName, episode, tasks[episode.taskIndex]!);
+    onEpisode?.(++done);
+  });
+  const n = results.length;
+  const mean = (f: (r: RescoredEpisode) => number) => (n ? results.reduce((s, r) => s + f(r), 0) / n : 0);
+  const agreeing = results.filter((r) => r.agrees).length;
+  return {
+    episodes: n,
+    agreeingEpisodes: agreeing,
+    agreement: n ? agreeing / n : 1,
+    withComponents: results.filter((r) => r.recordedComponents !== null).length,
+    recordedMeanReward: mean((r) => r.recordedReward),
+    meanReward: mean((r) => r.reward),
+    disagreements: results.filter((r) => !r.agrees),
+  };
+}
