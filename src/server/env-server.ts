@@ -4,10 +4,14 @@ import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import { authorized, fromThisMachine, isLoopback } from './auth.js';
 import type { EnvSlots } from './env-slots.js';
+import { METRICS_CONTENT_TYPE } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import { ServerMetrics } from './server-metrics.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
 import { HttpRoutes, type ServerMetadata } from './transports/http-routes.js';
 import type { McpTransport } from './transports/mcp.js';
+import { OpenEnvRpc } from './transports/openenv-rpc.js';
 import { WebSocketTransport } from './transports/websocket.js';
 
 export interface EnvServerOptions {
@@ -48,10 +52,14 @@ export function checkListening(host: string, token: string | undefined): void {
  */
 export class EnvServer {
   readonly leases: SessionLeases;
+  /** What `GET /metrics` reports; other parts of the server count into its registry. */
+  readonly metrics: ServerMetrics;
   private readonly http: Server;
   private readonly routes: HttpRoutes;
   private readonly ws: WebSocketTransport;
   private readonly mcp: McpTransport;
+  private readonly rpc: OpenEnvRpc;
+  private readonly openapi: Record<string, unknown>;
   private closing: Promise<void> | undefined;
   private listeningPort = 0;
 
@@ -60,10 +68,20 @@ export class EnvServer {
     Mcp: typeof McpTransport,
   ) {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
-    this.leases = new SessionLeases(slots, { idleTimeoutMs });
+    let leases: SessionLeases | undefined;
+    this.metrics = new ServerMetrics(() => leases!.stats(), slots);
+    this.leases = leases = new SessionLeases(slots, { idleTimeoutMs, observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
-    this.ws = new WebSocketTransport({ leases: this.leases, maxMessageBytes, heartbeatMs, log });
-    this.mcp = new Mcp({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
+    this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
+    this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
+    this.mcp = new Mcp({
+      leases: this.leases,
+      envName: slots.envName,
+      version: metadata.version,
+      maxMessageBytes,
+      otherDialect: async (_request, response, body) => sendJson(response, 200, await this.rpc.answer(body)),
+    });
+    this.openapi = openApiDocument({ title: metadata.name, description: metadata.description, version: metadata.version });
     this.http = createServer((request, response) => void this.request(request, response));
     this.http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
     this.http.on('clientError', (_error, socket) => socket.destroy());
@@ -116,13 +134,29 @@ export class EnvServer {
         return;
       }
       if (path === '/mcp') await this.mcp.handle(request, response);
+      else if (path === '/openapi.json' || path === '/metrics') this.describe(request, response, path);
       else if (this.routes.handles(path)) await this.routes.handle(request, response, path);
-      else sendJson(response, 404, { detail: `no route ${path}; see GET /schema, /metadata, /health, WebSocket /ws, MCP /mcp`, code: 'NOT_FOUND' });
+      else sendJson(response, 404, { detail: `no route ${path}; see GET /openapi.json, /schema, /metadata, /health, /metrics, WebSocket /ws, MCP /mcp`, code: 'NOT_FOUND' });
     } catch (error) {
       this.options.log(`intercode serve: ${request.method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
       if (!response.headersSent) sendJson(response, 500, { detail: 'internal error', code: 'EXECUTION_ERROR' });
       else response.destroy();
     }
+  }
+
+  /** `GET /openapi.json` (the routes) and `GET /metrics` (Prometheus text). */
+  private describe(request: IncomingMessage, response: ServerResponse, path: '/openapi.json' | '/metrics'): void {
+    if (request.method !== 'GET') {
+      sendJson(response, 405, { detail: `${path} takes GET`, code: 'VALIDATION_ERROR' }, { allow: 'GET' });
+      return;
+    }
+    if (path === '/openapi.json') {
+      sendJson(response, 200, this.openapi);
+      return;
+    }
+    const text = this.metrics.registry.text();
+    response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
+    response.end(text);
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -147,6 +181,7 @@ export class EnvServer {
       const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
       await this.leases.shutdown();
       await this.mcp.close();
+      this.rpc.close();
       this.ws.close();
       this.http.closeAllConnections();
       await closed;
