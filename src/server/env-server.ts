@@ -26,11 +26,14 @@ export interface EnvServerOptions {
   idleTimeoutMs: number;
   /** WebSocket ping interval; a connection that missed the previous ping is dropped. */
   heartbeatMs: number;
-  /** Largest message or request body accepted. */
+  /** Largest message or request body accepted, and largest frame sent: an observation's output is cut so its reply fits ({@link replyCap}). */
   maxMessageBytes: number;
   metadata: ServerMetadata;
   log: (line: string) => void;
 }
+
+/** The smallest `maxMessageBytes`: room for a reply of 1 KiB twice over, and its envelope. */
+export const MIN_MESSAGE_BYTES = 4096;
 
 export const SERVER_DEFAULTS = { host: '127.0.0.1', port: 8000, idleTimeoutMs: 300_000, heartbeatMs: 15_000, maxMessageBytes: 1024 * 1024 } as const;
 
@@ -70,7 +73,7 @@ export class EnvServer {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
     let leases: SessionLeases | undefined;
     this.metrics = new ServerMetrics(() => leases!.stats(), slots);
-    this.leases = leases = new SessionLeases(slots, { idleTimeoutMs, observer: this.metrics });
+    this.leases = leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
     this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
     this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
@@ -89,10 +92,11 @@ export class EnvServer {
 
   /**
    * Starts listening.
-   * @throws ConfigError when `host` is not loopback and no token is set, or for a bad option.
+   * @throws ConfigError when `host` is not loopback and no token is set, or `maxMessageBytes` is under {@link MIN_MESSAGE_BYTES}.
    */
   static async start(options: EnvServerOptions): Promise<EnvServer> {
     checkListening(options.host, options.token);
+    if (!(options.maxMessageBytes >= MIN_MESSAGE_BYTES)) throw new ConfigError('--max-message-bytes', `must be at least ${MIN_MESSAGE_BYTES}`);
     // The MCP SDK (with zod, ajv and hono) loads in ~0.1 s: only a command that serves pays for it.
     const { McpTransport: Mcp } = await import('./transports/mcp.js');
     const server = new EnvServer(options, Mcp);
@@ -189,6 +193,15 @@ export class EnvServer {
     })();
     return this.closing;
   }
+}
+
+/**
+ * The most bytes of JSON an observation reply may take: half the frame limit, less 1 KiB, so
+ * that every frame carrying one stays within `maxMessageBytes` (OpenEnv's tool-call result
+ * carries the output twice: as MCP content and in `data`).
+ */
+export function replyCap(maxMessageBytes: number): number {
+  return Math.max(1024, Math.floor(maxMessageBytes / 2) - 1024);
 }
 
 /**

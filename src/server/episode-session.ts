@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { seededRandom } from '../env/episode.js';
 import type { StepResult, TaskEnv } from '../env/types.js';
 import { EnvStateError, IntercodeError } from '../errors.js';
-import { WireError, type ActionData, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';
+import { capReply, WireError, type ActionData, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';
 
 /** How an episode ended: scored (`solved` at reward 1, else `unsolved`), cut off, or left unfinished (a new reset, the session's end). */
 export type EpisodeOutcome = 'solved' | 'unsolved' | 'truncated' | 'abandoned';
@@ -39,6 +39,8 @@ export class EpisodeSession {
   constructor(
     private readonly env: TaskEnv,
     private readonly envName: string,
+    /** The most bytes of JSON a reply may take ({@link capReply}). */
+    private readonly maxReplyBytes: number,
     private readonly observer?: EpisodeObserver,
   ) {}
 
@@ -77,7 +79,7 @@ export class EpisodeSession {
     this.episodeId = data.episode_id ?? randomUUID();
     this.stepCount = 0;
     this.live = true;
-    return { observation: { output: result.observation, exit_code: null, task: this.task, info: {} }, reward: null, done: false };
+    return capReply({ observation: { output: result.observation, exit_code: null, task: this.task, info: {} }, reward: null, done: false }, this.maxReplyBytes);
   }
 
   /** @throws WireError SESSION_ERROR (no episode under way), EXECUTION_ERROR (the env failed, not the sandbox). */
@@ -101,11 +103,10 @@ export class EpisodeSession {
       if (result.truncated) this.observer?.finished('truncated', result.info.truncation?.reason);
       else this.observer?.finished(result.reward >= 1 ? 'solved' : 'unsolved');
     }
-    return {
-      observation: { output: result.observation, exit_code: result.info.exitCode, task: this.task, info: wireInfo(result) },
-      reward: result.reward,
-      done,
-    };
+    return capReply(
+      { observation: { output: result.observation, exit_code: result.info.exitCode, task: this.task, info: wireInfo(result) }, reward: result.reward, done },
+      this.maxReplyBytes,
+    );
   }
 
   state(): StateReply {

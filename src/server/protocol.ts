@@ -209,6 +209,33 @@ export interface ToolObservationReply {
   done: boolean;
 }
 
+/**
+ * `reply` cut to at most `limit` bytes of JSON: when the whole would be larger, the
+ * observation's `output` is cut (at a character boundary) until it fits, and
+ * `info.output_truncated` says how many bytes it had. Reward, done and every other field
+ * are kept. The cap on every frame the server sends (`--max-message-bytes`).
+ */
+export function capReply(reply: ObservationReply, limit: number): ObservationReply {
+  const size = Buffer.byteLength(JSON.stringify(reply));
+  if (size <= limit) return reply;
+  const { output } = reply.observation;
+  const outputBytes = Buffer.byteLength(output);
+  const marker = { original_bytes: outputBytes, limit_bytes: limit };
+  const withOutput = (text: string): ObservationReply => ({ ...reply, observation: { ...reply.observation, output: text, info: { ...reply.observation.info, output_truncated: marker } } });
+  // A prefix that fits has at most `limit` characters; JSON escaping can make one take up to 6
+  // bytes, so the longest prefix that fits is searched for (log2(limit) tries).
+  let low = 0;
+  let high = Math.min(output.length, limit);
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (Buffer.byteLength(JSON.stringify(withOutput(output.slice(0, mid)))) <= limit) low = mid;
+    else high = mid - 1;
+  }
+  // Never end on half a surrogate pair.
+  const end = low > 0 && /[\uD800-\uDBFF]/.test(output[low - 1]!) ? low - 1 : low;
+  return withOutput(output.slice(0, end));
+}
+
 export interface StateReply {
   episode_id: string | null;
   step_count: number;

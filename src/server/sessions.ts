@@ -35,6 +35,8 @@ interface LeaseRecord extends Lease {
 export interface SessionLeasesOptions {
   /** A lease with no request for this long is ended and its sandbox returned. */
   idleTimeoutMs: number;
+  /** The most bytes of JSON one reply may take (its output is cut to fit). */
+  maxReplyBytes: number;
   /** Told of every session's episodes (the server's metrics). */
   observer?: EpisodeObserver;
 }
@@ -90,7 +92,7 @@ export class SessionLeases {
     const lease: LeaseRecord = {
       id: randomUUID(),
       owner,
-      session: new EpisodeSession(env, this.slots.envName, this.options.observer),
+      session: new EpisodeSession(env, this.slots.envName, this.options.maxReplyBytes, this.options.observer),
       deadline: performance.now() + this.options.idleTimeoutMs,
       ended: undefined,
       env,

@@ -46,7 +46,7 @@ export class McpTransport {
       body = request.method === 'POST' ? await readJsonBody(request, this.options.maxMessageBytes) : undefined;
     } catch (error) {
       if (!(error instanceof WireError)) throw error;
-      sendJson(response, error.code === 'INVALID_JSON' ? 400 : 413, rpcError(-32700, error.message, error.code));
+      sendJson(response, error.code === 'INVALID_JSON' ? 400 : 413, rpcError(error.code === 'INVALID_JSON' ? -32700 : -32600, error.message, error.code, error.extra));
       return;
     }
     const id = request.headers['mcp-session-id'];
