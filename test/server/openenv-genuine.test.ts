@@ -8,13 +8,16 @@
  *   /ws; OpenEnv's JSON-RPC dialect on /mcp) and solves a task;
  * - the official MCP Python SDK solves a task, and at capacity its caller sees why it was refused.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bashCli } from '../../envs/bash/cli.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
-import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
+import { registerServeCommand } from '../../src/cli/serve-command.js';
+import { EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../../src/server/index.js';
 import { dockerTestFile, IN_CI, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 import { buildClientsChroot, genuineClientsMissing, runInClientsChroot } from '../setup/genuine-clients.js';
 import { startLoopbackServer, until } from './helpers.js';
@@ -63,6 +66,21 @@ describe.skipIf(skipWithoutEngine(engine, 'genuine clients against serve') || mi
     expect(result.unknown_field).toMatch(/admits only "code", "metadata"; got "not_a_field" \(code: VALIDATION_ERROR\)/);
     await until(() => server.leases.active === 0);
   }, 180_000);
+
+  it('openenv.yaml: the fields of OpenEnv\'s manifest, its port, and a serve command whose flags exist', async () => {
+    const text = readFileSync(fileURLToPath(new URL('../../openenv.yaml', import.meta.url)), 'utf8');
+    const manifest = (await play('manifest', { text })) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ spec_version: 1, name: 'intercode_env', type: 'space', port: SERVER_DEFAULTS.port });
+    expect(typeof manifest.description).toBe('string');
+    const args = String(manifest.app).split(' ');
+    expect(args.slice(0, 3)).toEqual(['npx', 'intercode', 'serve']);
+    const program = new Command();
+    registerServeCommand(program);
+    const serve = program.commands.find((c) => c.name() === 'serve')!;
+    const flags = new Set(serve.options.map((o) => o.long));
+    expect(args.filter((a) => a.startsWith('--')).filter((a) => !flags.has(a))).toEqual([]);
+    expect(args[args.indexOf('--port') + 1]).toBe(String(manifest.port));
+  }, 60_000);
 
   for (const mode of ['tools-ws', 'tools-http'] as const) {
     it(`MCPToolClient (${mode === 'tools-ws' ? 'default mode: step actions over /ws' : 'production mode: JSON-RPC on /mcp'}) lists the tools and solves a task`, async () => {

@@ -44,6 +44,28 @@ describe('OpenEnv HTTP routes', () => {
     expect(await (await fetch(`${server.url}/state`)).json()).toEqual({ episode_id: null, step_count: 0, env: 'scripted', task_id: null });
   });
 
+  it('/openapi.json lists every route it serves: each listed path and method answers (no 404, no 405), and an unlisted path is 404', async () => {
+    const { server } = await start();
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => [method.toUpperCase(), path] as const));
+    expect(listed.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
+      ['GET /health', 'GET /metadata', 'GET /schema', 'GET /state', 'POST /reset', 'POST /step', 'POST /mcp', 'DELETE /mcp', 'GET /metrics', 'GET /openapi.json'].sort(),
+    );
+    for (const [method, path] of listed) {
+      const body = method === 'POST' ? (path === '/step' ? JSON.stringify({ action: { code: 'ls' } }) : '{}') : undefined;
+      const status = (await fetch(`${server.url}${path}`, { method, body, headers: { 'content-type': 'application/json' } })).status;
+      expect([404, 405], `${method} ${path} answered ${status}`).not.toContain(status);
+    }
+    expect((await fetch(`${server.url}/openapi.yaml`)).status).toBe(404);
+    expect((await post(`${server.url}/metrics`, '{}')).status).toBe(405);
+  });
+
+  it('refuses --max-message-bytes under 4096 (no room for a capped reply)', async () => {
+    await expect(start({ maxMessageBytes: 4095 })).rejects.toThrow(ConfigError);
+  });
+
   it('POST /reset and /step each use an env of their own and give it back', async () => {
     const { server } = await start();
     const reset = await post(`${server.url}/reset`, JSON.stringify({ task_id: 2 }));
