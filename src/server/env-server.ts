@@ -71,9 +71,9 @@ export class EnvServer {
     Mcp: typeof McpTransport,
   ) {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
-    let leases: SessionLeases | undefined;
-    this.metrics = new ServerMetrics(() => leases!.stats(), slots);
-    this.leases = leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
+    // The metrics read the leases at each scrape; the leases tell the metrics of every episode.
+    this.metrics = new ServerMetrics(() => this.leases.stats(), slots);
+    this.leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
     this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
     this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
