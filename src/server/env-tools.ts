@@ -55,15 +55,22 @@ function schema(properties: Record<string, Record<string, unknown>>, required: s
   return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' };
 }
 
+/** Each tool's argument names. */
+const TOOL_ARGUMENTS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['reset', ['task_id', 'seed']],
+  ['execute', ['code']],
+  ['submit', ['answer']],
+]);
+
 /**
  * Runs tool `name` with `args` on `session` (what each tool does: the same as the standard
  * MCP tools).
  * @throws ToolCallError (tool_not_found, invalid_args) before anything runs; the session's WireErrors.
  */
 export async function callTool(session: EpisodeSession, name: string, args: Record<string, unknown>): Promise<ObservationReply> {
-  const allowed: Record<string, readonly string[]> = { reset: ['task_id', 'seed'], execute: ['code'], submit: ['answer'] };
-  const names = allowed[name];
-  if (!names) throw new ToolCallError('tool_not_found', `no tool ${JSON.stringify(name.slice(0, 64))}; the tools are ${Object.keys(allowed).join(', ')}`);
+  // A Map, not an object: `constructor`, `__proto__`, `toString` are properties of every object.
+  const names = TOOL_ARGUMENTS.get(name);
+  if (!names) throw new ToolCallError('tool_not_found', `no tool ${JSON.stringify(name.slice(0, 64))}; the tools are ${[...TOOL_ARGUMENTS.keys()].join(', ')}`);
   const extra = Object.keys(args).filter((key) => !names.includes(key));
   if (extra.length > 0) throw new ToolCallError('invalid_args', `${name} takes ${names.join(', ')}; got ${extra.map((key) => JSON.stringify(key.slice(0, 64))).join(', ')}`);
   const integer = (key: string): number | undefined => {
@@ -86,10 +93,12 @@ export async function callTool(session: EpisodeSession, name: string, args: Reco
     }
     case 'execute':
       return session.step({ code: text('code', true)! });
-    default: {
+    case 'submit': {
       const answer = text('answer', false);
       return session.step({ code: answer ? `submit ${answer}` : 'submit' });
     }
+    default:
+      throw new ToolCallError('tool_not_found', `no tool ${JSON.stringify(name.slice(0, 64))}`);
   }
 }
 
