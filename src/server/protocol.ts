@@ -216,9 +216,11 @@ export interface ToolObservationReply {
  * are kept. The cap on every frame the server sends (`--max-message-bytes`).
  */
 export function capReply(reply: ObservationReply, limit: number): ObservationReply {
-  const size = Buffer.byteLength(JSON.stringify(reply));
-  if (size <= limit) return reply;
   const { output } = reply.observation;
+  // Fast path without serializing the output: a character takes at most 6 bytes of JSON.
+  const rest = Buffer.byteLength(JSON.stringify({ ...reply, observation: { ...reply.observation, output: '' } }));
+  if (rest + 6 * output.length <= limit) return reply;
+  if (rest + Buffer.byteLength(JSON.stringify(output)) - 2 <= limit) return reply;
   const outputBytes = Buffer.byteLength(output);
   const marker = { original_bytes: outputBytes, limit_bytes: limit };
   const withOutput = (text: string): ObservationReply => ({ ...reply, observation: { ...reply.observation, output: text, info: { ...reply.observation.info, output_truncated: marker } } });
