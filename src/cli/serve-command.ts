@@ -35,8 +35,9 @@ export function registerServeCommand(program: Command): void {
   const command = program
     .command('serve')
     .description(
-      'serve an env over OpenEnv\'s protocol (GET /health /schema /metadata, WebSocket /ws: one connection = one session, ' +
-        'stateless POST /reset /step, GET /state) and MCP (/mcp, streamable HTTP); prints {"url","env","maxSessions","tasks"} when ready',
+      'serve an env over OpenEnv\'s protocol (GET /health /schema /metadata /openapi.json, WebSocket /ws: one connection = one session, ' +
+        'stateless POST /reset /step, GET /state), MCP (/mcp: streamable HTTP, or OpenEnv\'s JSON-RPC dialect) and Prometheus metrics (GET /metrics); ' +
+        'prints {"url","env","maxSessions","tasks"} when ready',
     )
     .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
     .option('--port <port>', 'TCP port (0: any free one)', String(SERVER_DEFAULTS.port))
@@ -45,7 +46,7 @@ export function registerServeCommand(program: Command): void {
     .option('--idle-timeout <seconds>', 'a session with no request for this long is ended and its sandbox returned', String(SERVER_DEFAULTS.idleTimeoutMs / 1000))
     .option('--token <token>', 'bearer token required on every route but /health (default: $INTERCODE_SERVE_TOKEN; keeps it out of `ps`)')
     .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that misses a ping is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
-    .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted', String(SERVER_DEFAULTS.maxMessageBytes))
+    .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
     .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))');
   addEnvFlags(command, ENV_CLIS).action(async (flags: ServeFlags, self: Command) => {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);

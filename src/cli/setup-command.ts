@@ -13,7 +13,7 @@ export function registerSetupCommand(program: Command): void {
         'debootstrap, runsc, gcc, libc6-dev and btrfs-progs, register runsc, start dockerd (log: /var/log/intercode-dockerd.log) and wait for it; ' +
         'anywhere else print the commands for this machine and exit 1',
     )
-    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets, xfsprogs; root on Debian/Ubuntu)')
+    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets, xfsprogs, prometheus; root on Debian/Ubuntu)')
     .option('--no-images', 'stop once the engine answers, without building the images')
     .option(
       '--btrfs-engine <GiB>',

@@ -54,6 +54,8 @@ export interface PoolStats {
   idle: number;
   /** Handed out, or being restored / removed. */
   borrowed: number;
+  /** Handed out and not yet given back (`borrowed` less those being restored or removed). */
+  lent: number;
   /** Being created. */
   pending: number;
   created: number;
@@ -232,7 +234,7 @@ export class WorkspacePool implements WorkspaceSource {
   }
 
   stats(): PoolStats {
-    return { idle: this.pool.available, borrowed: this.pool.borrowed, pending: this.pool.pending, ...this.counters };
+    return { idle: this.pool.available, borrowed: this.pool.borrowed, lent: this.lent.size, pending: this.pool.pending, ...this.counters };
   }
 
   /** Resolves once `count` workspaces are idle (or rejects with the pool's failure). */

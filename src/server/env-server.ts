@@ -4,11 +4,15 @@ import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors.js';
 import { authorized, fromThisMachine, isLoopback } from './auth.js';
 import type { EnvSlots } from './env-slots.js';
-import { RolloutService } from './rollouts/index.js';
+import { ROLLOUTS_PATH_ITEM, RolloutService } from './rollouts/index.js';
+import { METRICS_CONTENT_TYPE } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import { ServerMetrics } from './server-metrics.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
 import { HttpRoutes, type ServerMetadata } from './transports/http-routes.js';
 import type { McpTransport } from './transports/mcp.js';
+import { OpenEnvRpc } from './transports/openenv-rpc.js';
 import { WebSocketTransport } from './transports/websocket.js';
 
 export interface EnvServerOptions {
@@ -23,11 +27,14 @@ export interface EnvServerOptions {
   idleTimeoutMs: number;
   /** WebSocket ping interval; a connection that missed the previous ping is dropped. */
   heartbeatMs: number;
-  /** Largest message or request body accepted. */
+  /** Largest message or request body accepted, and largest frame sent: an observation's output is cut so its reply fits ({@link replyCap}). */
   maxMessageBytes: number;
   metadata: ServerMetadata;
   log: (line: string) => void;
 }
+
+/** The smallest `maxMessageBytes`: room for a reply of 1 KiB twice over, and its envelope. */
+export const MIN_MESSAGE_BYTES = 4096;
 
 export const SERVER_DEFAULTS = { host: '127.0.0.1', port: 8000, idleTimeoutMs: 300_000, heartbeatMs: 15_000, maxMessageBytes: 1024 * 1024 } as const;
 
@@ -51,10 +58,14 @@ export class EnvServer {
   readonly leases: SessionLeases;
   /** `POST /rollouts` (see {@link RolloutService}). */
   readonly rollouts: RolloutService;
+  /** What `GET /metrics` reports; other parts of the server count into its registry. */
+  readonly metrics: ServerMetrics;
   private readonly http: Server;
   private readonly routes: HttpRoutes;
   private readonly ws: WebSocketTransport;
   private readonly mcp: McpTransport;
+  private readonly rpc: OpenEnvRpc;
+  private readonly openapi: Record<string, unknown>;
   private closing: Promise<void> | undefined;
   private listeningPort = 0;
 
@@ -63,11 +74,21 @@ export class EnvServer {
     Mcp: typeof McpTransport,
   ) {
     const { slots, idleTimeoutMs, maxMessageBytes, heartbeatMs, log, metadata } = options;
-    this.leases = new SessionLeases(slots, { idleTimeoutMs });
+    // The metrics read the leases at each scrape; the leases tell the metrics of every episode.
+    this.metrics = new ServerMetrics(() => this.leases.stats(), slots);
+    this.leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
-    this.ws = new WebSocketTransport({ leases: this.leases, maxMessageBytes, heartbeatMs, log });
-    this.rollouts = new RolloutService({ slots, maxMessageBytes, version: metadata.version, log });
-    this.mcp = new Mcp({ leases: this.leases, envName: slots.envName, version: metadata.version, maxMessageBytes });
+    this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
+    this.rollouts = new RolloutService({ slots, maxMessageBytes, version: metadata.version, log, onStreamed: (episodes) => this.metrics.rolloutsStreamed.inc({}, episodes) });
+    this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
+    this.mcp = new Mcp({
+      leases: this.leases,
+      envName: slots.envName,
+      version: metadata.version,
+      maxMessageBytes,
+      otherDialect: async (_request, response, body) => sendJson(response, 200, await this.rpc.answer(body)),
+    });
+    this.openapi = openApiDocument({ title: metadata.name, description: metadata.description, version: metadata.version }, { '/rollouts': ROLLOUTS_PATH_ITEM });
     this.http = createServer((request, response) => void this.request(request, response));
     this.http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(request, socket, head));
     this.http.on('clientError', (_error, socket) => socket.destroy());
@@ -75,10 +96,11 @@ export class EnvServer {
 
   /**
    * Starts listening.
-   * @throws ConfigError when `host` is not loopback and no token is set, or for a bad option.
+   * @throws ConfigError when `host` is not loopback and no token is set, or `maxMessageBytes` is under {@link MIN_MESSAGE_BYTES}.
    */
   static async start(options: EnvServerOptions): Promise<EnvServer> {
     checkListening(options.host, options.token);
+    if (!(options.maxMessageBytes >= MIN_MESSAGE_BYTES)) throw new ConfigError('--max-message-bytes', `must be at least ${MIN_MESSAGE_BYTES}`);
     // The MCP SDK (with zod, ajv and hono) loads in ~0.1 s: only a command that serves pays for it.
     const { McpTransport: Mcp } = await import('./transports/mcp.js');
     const server = new EnvServer(options, Mcp);
@@ -120,14 +142,30 @@ export class EnvServer {
         return;
       }
       if (path === '/mcp') await this.mcp.handle(request, response);
+      else if (path === '/openapi.json' || path === '/metrics') this.describe(request, response, path);
       else if (path === '/rollouts') await this.rollouts.handle(request, response);
       else if (this.routes.handles(path)) await this.routes.handle(request, response, path);
-      else sendJson(response, 404, { detail: `no route ${path}; see GET /schema, /metadata, /health, WebSocket /ws, MCP /mcp, POST /rollouts`, code: 'NOT_FOUND' });
+      else sendJson(response, 404, { detail: `no route ${path}; see GET /openapi.json, /schema, /metadata, /health, /metrics, WebSocket /ws, MCP /mcp, POST /rollouts`, code: 'NOT_FOUND' });
     } catch (error) {
       this.options.log(`intercode serve: ${request.method} ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
       if (!response.headersSent) sendJson(response, 500, { detail: 'internal error', code: 'EXECUTION_ERROR' });
       else response.destroy();
     }
+  }
+
+  /** `GET /openapi.json` (the routes) and `GET /metrics` (Prometheus text). */
+  private describe(request: IncomingMessage, response: ServerResponse, path: '/openapi.json' | '/metrics'): void {
+    if (request.method !== 'GET') {
+      sendJson(response, 405, { detail: `${path} takes GET`, code: 'VALIDATION_ERROR' }, { allow: 'GET' });
+      return;
+    }
+    if (path === '/openapi.json') {
+      sendJson(response, 200, this.openapi);
+      return;
+    }
+    const text = this.metrics.registry.text();
+    response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
+    response.end(text);
   }
 
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -153,6 +191,7 @@ export class EnvServer {
       await this.leases.shutdown();
       await this.rollouts.close();
       await this.mcp.close();
+      this.rpc.close();
       this.ws.close();
       this.http.closeAllConnections();
       await closed;
@@ -160,6 +199,15 @@ export class EnvServer {
     })();
     return this.closing;
   }
+}
+
+/**
+ * The most bytes of JSON an observation reply may take: half the frame limit, less 1 KiB, so
+ * that every frame carrying one stays within `maxMessageBytes` (OpenEnv's tool-call result
+ * carries the output twice: as MCP content and in `data`).
+ */
+export function replyCap(maxMessageBytes: number): number {
+  return Math.max(1024, Math.floor(maxMessageBytes / 2) - 1024);
 }
 
 /**

@@ -21,10 +21,28 @@ export interface EnvSlots {
   give(env: TaskEnv): Promise<void>;
   /** Sandboxes alive now (in use and spare), for `/health` and tests; undefined when the source cannot tell. */
   sandboxes(): number | undefined;
+  /** The warm pool's sandboxes by state, and how many it made and lost, for `/metrics`; undefined when the source keeps no pool. */
+  poolCounts(): SandboxPoolCounts | undefined;
   /** The most sandboxes that can exist at once (in use, spare, and any the source keeps for itself); undefined: no fixed bound. */
   readonly sandboxLimit: number | undefined;
   /** Resolves once the source's spare sandboxes are warm (at once when it keeps none). @throws the source's failure (an image or engine error). */
   ready(): Promise<void>;
   /** Removes every sandbox and closes every env. */
   close(): Promise<void>;
+}
+
+/** A sandbox pool's state, as `/metrics` reports it. */
+export interface SandboxPoolCounts {
+  /** Ready to hand out. */
+  warm: number;
+  /** Handed out to an episode. */
+  inUse: number;
+  /** Given back and being restored in place (or removed). */
+  restoring: number;
+  /** Being created. */
+  creating: number;
+  /** Made since the server started. */
+  created: number;
+  /** Found dead or dirty when about to be handed out, and replaced. */
+  lostOnBorrow: number;
 }

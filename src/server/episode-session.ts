@@ -2,7 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { seededRandom } from '../env/episode.js';
 import type { StepResult, TaskEnv } from '../env/types.js';
 import { EnvStateError, IntercodeError } from '../errors.js';
-import { WireError, type ActionData, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';
+import { capReply, WireError, type ActionData, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';
+
+/** How an episode ended: scored (`solved` at reward 1, else `unsolved`), cut off, or left unfinished (a new reset, the session's end). */
+export type EpisodeOutcome = 'solved' | 'unsolved' | 'truncated' | 'abandoned';
+
+/** What a session reports as its episodes go (the server's metrics listen); it never changes what the session does. */
+export interface EpisodeObserver {
+  /** A reset answered after `seconds` (failed: it threw). */
+  reset(seconds: number, failed: boolean): void;
+  /** A step answered after `seconds` (failed: it threw). */
+  step(seconds: number, failed: boolean): void;
+  started(): void;
+  /** `truncation`: the reason when cut off (`sandbox-lost`…). */
+  finished(outcome: EpisodeOutcome, truncation?: string): void;
+}
 
 /**
  * One session's episodes on one env, in the protocol's terms: `reset` picks the task
@@ -25,7 +39,16 @@ export class EpisodeSession {
   constructor(
     private readonly env: TaskEnv,
     private readonly envName: string,
+    /** The most bytes of JSON a reply may take ({@link capReply}). */
+    private readonly maxReplyBytes: number,
+    private readonly observer?: EpisodeObserver,
   ) {}
+
+  /** The session is over: an episode still under way counts as abandoned. */
+  end(): void {
+    if (this.live) this.observer?.finished('abandoned');
+    this.live = false;
+  }
 
   /** @throws WireError VALIDATION_ERROR (task_id out of range), FACTORY_ERROR (no sandbox), EXECUTION_ERROR. */
   async reset(data: ResetData): Promise<ObservationReply> {
@@ -38,13 +61,17 @@ export class EpisodeSession {
     } else if (data.seed !== undefined && count > 0) {
       index = Math.floor(seededRandom(data.seed)() * count);
     }
-    this.live = false;
+    this.end();
+    const started = performance.now();
     let result;
     try {
       result = await this.env.reset(index === undefined ? {} : { task: index });
     } catch (error) {
+      this.observer?.reset((performance.now() - started) / 1000, true);
       throw wireFailure(error, 'FACTORY_ERROR', 'reset');
     }
+    this.observer?.reset((performance.now() - started) / 1000, false);
+    this.observer?.started();
     const task = result.info.task;
     const found = task ? this.env.tasks.indexOf(task) : -1;
     this.taskId = found >= 0 ? found : null;
@@ -52,7 +79,7 @@ export class EpisodeSession {
     this.episodeId = data.episode_id ?? randomUUID();
     this.stepCount = 0;
     this.live = true;
-    return { observation: { output: result.observation, exit_code: null, task: this.task, info: {} }, reward: null, done: false };
+    return capReply({ observation: { output: result.observation, exit_code: null, task: this.task, info: {} }, reward: null, done: false }, this.maxReplyBytes);
   }
 
   /** @throws WireError SESSION_ERROR (no episode under way), EXECUTION_ERROR (the env failed, not the sandbox). */
@@ -61,19 +88,25 @@ export class EpisodeSession {
       throw new WireError('SESSION_ERROR', this.episodeId === null ? 'step before reset: send {"type": "reset"} first' : 'the episode is done: send {"type": "reset"} to start another');
     }
     let result: StepResult;
+    const started = performance.now();
     try {
       result = await this.env.step(action.code);
     } catch (error) {
+      this.observer?.step((performance.now() - started) / 1000, true);
       throw wireFailure(error, 'EXECUTION_ERROR', 'step');
     }
+    this.observer?.step((performance.now() - started) / 1000, false);
     this.stepCount += 1;
     const done = result.terminated || result.truncated;
-    if (done) this.live = false;
-    return {
-      observation: { output: result.observation, exit_code: result.info.exitCode, task: this.task, info: wireInfo(result) },
-      reward: result.reward,
-      done,
-    };
+    if (done) {
+      this.live = false;
+      if (result.truncated) this.observer?.finished('truncated', result.info.truncation?.reason);
+      else this.observer?.finished(result.reward >= 1 ? 'solved' : 'unsolved');
+    }
+    return capReply(
+      { observation: { output: result.observation, exit_code: result.info.exitCode, task: this.task, info: wireInfo(result) }, reward: result.reward, done },
+      this.maxReplyBytes,
+    );
   }
 
   state(): StateReply {

@@ -4,3 +4,7 @@ export { pooledEnvSlots, type PooledEnvSlotsOptions } from './pooled-env-slots.j
 export { EpisodeSession } from './episode-session.js';
 export { SessionLeases, type EndReason, type Lease, type LeaseCounts } from './sessions.js';
 export * from './protocol.js';
+export { MetricsRegistry, METRICS_CONTENT_TYPE, type Counter, type Histogram, type Labels } from './metrics.js';
+export { ServerMetrics } from './server-metrics.js';
+export type { EpisodeObserver, EpisodeOutcome } from './episode-session.js';
+export { openApiDocument, type PathItems } from './openapi.js';

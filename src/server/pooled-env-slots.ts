@@ -79,6 +79,11 @@ export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], option
     async ready() {
       await pool?.ready();
     },
+    poolCounts() {
+      if (!pool) return undefined;
+      const stats = pool.stats();
+      return { warm: stats.idle, inUse: stats.lent, restoring: stats.borrowed - stats.lent, creating: stats.pending, created: stats.created, lostOnBorrow: stats.rejectedOnBorrow };
+    },
     sandboxes() {
       if (!pool) return undefined;
       const stats = pool.stats();

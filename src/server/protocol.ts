@@ -55,14 +55,27 @@ export interface ResetData {
   task_id?: number;
 }
 
-/** An action: one required string field, so trainers can map raw model text to it. */
+/**
+ * An action: one required string field, so trainers can map raw model text to it, and
+ * OpenEnv's `metadata` (every OpenEnv `Action` has it; the env does not read it).
+ */
 export interface ActionData {
   code: string;
+  metadata?: Record<string, unknown>;
 }
+
+/**
+ * OpenEnv's tool-calling actions (`ListToolsAction`, `CallToolAction`): what its
+ * `MCPToolClient` sends as `step` data over `/ws` in its default mode.
+ */
+export type ToolAction = { type: 'list_tools' } | { type: 'call_tool'; tool_name: string; arguments: Record<string, unknown> };
+
+/** What a `step` carries: an action, or a tool call standing for one. */
+export type StepData = ActionData | ToolAction;
 
 export type ClientMessage =
   | { type: 'reset'; data: ResetData }
-  | { type: 'step'; data: ActionData }
+  | { type: 'step'; data: StepData }
   | { type: 'state' }
   | { type: 'close' }
   | { type: 'mcp'; data: unknown };
@@ -102,12 +115,45 @@ export function parseResetData(data: unknown): ResetData {
   return out;
 }
 
-/** Checks an action. @throws WireError VALIDATION_ERROR. */
+/** Checks an action: `code`, and `metadata` if given; any other field is refused, as /schema says. @throws WireError VALIDATION_ERROR. */
 export function parseAction(data: unknown): ActionData {
   if (!isObject(data) || typeof data.code !== 'string') {
     throw new WireError('VALIDATION_ERROR', 'an action is {"code": string}: the "code" field is missing or not a string');
   }
-  return { code: data.code };
+  refuseOthers(data, ['code', 'metadata'], 'an action');
+  if (data.metadata === undefined) return { code: data.code };
+  if (!isObject(data.metadata)) throw new WireError('VALIDATION_ERROR', 'an action\'s "metadata" must be a JSON object');
+  return { code: data.code, metadata: data.metadata };
+}
+
+/**
+ * Checks `step` data: OpenEnv's tool actions (`{"type": "list_tools"}`, `{"type":
+ * "call_tool", "tool_name", "arguments"}`), else an action ({@link parseAction}).
+ * @throws WireError VALIDATION_ERROR.
+ */
+export function parseStepData(data: unknown): StepData {
+  if (!isObject(data) || data.type === undefined) return parseAction(data);
+  switch (data.type) {
+    case 'list_tools':
+      refuseOthers(data, ['type', 'metadata'], 'a list_tools action');
+      return { type: 'list_tools' };
+    case 'call_tool': {
+      refuseOthers(data, ['type', 'tool_name', 'arguments', 'metadata'], 'a call_tool action');
+      if (typeof data.tool_name !== 'string') throw new WireError('VALIDATION_ERROR', 'a call_tool action needs "tool_name": string');
+      const args = data.arguments ?? {};
+      if (!isObject(args)) throw new WireError('VALIDATION_ERROR', 'a call_tool action\'s "arguments" must be a JSON object');
+      return { type: 'call_tool', tool_name: data.tool_name, arguments: args };
+    }
+    default:
+      throw new WireError('VALIDATION_ERROR', `unknown action type ${JSON.stringify(data.type)}; an action is {"code": string}, {"type": "list_tools"} or {"type": "call_tool", ...}`);
+  }
+}
+
+function refuseOthers(data: Record<string, unknown>, allowed: readonly string[], what: string): void {
+  const extra = Object.keys(data).filter((key) => !allowed.includes(key));
+  if (extra.length > 0) {
+    throw new WireError('VALIDATION_ERROR', `${what} admits only ${allowed.map((key) => `"${key}"`).join(', ')}; got ${extra.map((key) => JSON.stringify(key.slice(0, 64))).join(', ')}`);
+  }
 }
 
 /**
@@ -127,7 +173,7 @@ export function parseClientMessage(text: string): ClientMessage {
     case 'reset':
       return { type, data: parseResetData(value.data) };
     case 'step':
-      return { type, data: parseAction(value.data) };
+      return { type, data: parseStepData(value.data) };
     case 'state':
     case 'close':
       return { type };
@@ -156,6 +202,42 @@ export interface ObservationReply {
   done: boolean;
 }
 
+/** OpenEnv's `ListToolsObservation` / `CallToolObservation` in a step reply (a tool action's answer). */
+export interface ToolObservationReply {
+  observation: Record<string, unknown>;
+  reward: number | null;
+  done: boolean;
+}
+
+/**
+ * `reply` cut to at most `limit` bytes of JSON: when the whole would be larger, the
+ * observation's `output` is cut (at a character boundary) until it fits, and
+ * `info.output_truncated` says how many bytes it had. Reward, done and every other field
+ * are kept. The cap on every frame the server sends (`--max-message-bytes`).
+ */
+export function capReply(reply: ObservationReply, limit: number): ObservationReply {
+  const { output } = reply.observation;
+  // Fast path without serializing the output: a character takes at most 6 bytes of JSON.
+  const rest = Buffer.byteLength(JSON.stringify({ ...reply, observation: { ...reply.observation, output: '' } }));
+  if (rest + 6 * output.length <= limit) return reply;
+  if (rest + Buffer.byteLength(JSON.stringify(output)) - 2 <= limit) return reply;
+  const outputBytes = Buffer.byteLength(output);
+  const marker = { original_bytes: outputBytes, limit_bytes: limit };
+  const withOutput = (text: string): ObservationReply => ({ ...reply, observation: { ...reply.observation, output: text, info: { ...reply.observation.info, output_truncated: marker } } });
+  // A prefix that fits has at most `limit` characters; JSON escaping can make one take up to 6
+  // bytes, so the longest prefix that fits is searched for (log2(limit) tries).
+  let low = 0;
+  let high = Math.min(output.length, limit);
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (Buffer.byteLength(JSON.stringify(withOutput(output.slice(0, mid)))) <= limit) low = mid;
+    else high = mid - 1;
+  }
+  // Never end on half a surrogate pair.
+  const end = low > 0 && /[\uD800-\uDBFF]/.test(output[low - 1]!) ? low - 1 : low;
+  return withOutput(output.slice(0, end));
+}
+
 export interface StateReply {
   episode_id: string | null;
   step_count: number;
@@ -164,7 +246,8 @@ export interface StateReply {
 }
 
 export type ServerMessage =
-  | { type: 'observation'; data: ObservationReply }
+  | { type: 'observation'; data: ObservationReply | ToolObservationReply }
+  | { type: 'mcp'; data: unknown }
   | { type: 'state'; data: StateReply }
   | { type: 'error'; data: { message: string; code: WireErrorCode; retryable: boolean } & Record<string, unknown> };
 
@@ -175,12 +258,40 @@ export function errorMessage(error: WireError): ServerMessage {
 /** JSON Schemas of the action, observation and state (`GET /schema`). */
 export const SCHEMAS = {
   action: {
-    type: 'object',
     title: 'Action',
-    description: 'A command for the env (a shell command, a SQL query, Python code…), or "submit" / "skip" to end the episode.',
-    properties: { code: { type: 'string', description: 'The action text, as an agent would type it.' } },
-    required: ['code'],
-    additionalProperties: false,
+    description: 'What a step carries: a command, or one of OpenEnv\'s tool-calling actions (MCPToolClient\'s default mode).',
+    oneOf: [
+      {
+        type: 'object',
+        title: 'CodeAction',
+        description: 'A command for the env (a shell command, a SQL query, Python code…), or "submit" / "skip" to end the episode.',
+        properties: {
+          code: { type: 'string', description: 'The action text, as an agent would type it.' },
+          metadata: { type: 'object', description: 'OpenEnv\'s Action metadata: accepted, not read by the env.' },
+        },
+        required: ['code'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        title: 'ListToolsAction',
+        properties: { type: { const: 'list_tools' }, metadata: { type: 'object' } },
+        required: ['type'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        title: 'CallToolAction',
+        properties: {
+          type: { const: 'call_tool' },
+          tool_name: { type: 'string', description: 'reset, execute or submit (see the MCP tools).' },
+          arguments: { type: 'object' },
+          metadata: { type: 'object' },
+        },
+        required: ['type', 'tool_name'],
+        additionalProperties: false,
+      },
+    ],
   },
   observation: {
     type: 'object',

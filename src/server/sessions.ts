@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EnvSlots } from './env-slots.js';
-import { EpisodeSession } from './episode-session.js';
+import { EpisodeSession, type EpisodeObserver } from './episode-session.js';
 import { WireError } from './protocol.js';
 
 /** Why a session ended: the client said so, its connection went away, it sat idle, or the server is stopping. */
@@ -35,6 +35,10 @@ interface LeaseRecord extends Lease {
 export interface SessionLeasesOptions {
   /** A lease with no request for this long is ended and its sandbox returned. */
   idleTimeoutMs: number;
+  /** The most bytes of JSON one reply may take (its output is cut to fit). */
+  maxReplyBytes: number;
+  /** Told of every session's episodes (the server's metrics). */
+  observer?: EpisodeObserver;
 }
 
 /** Requests one session may have in flight, the running one included (beyond: SESSION_ERROR). */
@@ -44,6 +48,8 @@ export interface LeaseCounts {
   active: number;
   max: number;
   opened: number;
+  /** Sessions refused because every env was lent (CAPACITY_REACHED). */
+  refused: number;
   ended: Record<EndReason, number>;
 }
 
@@ -57,13 +63,13 @@ export class SessionLeases {
   private readonly leases = new Map<string, LeaseRecord>();
   private readonly reaper: NodeJS.Timeout;
   private stopping = false;
-  private readonly counts: Pick<LeaseCounts, 'opened' | 'ended'>;
+  private readonly counts: Pick<LeaseCounts, 'opened' | 'refused' | 'ended'>;
 
   constructor(
     private readonly slots: EnvSlots,
     private readonly options: SessionLeasesOptions,
   ) {
-    this.counts = { opened: 0, ended: { close: 0, drop: 0, idle: 0, shutdown: 0 } };
+    this.counts = { opened: 0, refused: 0, ended: { close: 0, drop: 0, idle: 0, shutdown: 0 } };
     const every = Math.max(10, Math.min(1_000, options.idleTimeoutMs / 4));
     this.reaper = setInterval(() => this.reapIdle(), every);
     this.reaper.unref();
@@ -77,6 +83,7 @@ export class SessionLeases {
     if (this.stopping) throw new WireError('SESSION_ERROR', 'the server is shutting down');
     const env = this.slots.take();
     if (!env) {
+      this.counts.refused += 1;
       throw new WireError('CAPACITY_REACHED', `all ${this.slots.capacity} sessions are in use`, {
         active_sessions: this.leases.size,
         max_sessions: this.slots.capacity,
@@ -85,7 +92,7 @@ export class SessionLeases {
     const lease: LeaseRecord = {
       id: randomUUID(),
       owner,
-      session: new EpisodeSession(env, this.slots.envName),
+      session: new EpisodeSession(env, this.slots.envName, this.options.maxReplyBytes, this.options.observer),
       deadline: performance.now() + this.options.idleTimeoutMs,
       ended: undefined,
       env,
@@ -137,7 +144,10 @@ export class SessionLeases {
     // Set before onEnd runs: a transport that closes there calls end() again, which must
     // find the lease ending (else its env would be given back twice, one env to two sessions).
     record.ending = record.tail
-      .then(() => this.slots.give(record.env))
+      .then(() => {
+        record.session.end();
+        return this.slots.give(record.env);
+      })
       .finally(() => this.leases.delete(record.id));
     try {
       record.onEnd(reason);
@@ -153,7 +163,7 @@ export class SessionLeases {
   }
 
   stats(): LeaseCounts {
-    return { active: this.leases.size, max: this.slots.capacity, opened: this.counts.opened, ended: { ...this.counts.ended } };
+    return { active: this.leases.size, max: this.slots.capacity, opened: this.counts.opened, refused: this.counts.refused, ended: { ...this.counts.ended } };
   }
 
   /** Refuses new leases, ends every one (`shutdown`) and waits until their envs are back. */

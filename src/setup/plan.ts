@@ -23,7 +23,7 @@ export type Situation =
 
 export interface PlanOptions {
   layout?: DockerdLayout;
-  /** Also install the test suite's tools (chromium, tmux, python3-websockets, xfsprogs). */
+  /** Also install the test suite's tools (chromium, tmux, python3-websockets, xfsprogs, prometheus). */
   withTestTools?: boolean;
   /** Skip the image build (tests of the engine steps). */
   images?: ImageBuilder | false;

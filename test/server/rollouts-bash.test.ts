@@ -46,6 +46,12 @@ function runTrainer(args: string[]): Promise<{ code: number | null; stdout: stri
 const post = (server: EnvServer, body: unknown, signal?: AbortSignal) =>
   fetch(`${server.url}/rollouts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
 
+/** intercode_rollouts_streamed_total as GET /metrics reports it now. */
+async function streamedMetric(server: EnvServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('intercode_rollouts_streamed_total'));
+  return Number(line?.split(' ').at(-1));
+}
 const ndjson = (text: string) => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
 
 describe.skipIf(skipWithoutEngine(engine, 'rollout service over bash sandboxes'))('POST /rollouts over bash sandboxes', () => {
@@ -114,12 +120,15 @@ describe.skipIf(skipWithoutEngine(engine, 'rollout service over bash sandboxes')
   }, 300_000);
 
   it('streams one line per episode as collect writes it: tokens, named reward components, the stamped policy versions', async () => {
+    const streamedBefore = await streamedMetric(server);
     const response = await post(server, { tasks: [0, 1], samples_per_task: 2, base_url: stamping.baseUrl, model: 'recorded', tokens: 'ids', turn_limit: 3, policy_version: 100, stream: 'episode' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/x-ndjson');
     const lines = ndjson(await response.text());
     expect(lines.map((l) => l.type)).toEqual(['episode', 'episode', 'episode', 'episode', 'end']);
     expect(lines.at(-1)).toMatchObject({ type: 'end', episodes: 4, groups: 2 });
+    // GET /metrics counts the episodes streamed.
+    expect((await streamedMetric(server)) - streamedBefore).toBe(4);
     for (const { record } of lines.slice(0, 4)) {
       expect(record).toMatchObject({ format: 'intercode-rollout-v1', env: 'bash', reward: 1, group: null, strategy: 'tools', model: 'recorded' });
       expect(Object.keys(record.reward_components).sort()).toEqual(['answer_similarity', 'file_changes', 'file_diff']);

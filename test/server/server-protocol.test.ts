@@ -32,11 +32,38 @@ describe('OpenEnv HTTP routes', () => {
   it('serves health, schema, metadata and a stateless state', async () => {
     const { server } = await start();
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: 'healthy', active_sessions: 0, max_sessions: 4 });
-    const schema = (await (await fetch(`${server.url}/schema`)).json()) as Record<string, { required: string[] }>;
+    const schema = (await (await fetch(`${server.url}/schema`)).json()) as Record<string, { oneOf: { title: string; required: string[]; properties: object }[] }>;
     expect(Object.keys(schema)).toEqual(['action', 'observation', 'state']);
-    expect(schema.action!.required).toEqual(['code']);
+    // What a step admits: a command with OpenEnv's Action metadata, or one of its tool actions.
+    expect(schema.action!.oneOf.map((a) => [a.title, a.required, Object.keys(a.properties)])).toEqual([
+      ['CodeAction', ['code'], ['code', 'metadata']],
+      ['ListToolsAction', ['type'], ['type', 'metadata']],
+      ['CallToolAction', ['type', 'tool_name'], ['type', 'tool_name', 'arguments', 'metadata']],
+    ]);
     expect(await (await fetch(`${server.url}/metadata`)).json()).toMatchObject({ name: 'intercode-scripted', version: '0' });
     expect(await (await fetch(`${server.url}/state`)).json()).toEqual({ episode_id: null, step_count: 0, env: 'scripted', task_id: null });
+  });
+
+  it('/openapi.json lists every route it serves: each listed path and method answers (no 404, no 405), and an unlisted path is 404', async () => {
+    const { server } = await start();
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; info: { version: string }; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => [method.toUpperCase(), path] as const));
+    expect(listed.map(([method, path]) => `${method} ${path}`).sort()).toEqual(
+      ['GET /health', 'GET /metadata', 'GET /schema', 'GET /state', 'POST /reset', 'POST /step', 'POST /mcp', 'DELETE /mcp', 'GET /metrics', 'GET /openapi.json', 'POST /rollouts'].sort(),
+    );
+    for (const [method, path] of listed) {
+      const body = method === 'POST' ? (path === '/step' ? JSON.stringify({ action: { code: 'ls' } }) : '{}') : undefined;
+      const status = (await fetch(`${server.url}${path}`, { method, body, headers: { 'content-type': 'application/json' } })).status;
+      expect([404, 405], `${method} ${path} answered ${status}`).not.toContain(status);
+    }
+    expect((await fetch(`${server.url}/openapi.yaml`)).status).toBe(404);
+    expect((await post(`${server.url}/metrics`, '{}')).status).toBe(405);
+  });
+
+  it('refuses --max-message-bytes under 4096 (no room for a capped reply)', async () => {
+    await expect(start({ maxMessageBytes: 4095 })).rejects.toThrow(ConfigError);
   });
 
   it('POST /reset and /step each use an env of their own and give it back', async () => {
@@ -138,7 +165,15 @@ describe('WebSocket sessions', () => {
     expect(await code({ type: 'reset', data: { task_id: 3 } })).toBe('VALIDATION_ERROR');
     expect(await code({ type: 'reset', data: { task_id: 1.5 } })).toBe('VALIDATION_ERROR');
     expect(await code({ type: 'reset', data: 'task 1' })).toBe('VALIDATION_ERROR');
-    expect(await code({ type: 'mcp', data: { jsonrpc: '2.0', method: 'tools/list', id: 1 } })).toBe('UNKNOWN_TYPE');
+    // What /schema does not admit is refused, as OpenEnv's Action (extra="forbid") refuses it.
+    expect(await code({ type: 'step', data: { code: 'ls', metadata: {}, extra: 1 } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'step', data: { code: 'ls', metadata: 'x' } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'step', data: { type: 'call_tool' } })).toBe('VALIDATION_ERROR');
+    expect(await code({ type: 'step', data: { type: 'launch' } })).toBe('VALIDATION_ERROR');
+    // OpenEnv's MCP JSON-RPC over the session: a JSON-RPC answer, an error included.
+    expect(await client.request({ type: 'mcp', data: { jsonrpc: '2.0', method: 'tools/list', id: 1 } })).toMatchObject({ type: 'mcp', data: { id: 1, result: { tools: [{ name: 'reset' }, { name: 'execute' }, { name: 'submit' }] } } });
+    expect(await client.request({ type: 'mcp', data: { jsonrpc: '2.0', method: 'nope', id: 2 } })).toMatchObject({ type: 'mcp', data: { id: 2, error: { code: -32601 } } });
+    expect(await client.request({ type: 'mcp', data: 'x' })).toMatchObject({ type: 'mcp', data: { id: null, error: { code: -32600 } } });
     const oversized = await client.request({ type: 'step', data: { code: 'x'.repeat(5000) } });
     expect(oversized.data).toMatchObject({ code: 'VALIDATION_ERROR', limit_bytes: 4096 });
     expect(oversized.data.message).toMatch(/the limit is 4096 \(--max-message-bytes\)/);
@@ -280,7 +315,12 @@ describe('MCP endpoint, bad requests', () => {
     expect((await post(`${server.url}/mcp`, '{"jsonrpc": ', mcpHeaders)).status).toBe(400);
     expect((await post(`${server.url}/mcp`, 'x'.repeat(5000), mcpHeaders)).status).toBe(413);
     expect((await post(`${server.url}/mcp`, initialize, { ...mcpHeaders, 'mcp-session-id': 'no-such-session' })).status).toBe(404);
-    expect((await post(`${server.url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), mcpHeaders)).status).toBe(400);
+    // Not an initialize and in no session: OpenEnv's JSON-RPC dialect answers (HTTP 200, as its server does).
+    const listed = await post(`${server.url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), mcpHeaders);
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(3);
+    expect(await (await post(`${server.url}/mcp`, '{}')).json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    expect((await fetch(`${server.url}/mcp`)).status).toBe(400);
     // An initialize the SDK refuses (no Accept header it serves) holds no slot afterwards.
     expect((await post(`${server.url}/mcp`, initialize)).status).toBeGreaterThanOrEqual(400);
     expect(server.leases.active).toBe(0);
@@ -288,8 +328,12 @@ describe('MCP endpoint, bad requests', () => {
     const made = await post(`${server.url}/mcp`, initialize, mcpHeaders);
     expect(made.status).toBe(200);
     expect(made.headers.get('mcp-session-id')).toBeTruthy();
-    expect((await post(`${server.url}/mcp`, initialize, mcpHeaders)).status).toBe(503);
-    expect(server.leases.stats()).toMatchObject({ active: 1, max: 1, opened: 2, ended: { close: 1 } });
+    // At capacity the refusal answers the initialize as a JSON-RPC error (HTTP 200: the MCP SDKs read no error body).
+    const refused = await post(`${server.url}/mcp`, initialize, mcpHeaders);
+    expect(refused.status).toBe(200);
+    expect(refused.headers.get('mcp-session-id')).toBeNull();
+    expect(await refused.json()).toMatchObject({ id: 1, error: { code: -32000, message: 'all 1 sessions are in use (CAPACITY_REACHED)', data: { code: 'CAPACITY_REACHED', max_sessions: 1 } } });
+    expect(server.leases.stats()).toMatchObject({ active: 1, max: 1, opened: 2, refused: 1, ended: { close: 1 } });
   });
 });
 

@@ -15,7 +15,24 @@ export interface RolloutServiceOptions {
   /** intercode-ts's version (ATIF's agent.version). */
   version: string;
   log: (line: string) => void;
+  /** Called with the number of episodes each streamed line carries (the server's metrics count them). */
+  onStreamed?: (episodes: number) => void;
 }
+
+/** `POST /rollouts` as an OpenAPI path item (listed in `GET /openapi.json`). */
+export const ROLLOUTS_PATH_ITEM: Record<string, unknown> = {
+  post: {
+    summary: 'K episodes of given tasks against the caller\'s OpenAI-compatible server, rollout records streamed as they finish',
+    tags: ['Rollouts'],
+    requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+    responses: {
+      200: { description: 'NDJSON: {"type":"episode"|"group"|"error"|"end",…} lines (docs/server.md)', content: { 'application/x-ndjson': { schema: { type: 'object' } } } },
+      413: { description: 'body over --max-message-bytes' },
+      422: { description: 'a field out of range, named in detail' },
+      503: { description: 'CAPACITY_REACHED: not enough free env slots' },
+    },
+  },
+};
 
 /** What the service has done, for tests and metrics. */
 export interface RolloutCounts {
@@ -173,6 +190,7 @@ export class RolloutService {
           episodes += 1;
           if (req.stream === 'episode') {
             this.counts.episodes += 1;
+            this.options.onStreamed?.(1);
             void write({ type: 'episode', record: format(record) });
           }
         },
@@ -180,6 +198,7 @@ export class RolloutService {
           groups += 1;
           if (req.stream === 'group') {
             this.counts.episodes += records.length;
+            this.options.onStreamed?.(records.length);
             await write({ type: 'group', task_id: records[0]!.task_id, records: records.map(format) });
           }
         },

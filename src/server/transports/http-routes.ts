@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseAction, parseResetData, SCHEMAS, WireError, type WireErrorCode } from '../protocol.js';
+import { runStep } from '../env-tools.js';
+import { parseResetData, parseStepData, SCHEMAS, WireError, type WireErrorCode } from '../protocol.js';
 import type { SessionLeases } from '../sessions.js';
 import type { EpisodeSession } from '../episode-session.js';
 import { BodyTooLargeError, readJsonBody, sendJson } from './http-body.js';
@@ -87,11 +88,11 @@ export class HttpRoutes {
       }
       default: {
         const body = await readJsonBody(request, maxMessageBytes);
-        const action = parseAction(typeof body === 'object' && body !== null ? (body as { action?: unknown }).action : undefined);
+        const action = parseStepData(typeof body === 'object' && body !== null ? (body as { action?: unknown }).action : undefined);
         const data = parseResetData(body && typeof body === 'object' ? pick(body as Record<string, unknown>) : {});
         return this.once(async (session) => {
           await session.reset(data);
-          return session.step(action);
+          return runStep(session, envName, action);
         });
       }
     }

@@ -15,6 +15,11 @@ export interface McpTransportOptions {
   envName: string;
   version: string;
   maxMessageBytes: number;
+  /**
+   * Answers a POST that is neither an `initialize` nor in an MCP session: OpenEnv's JSON-RPC
+   * dialect (tools/list and tools/call with no initialize), served on the same path.
+   */
+  otherDialect: (request: IncomingMessage, response: ServerResponse, body: unknown) => Promise<void>;
 }
 
 interface McpSession {
@@ -41,7 +46,7 @@ export class McpTransport {
       body = request.method === 'POST' ? await readJsonBody(request, this.options.maxMessageBytes) : undefined;
     } catch (error) {
       if (!(error instanceof WireError)) throw error;
-      sendJson(response, error.code === 'INVALID_JSON' ? 400 : 413, rpcError(-32700, error.message, error.code));
+      sendJson(response, error.code === 'INVALID_JSON' ? 400 : 413, rpcError(error.code === 'INVALID_JSON' ? -32700 : -32600, error.message, error.code, error.extra));
       return;
     }
     const id = request.headers['mcp-session-id'];
@@ -54,8 +59,12 @@ export class McpTransport {
       sendJson(response, 404, rpcError(-32001, 'unknown or ended MCP session; initialize a new one', 'SESSION_ERROR'));
       return;
     }
-    if (request.method !== 'POST' || !isInitializeRequest(body)) {
+    if (request.method !== 'POST') {
       sendJson(response, 400, rpcError(-32000, 'no MCP session: send an initialize request first (without Mcp-Session-Id)', 'SESSION_ERROR'));
+      return;
+    }
+    if (!isInitializeRequest(body)) {
+      await this.options.otherDialect(request, response, body);
       return;
     }
     await this.start(request, response, body);
@@ -72,8 +81,12 @@ export class McpTransport {
         void transport?.close();
       });
     } catch (error) {
+      // The MCP SDKs read no body of an HTTP error (Python's raises "503 Service Unavailable"
+      // alone), so the refusal answers the initialize as a JSON-RPC error with HTTP 200: its
+      // message (cause and code) is what the SDK's caller gets.
       const wire = error as WireError;
-      sendJson(response, wire.code === 'CAPACITY_REACHED' ? 503 : 500, rpcError(-32000, wire.message, wire.code, wire.extra));
+      const id = (body as { id?: string | number }).id ?? null;
+      sendJson(response, 200, { ...rpcError(-32000, `${wire.message} (${wire.code})`, wire.code, wire.extra), id }, wire.retryable ? { 'retry-after': '1' } : {});
       return;
     }
     const current = lease;

@@ -1,11 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { runStep } from '../env-tools.js';
 import { errorMessage, parseClientMessage, WireError, type ServerMessage } from '../protocol.js';
 import type { EndReason, Lease, SessionLeases } from '../sessions.js';
+import type { OpenEnvRpc } from './openenv-rpc.js';
 
 export interface WebSocketTransportOptions {
   leases: SessionLeases;
+  envName: string;
+  /** Answers `{"type": "mcp"}` messages (OpenEnv's MCP JSON-RPC over the session's own env). */
+  rpc: OpenEnvRpc;
   /** A text message longer than this gets VALIDATION_ERROR (the session stays open). */
   maxMessageBytes: number;
   /** Every this often each connection is pinged; one that has not answered the previous ping is dropped. */
@@ -79,7 +84,7 @@ export class WebSocketTransport {
           send(ws, { type: 'observation', data: await leases.run(lease, (session) => session.reset(message.data)) });
           return;
         case 'step':
-          send(ws, { type: 'observation', data: await leases.run(lease, (session) => session.step(message.data)) });
+          send(ws, { type: 'observation', data: await leases.run(lease, (session) => runStep(session, this.options.envName, message.data)) });
           return;
         case 'state':
           send(ws, { type: 'state', data: await leases.run(lease, async (session) => session.state()) });
@@ -88,7 +93,8 @@ export class WebSocketTransport {
           await leases.end(lease, 'close');
           return;
         case 'mcp':
-          throw new WireError('UNKNOWN_TYPE', 'MCP over /ws is not served here: use the /mcp endpoint (streamable HTTP)');
+          send(ws, { type: 'mcp', data: await this.options.rpc.answer(message.data, lease) });
+          return;
       }
     } catch (error) {
       const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', error instanceof Error ? error.message : String(error));

@@ -63,4 +63,4 @@ export function aptPackagesStep(id: string, title: string, packages: readonly st
  */
 export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'gcc', 'libc6-dev', 'btrfs-progs'] as const;
 /** What the test suite needs beyond that: a browser for the plot page, tmux for terminal tests, websockets for protocol tests, mkfs.xfs for the disk-quota probe. */
-export const TEST_TOOL_PACKAGES = ['chromium', 'tmux', 'python3-websockets', 'xfsprogs'] as const;
+export const TEST_TOOL_PACKAGES = ['chromium', 'tmux', 'python3-websockets', 'xfsprogs', 'prometheus'] as const;
