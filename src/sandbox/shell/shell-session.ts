@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { randomHex } from './random-hex.js';
 import { ConfigError, SandboxError } from '../../errors.js';
 import type { AttachedProcess, Sandbox } from '../types.js';
-import { killProcesses } from './kill-processes.js';
+import { HARNESS_EXEC_OUTPUT_BYTES, killProcesses } from './kill-processes.js';
 import { encodeCommand, isWellFormed, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
 import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
 
@@ -345,7 +345,7 @@ export class ShellSession implements CommandRunner {
   private async killShellProcess(): Promise<void> {
     if (this.shellPid <= 1) return;
     try {
-      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000 });
+      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000, maxOutputBytes: HARNESS_EXEC_OUTPUT_BYTES });
     } catch (error) {
       if (!(error instanceof SandboxError && error.code === 'SANDBOX_LOST')) throw error;
     }
