@@ -42,17 +42,22 @@ const probe = (command: string, frame: string) =>
 /** `git` with the probe's {@link GIT_SETTINGS}. */
 const git = (command: string) => `git --no-optional-locks ${GIT_SETTINGS} ${command}`;
 
+/** How long {@link STOP_OTHERS} keeps stopping processes that still run. */
+const STOP_SECONDS = 5;
+
 /**
  * Stops (SIGSTOP) every process in the sandbox but init, the idle process, the shell that
  * runs it and its own subshell, pass after pass until one finds none running (a process
- * forked meanwhile is stopped by the next pass; a stopped one cannot fork), and prints the
- * ones it stopped: those already stopped (by the agent) are not its to continue. Exits 1
- * when processes still run after 50 passes. Builtins only; run as a probe, in the scorer
- * shell's subshell ($BASHPID), whose own subshells it would stop.
+ * forked meanwhile is stopped by the next pass; a stopped one cannot fork; one signalled but
+ * not yet scheduled is signalled again), and prints the ones it stopped: those already
+ * stopped (by the agent) are not its to continue. Exits 1 when processes still run after
+ * {@link STOP_SECONDS} s (a loaded host can take long to schedule a stopped process). Builtins
+ * only; run as a probe, in the scorer shell's subshell ($BASHPID), whose own subshells it would stop.
  */
 const STOP_OTHERS = String.raw`
-keep=" 1 $$ $BASHPID " stopped=
-for pass in {1..50}; do
+keep=" 1 $$ $BASHPID " stopped=" "
+ends=$(( \${EPOCHREALTIME/[.,]/} + ${STOP_SECONDS} * 1000000 ))
+while :; do
   running=0
   for d in /proc/[0-9]*; do
     p=\${d#/proc/}
@@ -63,12 +68,14 @@ for pass in {1..50}; do
     IFS= builtin read -r stat < "$d/stat" 2>/dev/null || continue
     stat=\${stat##*) }
     case \${stat%% *} in T|t|Z|X|'') continue ;; esac
-    builtin kill -STOP "$p" 2>/dev/null && stopped+=" $p"
+    builtin kill -STOP "$p" 2>/dev/null || continue
+    [[ $stopped == *" $p "* ]] || stopped+="$p "
     running=1
   done
-  [[ $running == 0 ]] && { builtin printf 'stopped%s\n' "$stopped"; builtin exit 0; }
+  [[ $running == 0 ]] && { builtin printf 'stopped%s\n' "\${stopped% }"; builtin exit 0; }
+  (( \${EPOCHREALTIME/[.,]/} < ends )) || break
 done
-builtin printf 'running%s\n' "$stopped"
+builtin printf 'running%s\n' "\${stopped% }"
 builtin exit 1`.replaceAll('\\${', '${');
 
 /** Git's index: rewritten by an agent's own `git status`, so checked apart (see {@link FileProbe.requirePlainIndex}). */
@@ -218,7 +225,7 @@ export class FileProbe {
     const { output, exitCode } = await this.run('stopping the other processes', STOP_OTHERS);
     const stopped = output.trim().split(' ').slice(1).filter((pid) => /^\d+$/.test(pid));
     try {
-      if (exitCode !== 0) throw new SandboxError('STATE_UNREADABLE', 'processes of the sandbox kept running after 50 passes of SIGSTOP', { details: { output: output.slice(0, 2000) } });
+      if (exitCode !== 0) throw new SandboxError('STATE_UNREADABLE', `processes of the sandbox kept running after ${STOP_SECONDS} s of SIGSTOP`, { details: { output: output.slice(0, 2000) } });
       return await read();
     } finally {
       if (stopped.length > 0) await this.shell.run(`builtin kill -CONT ${stopped.join(' ')} 2>/dev/null; :`);

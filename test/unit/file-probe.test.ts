@@ -119,7 +119,7 @@ describe('FileProbe', () => {
 
     const stubborn = scripted({ output: 'running 56\n', exitCode: 1 });
     const error = await unreadable(new FileProbe(stubborn).whileAlone(async () => 'read'));
-    expect(error.message).toBe('processes of the sandbox kept running after 50 passes of SIGSTOP');
+    expect(error.message).toBe('processes of the sandbox kept running after 5 s of SIGSTOP');
     expect(stubborn.commands.at(-1)).toBe('builtin kill -CONT 56 2>/dev/null; :');
   });
 });
