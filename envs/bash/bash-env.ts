@@ -103,13 +103,12 @@ export class BashEnv extends SandboxEnv {
     const { outcome, cached } = await this.goldOutcome(episode.task);
     const gold = { ...outcome, observation: comparedGoldOutput(outcome.observation, episode.lastObservation, this.config.comparedGoldOutput ?? 'full') };
     const probe = new FileProbe(episode.control);
-    const changes = await this.episodeChanges(episode, probe);
-    const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);
-    const agent: BashOutcome = {
-      observation: episode.lastObservation,
-      changes,
-      hashes: await probe.hashes(shared, this.config.hashMode),
-    };
+    // Read with every process the agent left stopped: none can change what the probe reads or prints.
+    const agent: BashOutcome = await probe.whileAlone(async () => {
+      const changes = await this.episodeChanges(episode, probe);
+      const shared = sharedAdditions(changes, gold.changes).map(([path]) => path);
+      return { observation: episode.lastObservation, changes, hashes: await probe.hashes(shared, this.config.hashMode) };
+    });
     const result = await this.workers.run(BASH_REWARD, { agent, gold });
     return {
       reward: result.reward,
@@ -209,8 +208,12 @@ export class BashEnv extends SandboxEnv {
   private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<GoldRun> {
     const result = await workspace.runner.run(gold);
     const probe = new FileProbe(workspace.control);
-    const changes = await probe.changes();
-    const added = changes.filter(isAddition).map(([path]) => path);
-    return { outcome: { observation: renderObservation(result), changes, hashes: await probe.hashes(added, this.config.hashMode) }, durationMs: result.durationMs };
+    // Read as an episode's state is (see score): what the gold left running waits meanwhile.
+    const outcome = await probe.whileAlone(async () => {
+      const changes = await probe.changes();
+      const added = changes.filter(isAddition).map(([path]) => path);
+      return { observation: renderObservation(result), changes, hashes: await probe.hashes(added, this.config.hashMode) };
+    });
+    return { outcome, durationMs: result.durationMs };
   }
 }

@@ -5,24 +5,86 @@ import type { CommandResult, CommandRunner } from '../../src/sandbox/shell/types
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseGitStatus, type FileChange } from './reward.js';
 import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
+import { randomHex } from '../../src/sandbox/shell/random-hex.js';
+import { IDLE_PROCESS_NAME } from '../../src/sandbox/types.js';
+
+/**
+ * Git settings every probe forces, whatever the repository, the system or a user says: no
+ * ignore or attributes file of a user's (git reads `~/.config/git/ignore` even with no global
+ * configuration), no hooks, no file-system monitor, no untracked-file cache kept in the index
+ * (an agent could write one that lists nothing), untracked files listed as by default.
+ */
+const GIT_SETTINGS = [
+  'core.excludesFile=/dev/null',
+  'core.attributesFile=/dev/null',
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'status.showUntrackedFiles=normal',
+].map((setting) => `-c ${setting}`).join(' ');
 
 /**
  * How the probe's commands start: in a subshell (the control shell's own state is kept)
- * whose PATH has no /usr/local, where an agent could put a `git` or an `md5sum` of its own
- * ahead of the image's; git reads no user configuration (an agent's `status.showUntrackedFiles
- * no` in /root/.gitconfig would hide its files). What an agent could still change — the
- * programs themselves, the libraries and the loader's configuration, the repository — is
- * checked from outside before scoring (see {@link isScorerInstrument}).
+ * with a clean environment — PATH only /usr/bin (not /usr/local, /usr/sbin or /sbin, where
+ * an agent could put a `git` or an `md5sum` of its own ahead of the image's), no HOME or
+ * XDG folder, the C locale, no GIT_ variable, git reading no system, global or user
+ * configuration (see {@link GIT_SETTINGS}; the images have no /etc/gitconfig or
+ * /etc/gitattributes) — then a line of their own, `\x02<frame>`, a random word sent with
+ * the command: the probe's output is what follows it, so bytes that another process wrote
+ * into the shell's output before (see {@link FileProbe.whileAlone}) are never read as the
+ * probe's. Builtins only up to the probe's own programs. What an agent could still change
+ * — the programs themselves, the libraries and the loader's configuration, the repository —
+ * is checked from outside before scoring, where the runtime can (see {@link isScorerInstrument}).
  */
-const probe = (command: string) => `( PATH=/usr/sbin:/usr/bin:/sbin:/bin GIT_CONFIG_GLOBAL=/dev/null; export GIT_CONFIG_GLOBAL; cd / && ${command} )`;
+const probe = (command: string, frame: string) =>
+  `( builtin unset -v HOME LANG LANGUAGE \${!GIT_*} \${!XDG_*} \${!LC_*}; builtin export PATH=/usr/bin LC_ALL=C GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1; builtin cd / && builtin printf '\\002%s\\n' ${frame} && ${command} )`;
+
+/** `git` with the probe's {@link GIT_SETTINGS}. */
+const git = (command: string) => `git --no-optional-locks ${GIT_SETTINGS} ${command}`;
+
+/** How long {@link STOP_OTHERS} keeps stopping processes that still run. */
+const STOP_SECONDS = 5;
+
+/**
+ * Stops (SIGSTOP) every process in the sandbox but init, the idle process, the shell that
+ * runs it and its own subshell, pass after pass until one finds none running (a process
+ * forked meanwhile is stopped by the next pass; a stopped one cannot fork; one signalled but
+ * not yet scheduled is signalled again), and prints the ones it stopped: those already
+ * stopped (by the agent) are not its to continue. Exits 1 when processes still run after
+ * {@link STOP_SECONDS} s (a loaded host can take long to schedule a stopped process). Builtins
+ * only; run as a probe, in the scorer shell's subshell ($BASHPID), whose own subshells it would stop.
+ */
+const STOP_OTHERS = String.raw`
+keep=" 1 $$ $BASHPID " stopped=" "
+ends=$(( \${EPOCHREALTIME/[.,]/} + ${STOP_SECONDS} * 1000000 ))
+while :; do
+  running=0
+  for d in /proc/[0-9]*; do
+    p=\${d#/proc/}
+    [[ $keep == *" $p "* ]] && continue
+    a= stat=
+    IFS= builtin read -r -d '' a < "$d/cmdline" 2>/dev/null
+    [[ $a == ${IDLE_PROCESS_NAME} ]] && continue
+    IFS= builtin read -r stat < "$d/stat" 2>/dev/null || continue
+    stat=\${stat##*) }
+    case \${stat%% *} in T|t|Z|X|'') continue ;; esac
+    builtin kill -STOP "$p" 2>/dev/null || continue
+    [[ $stopped == *" $p "* ]] || stopped+="$p "
+    running=1
+  done
+  [[ $running == 0 ]] && { builtin printf 'stopped%s\n' "\${stopped% }"; builtin exit 0; }
+  (( \${EPOCHREALTIME/[.,]/} < ends )) || break
+done
+builtin printf 'running%s\n' "\${stopped% }"
+builtin exit 1`.replaceAll('\\${', '${');
 
 /** Git's index: rewritten by an agent's own `git status`, so checked apart (see {@link FileProbe.requirePlainIndex}). */
 export const GIT_INDEX = '/.git/index';
 
 /**
  * What the probe runs or reads besides the files it lists: the repository, git and the
- * programs of the sums, the libraries and the dynamic loader's configuration, git's system
- * configuration and attributes. An episode that changed any of them could make `git status`
+ * programs of the sums, the libraries and the dynamic loader's configuration (git's system
+ * configuration and attributes are not read: see {@link probe}). An episode that changed any of them could make `git status`
  * or `md5sum` say what it likes (a `git` that prints nothing, a commit that makes every
  * change part of the repository, `update-index --assume-unchanged`, an `/etc/ld.so.preload`).
  */
@@ -35,8 +97,6 @@ const INSTRUMENTS = [
   '/usr/bin/find',
   '/usr/bin/sort',
   '/usr/bin/xargs',
-  '/etc/gitconfig',
-  '/etc/gitattributes',
   '/etc/ld.so.preload',
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
@@ -94,7 +154,7 @@ export class FileProbe {
 
   /** @throws SandboxError STATE_UNREADABLE when `git status` does not come back whole. */
   async changes(): Promise<FileChange[]> {
-    return parseGitStatus(await this.read('git status', probe('git --no-optional-locks status --short')));
+    return parseGitStatus(await this.read('git status', git('status --short')));
   }
 
   /**
@@ -104,7 +164,7 @@ export class FileProbe {
    * @throws SandboxError STATE_UNREADABLE when one is marked, or the listing does not come back whole.
    */
   async requirePlainIndex(): Promise<void> {
-    const marked = (await this.read('git ls-files', probe('git ls-files -v'))).split('\n').filter((line) => line !== '' && !line.startsWith('H '));
+    const marked = (await this.read('git ls-files', git('ls-files -v'))).split('\n').filter((line) => line !== '' && !line.startsWith('H '));
     if (marked.length > 0) {
       throw new SandboxError('STATE_UNREADABLE', `the index marks ${marked.length} file(s) so that git status passes over them (${marked[0]})`, { details: { marked: marked.slice(0, 20) } });
     }
@@ -121,8 +181,8 @@ export class FileProbe {
       const p = shellQuote(path);
       const command =
         mode === 'strict'
-          ? probe(`if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`)
-          : probe(`md5sum ${p} 2>&1`);
+          ? `if [ -d ${p} ]; then cd ${p} && find . -type f -print0 | sort -z | xargs -0r md5sum; else md5sum ${p}; fi 2>&1`
+          : `md5sum ${p} 2>&1`;
       hashes.set(path, await this.read(`the sums of ${path}`, command));
     }
     return hashes;
@@ -135,10 +195,41 @@ export class FileProbe {
    * could otherwise hide its changes behind, say, more untracked files than the cap holds.
    */
   private async read(what: string, command: string): Promise<string> {
-    const result = await this.shell.run(command);
+    return (await this.run(what, command)).output;
+  }
+
+  /**
+   * `command` run as a probe (see {@link probe}): its exit status, and its output after the
+   * frame line (what came before it was written by another process).
+   * @throws SandboxError STATE_UNREADABLE when the output is not whole, or has no frame line.
+   */
+  private async run(what: string, command: string): Promise<{ output: string; exitCode: number | null }> {
+    const frame = randomHex(16);
+    const result = await this.shell.run(probe(command, frame));
     const why = incomplete(result);
     if (why) throw new SandboxError('STATE_UNREADABLE', `${what} ${why}`, { details: { command, events: result.events } });
-    return result.output;
+    const line = `\x02${frame}\n`;
+    const start = result.output.indexOf(line);
+    if (start < 0) throw new SandboxError('STATE_UNREADABLE', `${what} did not start (no frame line in its output)`, { details: { command, output: result.output.slice(0, 2000) } });
+    return { output: result.output.slice(start + line.length), exitCode: result.exitCode };
+  }
+
+  /**
+   * Runs `read` with every other process in the sandbox stopped (see {@link STOP_OTHERS}),
+   * then continues the ones it stopped: no process an agent left running can change the
+   * files, write into the probe's output (through /proc/<pid>/fd of the scorer's shell, say)
+   * or reach its processes while the probe reads.
+   * @throws SandboxError STATE_UNREADABLE when some process could not be stopped.
+   */
+  async whileAlone<T>(read: () => Promise<T>): Promise<T> {
+    const { output, exitCode } = await this.run('stopping the other processes', STOP_OTHERS);
+    const stopped = output.trim().split(' ').slice(1).filter((pid) => /^\d+$/.test(pid));
+    try {
+      if (exitCode !== 0) throw new SandboxError('STATE_UNREADABLE', `processes of the sandbox kept running after ${STOP_SECONDS} s of SIGSTOP`, { details: { output: output.slice(0, 2000) } });
+      return await read();
+    } finally {
+      if (stopped.length > 0) await this.shell.run(`builtin kill -CONT ${stopped.join(' ')} 2>/dev/null; :`);
+    }
   }
 
   close(): void {

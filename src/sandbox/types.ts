@@ -79,6 +79,13 @@ export interface ExecOptions {
   env?: Readonly<Record<string, string>>;
   /** Give up waiting after this long; the process may be left running (see Sandbox.exec). */
   timeoutMs?: number;
+  /**
+   * Stop reading after this many bytes of output: what came first is kept, the stream is
+   * closed, and the process may be left running, as after a timeout (default: no limit, for
+   * the harness's own archives). Give one wherever what runs could be an agent's (a replaced
+   * `bash` that prints without end, an action's output).
+   */
+  maxOutputBytes?: number;
 }
 
 /** Result of a one-shot process. Output is stdout and stderr interleaved as produced. */
@@ -87,6 +94,12 @@ export interface ExecResult {
   exitCode: number | null;
   output: Buffer;
   timedOut: boolean;
+  /**
+   * The output passed ExecOptions.maxOutputBytes: `output` is its first part, the exit code
+   * null, and `outputBytes` what was read before the stream was closed (the process wrote at least that).
+   */
+  outputLimited?: boolean;
+  outputBytes?: number;
   durationMs: number;
 }
 

@@ -25,6 +25,7 @@ import {
 } from '../types.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { MultiplexedStreamParser } from './demux.js';
+import { CappedOutput } from '../capped-output.js';
 import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { channelDir, claimParked, listParked, newTag, runName, warmName, type ParkedSandbox } from './warm-sandboxes.js';
@@ -598,9 +599,13 @@ export class DockerSandbox implements Sandbox {
   async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     const started = performance.now();
     const { exec, stream } = await this.startExec(argv, options, false);
-    const chunks: Buffer[] = [];
-    const parser = new MultiplexedStreamParser((payload) => chunks.push(Buffer.from(payload)));
-    stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    const output = new CappedOutput(options.maxOutputBytes);
+    const parser = new MultiplexedStreamParser((payload) => {
+      if (!output.push(payload)) stream.destroy();
+    });
+    stream.on('data', (chunk: Buffer) => {
+      if (!output.over) parser.push(chunk);
+    });
     const finished = new Promise<boolean>((resolve) => {
       stream.once('end', () => resolve(true));
       stream.once('close', () => resolve(true));
@@ -614,14 +619,14 @@ export class DockerSandbox implements Sandbox {
     clearTimeout(timer);
     if (timedOut) stream.destroy();
     let exitCode: number | null = null;
-    if (!timedOut) {
+    if (!timedOut && !output.over) {
       try {
         exitCode = (await exec.inspect()).ExitCode ?? null;
       } catch (error) {
         throw this.lost('reading an exit code', error);
       }
     }
-    return { exitCode, output: Buffer.concat(chunks), timedOut, durationMs: performance.now() - started };
+    return { exitCode, output: output.bytes(), timedOut, ...(output.over ? { outputLimited: true, outputBytes: output.seen } : {}), durationMs: performance.now() - started };
   }
 
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {

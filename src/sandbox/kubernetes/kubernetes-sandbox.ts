@@ -1,5 +1,6 @@
 import { ImageError, SandboxError } from '../../errors.js';
 import { manifestChanges, takeManifest, type Manifest } from '../file-manifest.js';
+import { CappedOutput } from '../capped-output.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxRuntime, SandboxSpec } from '../types.js';
 import { apiReason, apiStatus, type Cluster } from './cluster.js';
@@ -153,15 +154,20 @@ export class KubernetesSandbox implements Sandbox {
   async exec(argv: readonly string[], options: ExecOptions = {}, stdin?: Buffer): Promise<ExecResult> {
     this.checkAlive(`running ${argv[0]}`);
     const started = performance.now();
-    const chunks: Buffer[] = [];
+    const output = new CappedOutput(options.maxOutputBytes);
     let finish!: (status: { exitCode: number | null; message?: string } | undefined) => void;
     const finished = new Promise<{ exitCode: number | null; message?: string } | undefined>((resolve) => (finish = resolve));
+    let opened: { close(): void } | undefined;
     let ws;
     try {
-      ws = await openExec(this.cluster, this.id, SANDBOX_CONTAINER, argv, { stdin: stdin !== undefined, workdir: options.workdir, env: options.env }, { output: (c) => chunks.push(c), closed: finish });
+      ws = await openExec(this.cluster, this.id, SANDBOX_CONTAINER, argv, { stdin: stdin !== undefined, workdir: options.workdir, env: options.env }, { output: (c) => {
+        if (!output.over && !output.push(c)) opened?.close();
+      }, closed: finish });
     } catch (error) {
       throw this.lost(`starting ${argv[0]}`, error);
     }
+    opened = ws;
+    if (output.over) ws.close();
     if (stdin !== undefined) for (let at = 0; at < stdin.length; at += 1 << 20) sendStdin(ws, stdin.subarray(at, at + (1 << 20)));
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
@@ -171,11 +177,12 @@ export class KubernetesSandbox implements Sandbox {
     clearTimeout(timer);
     if (outcome === 'timeout') {
       ws.close();
-      return { exitCode: null, output: Buffer.concat(chunks), timedOut: true, durationMs: performance.now() - started };
+      return { exitCode: null, output: output.bytes(), timedOut: true, durationMs: performance.now() - started };
     }
+    if (output.over) return { exitCode: null, output: output.bytes(), timedOut: false, outputLimited: true, outputBytes: output.seen, durationMs: performance.now() - started };
     // A stream that closed without an exit status: the container (or the apiserver) went away.
     if (outcome === undefined || outcome.exitCode === null) throw this.lost(`running ${argv[0]}`, outcome?.message);
-    return { exitCode: outcome.exitCode, output: Buffer.concat(chunks), timedOut: false, durationMs: performance.now() - started };
+    return { exitCode: outcome.exitCode, output: output.bytes(), timedOut: false, durationMs: performance.now() - started };
   }
 
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {

@@ -1,13 +1,22 @@
 import { shlexSplit } from '../../compat/shlex.js';
 import type { Sandbox } from '../types.js';
 import { killProcesses } from './kill-processes.js';
-import type { CommandResult, CommandRunner, RunOptions } from './types.js';
+import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
 
 export interface IntercodeExecOptions {
   /** The shell InterCode wrapped actions in: /bin/bash (NL2Bash images) or /bin/sh. */
   shellPath: string;
   timeoutMs: number;
+  /**
+   * An action that prints more than this is cut off there and killed, as after a timeout,
+   * with an `output-limit` event (default 1 MiB, the session shell's kill threshold; InterCode
+   * read every byte, so below it an observation is whole, as its were).
+   */
+  maxOutputBytes?: number;
 }
+
+/** {@link IntercodeExecOptions.maxOutputBytes} by default. */
+export const INTERCODE_EXEC_OUTPUT_BYTES = 1024 * 1024;
 
 /**
  * Runs actions the way InterCode did, to reproduce its recorded logs: one `docker exec`
@@ -48,7 +57,15 @@ export class IntercodeExecRunner implements CommandRunner {
     } catch {
       return { ...base, output: 'Malformed command' };
     }
-    const result = await this.sandbox.exec(argv, { workdir: newPath !== undefined ? '/' : this.workdir, timeoutMs });
+    const maxOutputBytes = this.options.maxOutputBytes ?? INTERCODE_EXEC_OUTPUT_BYTES;
+    const result = await this.sandbox.exec(argv, { workdir: newPath !== undefined ? '/' : this.workdir, timeoutMs, maxOutputBytes });
+    if (result.outputLimited) {
+      await killProcesses(this.sandbox).catch(() => undefined);
+      const output = new TextDecoder('utf-8').decode(result.output);
+      const read = result.outputBytes ?? result.output.length;
+      const events: CommandEvent[] = [{ kind: 'output-limit', shownBytes: result.output.length, totalBytes: read, killed: true }];
+      return { ...base, output, outputBytes: read, durationMs: result.durationMs, events };
+    }
     if (result.timedOut) {
       await killProcesses(this.sandbox).catch(() => undefined);
       return { ...base, timedOut: true, durationMs: result.durationMs, output: 'Command timed out' };

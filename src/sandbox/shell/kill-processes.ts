@@ -2,6 +2,12 @@ import { SandboxError } from '../../errors.js';
 import type { Sandbox } from '../types.js';
 import { KILL_SCRIPT } from './shell-script.js';
 
+/**
+ * What a harness command that prints little may print before it is cut off: the programs it
+ * runs are the sandbox's, which an agent may have replaced with one that prints without end.
+ */
+export const HARNESS_EXEC_OUTPUT_BYTES = 64 * 1024;
+
 /** The kill under way in each sandbox, by sandbox id (a wrapper and the sandbox it wraps share one). */
 const underWay = new Map<string, Promise<unknown>>();
 
@@ -15,7 +21,7 @@ const underWay = new Map<string, Promise<unknown>>();
  */
 export async function killProcesses(sandbox: Sandbox, spare: readonly number[] = []): Promise<boolean> {
   const before = underWay.get(sandbox.id) ?? Promise.resolve();
-  const kill = before.catch(() => undefined).then(() => sandbox.exec(['bash', '-c', KILL_SCRIPT, 'kill', ...spare.map(String)], { timeoutMs: 5_000 }));
+  const kill = before.catch(() => undefined).then(() => sandbox.exec(['bash', '-c', KILL_SCRIPT, 'kill', ...spare.map(String)], { timeoutMs: 5_000, maxOutputBytes: HARNESS_EXEC_OUTPUT_BYTES }));
   underWay.set(sandbox.id, kill);
   try {
     return (await kill).exitCode === 0;

@@ -152,7 +152,8 @@ export interface ShellMarker {
 export function parseMarker(body: string): ShellMarker {
   const fields = body.split(' ');
   const [id = '', ...rest] = fields.slice(0, 6);
-  const [status, shellPid, pids, pidsMax, oomKills] = rest.map(Number);
+  // A missing field is NaN, as a field that is no number (the caller checks them: see isWellFormed).
+  const [status, shellPid, pids, pidsMax, oomKills] = [0, 1, 2, 3, 4].map((i) => Number(rest[i] ?? NaN));
   const colon = id.indexOf(':');
   return {
     seq: colon < 0 ? Number(id) : Number(id.slice(0, colon)),
@@ -164,6 +165,27 @@ export function parseMarker(body: string): ShellMarker {
     oomKills: oomKills!,
     cwd: fields.slice(6).join(' '),
   };
+}
+
+/**
+ * Whether `marker` has the fields the shell's report writes: an exit status 0–255, its pid,
+ * counters that are -1 (not read) or counts (pidsMax also NaN, for "max"). A marker written
+ * with the nonce but otherwise malformed was not written by the shell's own loop.
+ */
+export function isWellFormed(marker: ShellMarker): boolean {
+  const count = (n: number) => Number.isSafeInteger(n) && n >= -1;
+  return (
+    Number.isSafeInteger(marker.seq) &&
+    marker.seq >= 0 &&
+    Number.isInteger(marker.status) &&
+    marker.status >= 0 &&
+    marker.status <= 255 &&
+    Number.isSafeInteger(marker.shellPid) &&
+    marker.shellPid > 0 &&
+    count(marker.pids) &&
+    (Number.isNaN(marker.pidsMax) || count(marker.pidsMax)) &&
+    count(marker.oomKills)
+  );
 }
 
 /** `text` as one single-quoted shell word. */

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { randomHex } from './random-hex.js';
 import { ConfigError, SandboxError } from '../../errors.js';
 import type { AttachedProcess, Sandbox } from '../types.js';
-import { killProcesses } from './kill-processes.js';
-import { encodeCommand, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
+import { HARNESS_EXEC_OUTPUT_BYTES, killProcesses } from './kill-processes.js';
+import { encodeCommand, isWellFormed, parseMarker, SHELL_SCRIPT, type ShellMarker } from './shell-script.js';
 import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from './types.js';
 
 /** The longest marker the shell writes, with room to spare: two nonces, seven numbers and a working directory (PATH_MAX 4096). */
@@ -345,7 +345,7 @@ export class ShellSession implements CommandRunner {
   private async killShellProcess(): Promise<void> {
     if (this.shellPid <= 1) return;
     try {
-      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000 });
+      await this.sandbox.exec(['kill', '-KILL', String(this.shellPid)], { timeoutMs: 5_000, maxOutputBytes: HARNESS_EXEC_OUTPUT_BYTES });
     } catch (error) {
       if (!(error instanceof SandboxError && error.code === 'SANDBOX_LOST')) throw error;
     }
@@ -534,6 +534,7 @@ export class ShellSession implements CommandRunner {
    */
   private onMarker(marker: ShellMarker): void {
     const pending = this.pending;
+    if (!isWellFormed(marker)) return this.breach('a malformed end-of-command marker');
     if (marker.seq <= this.answered) return this.breach(`a second end-of-command marker for command ${marker.seq}`);
     if (!pending || marker.seq !== pending.seq || !Number.isInteger(marker.seq)) {
       return this.breach(`an end-of-command marker for command ${marker.seq} while ${pending ? `command ${pending.seq} ran` : 'no command ran'}`);

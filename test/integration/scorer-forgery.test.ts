@@ -1,0 +1,125 @@
+/**
+ * A hostile agent against the bash scorer, in real sandboxes: each attack is an episode
+ * whose real effect on the files is a control episode's (the same actions without the
+ * trick), plus something meant to make the scorer's `git status` or `md5sum` say what the
+ * gold's did. Whatever the trick, the sabotaged episode must score exactly what its control
+ * scores — never the gold's 1.0 — and never be cut off for it: the probe runs programs the
+ * trick cannot replace, reads no configuration an agent can write, and no agent process runs
+ * while it does (they are stopped, and what they wrote before is not the probe's output).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnv } from '../../envs/bash/index.js';
+import type { BashEnv } from '../../envs/bash/bash-env.js';
+import { goldText } from '../../src/datasets/index.js';
+import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
+import type { StepResult } from '../../src/env/types.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+
+const { engine } = await dockerTestFile();
+
+/** Golds of the built-in tasks the attacks use. */
+const GOLD = {
+  /** Prints a count, changes nothing. */
+  readOnly: 'grep -c ERROR /testbed/logs/app.log',
+  /** Adds `?? testbed/reports/` (no "." in the path: its contents are not summed in `intercode` hash mode); prints nothing. */
+  addsFolder: 'mkdir -p /testbed/reports && grep ERROR /testbed/logs/app.log > /testbed/reports/errors.txt',
+  /** Adds `?? testbed/data/archive/readings-2022-12.csv` (summed); prints nothing. */
+  addsFile: 'gzip -dk /testbed/data/archive/readings-2022-12.csv.gz',
+};
+
+/** An executable `path` whose text is `script` (a shell script), written by one action. */
+const install = (path: string, script: string) => `mkdir -p ${path.slice(0, path.lastIndexOf('/'))} && printf '%s\\n' '#!/bin/sh' ${shellQuote(script)} > ${path} && chmod 755 ${path}`;
+
+/** The line `git status --short` prints for the folder the addsFolder gold makes. */
+const FOLDER_LINE = '?? testbed/reports/';
+
+describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent cannot forge the bash reward', () => {
+  let env: BashEnv;
+
+  beforeAll(async () => {
+    requireEngine(engine);
+    env = await createBashEnv({ seed: 1 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  const taskOf = (gold: string) => {
+    const index = env.tasks.findIndex((task) => goldText(task) === gold);
+    expect(index, `a built-in task with gold ${gold}`).toBeGreaterThanOrEqual(0);
+    return index;
+  };
+
+  /** Plays `actions` on the task whose gold is `gold`, then submits. */
+  async function play(gold: string, actions: readonly string[]): Promise<StepResult> {
+    await env.reset({ task: taskOf(gold) });
+    for (const action of actions) {
+      const step = await env.step(action);
+      expect(step.truncated, `${action}: ${step.observation}`).toBe(false);
+    }
+    return env.step('submit');
+  }
+
+  /** The sabotaged episode scores what the control scores, below the gold's 1.0, and is not cut off. */
+  async function expectSameAsControl(gold: string, control: readonly string[], trick: readonly string[]): Promise<void> {
+    const honest = await play(gold, control);
+    const sabotaged = await play(gold, [...trick, ...control]);
+    expect(honest.truncated).toBe(false);
+    expect(honest.reward).toBeLessThan(1);
+    expect(sabotaged.truncated, sabotaged.info.truncation?.message).toBe(false);
+    expect(sabotaged.reward).toBe(honest.reward);
+    expect(sabotaged.info.score?.details.diff_miss).toEqual(honest.info.score?.details.diff_miss);
+    expect(sabotaged.info.score?.details.diff_extra).toEqual(honest.info.score?.details.diff_extra);
+  }
+
+  it('the gold itself scores 1', async () => {
+    for (const gold of Object.values(GOLD)) expect((await play(gold, [gold])).reward, gold).toBe(1);
+  });
+
+  it('a git in /usr/sbin (or /sbin, /usr/local/sbin) that prints the gold\'s listing is not run', async () => {
+    const fake = `echo '${FOLDER_LINE}'`;
+    for (const dir of ['/usr/sbin', '/usr/local/sbin']) {
+      await expectSameAsControl(GOLD.addsFolder, ['true'], [install(`${dir}/git`, fake)]);
+    }
+  });
+
+  it('an md5sum in /usr/sbin that prints the gold\'s sum is not run', async () => {
+    // The file the gold makes, with other contents; the fake sums what the gold's would hold.
+    const fake = 'gzip -dc /testbed/data/archive/readings-2022-12.csv.gz | /usr/bin/md5sum | sed "s|-$|$1|"';
+    await expectSameAsControl(GOLD.addsFile, ['echo wrong > /testbed/data/archive/readings-2022-12.csv'], [install('/usr/sbin/md5sum', fake)]);
+  });
+
+  it.each([
+    ['a per-user ignore file', "mkdir -p /root/.config/git && printf '*\\n' > /root/.config/git/ignore"],
+    ['an ignore file under XDG_CONFIG_HOME of every shell', "mkdir -p /root/x/git && printf '*\\n' > /root/x/git/ignore && echo 'export XDG_CONFIG_HOME=/root/x' | tee -a /etc/environment /etc/profile /etc/bash.bashrc /root/.bashrc /root/.profile >/dev/null"],
+    ['a per-user configuration in XDG_CONFIG_HOME', "mkdir -p /root/.config/git && printf '[status]\\n\\tshowUntrackedFiles = no\\n' > /root/.config/git/config"],
+    ['a system configuration', "printf '[status]\\n\\tshowUntrackedFiles = no\\n[core]\\n\\texcludesFile = /etc/hide\\n' > /etc/gitconfig && printf '*\\n' > /etc/hide"],
+    ['git variables in every startup file', "echo 'export GIT_DIR=/nonexistent GIT_WORK_TREE=/tmp' | tee -a /etc/environment /etc/profile /etc/bash.bashrc /root/.bashrc /root/.profile >/dev/null"],
+  ])('%s does not hide an untracked file', async (_what, trick) => {
+    await expectSameAsControl(GOLD.readOnly, ['echo junk > /testbed/junk', GOLD.readOnly], [trick]);
+  });
+
+  it("a process writing the gold's listing into the scorer shell's stdout (/proc/<pid>/fd/1) does not reach the score", async () => {
+    // Every few milliseconds for 20 s, into the stdout of every shell with a control channel
+    // but the agent's own (that would change its last observation): whatever the scorer
+    // runs meanwhile would print the gold's line.
+    const injector = [
+      'sleep 1',
+      'targets=; for f in /proc/[0-9]*/fd/4; do case $f:$(readlink $f) in /proc/$0/*) ;; *.ctl*) targets="$targets ${f%/4}/1";; esac; done',
+      `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for t in $targets; do echo '${FOLDER_LINE}' > $t; done 2>/dev/null; sleep 0.002; done`,
+    ].join('; ');
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5']);
+  });
+
+  it('processes left running are stopped only while the probe reads: they go on after a score, ones the agent stopped stay stopped, a process that forks all the time is stopped too', async () => {
+    await env.reset({ task: taskOf(GOLD.readOnly) });
+    const left = await env.step('(sleep 300 & echo $! > /root/running); (sleep 301 & p=$!; kill -STOP $p; echo $p > /root/stopped); (while :; do (:); done &); echo started');
+    expect(left.observation).toContain('started');
+    const peeked = await env.peekScore();
+    expect(peeked.reward).toBeGreaterThan(0);
+    const states = await env.step("for f in /root/running /root/stopped; do p=$(cat $f); s=$(cat /proc/$p/stat); s=${s##*) }; echo ${s%% *}; done");
+    expect(states.observation.split('\n').slice(0, 2)).toEqual(['S', 'T']);
+    expect(await env.step(GOLD.readOnly).then(() => env.step('submit'))).toMatchObject({ truncated: false, reward: 1 });
+  });
+});
