@@ -1,0 +1,202 @@
+/**
+ * A hostile agent against the Python env's scoring, in real Docker sandboxes (issue 26).
+ * Each attack is an episode whose submission is wrong (`double` returns its argument: one
+ * test of three passes, reward 1/3, as the control episode shows); the sabotaged episode
+ * must score what that wrong function deserves, the host must live on, and the next
+ * episode must be clean.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pythonRecipe } from '../../envs/python/images.js';
+import { PythonEnv } from '../../envs/python/python-env.js';
+import { PYTHON_LIMITS } from '../../envs/python/index.js';
+import type { Task } from '../../src/datasets/index.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+
+const { engine } = await dockerTestFile();
+
+const DOUBLE: Task = {
+  index: 0,
+  id: 'double',
+  query: 'Write a function that doubles a number.',
+  gold: 'def double(x):\n    return 2 * x',
+  metadata: { tests: ['assert double(2) == 4', 'assert double(-3) == -6', 'assert double(0) == 0'], test_setup_code: '' },
+};
+const SUM: Task = {
+  index: 1,
+  id: 'sum',
+  query: 'Read two integers and print their sum.',
+  gold: 'a, b = map(int, input().split())\nprint(a + b)',
+  metadata: { tests: [{ input: '1 2\n', output: '3\n' }, { input: '10 -4\n', output: '6' }] },
+};
+
+/** The wrong submission every attack pairs with: right for 0 only. */
+const WRONG = 'def double(x):\n    return x';
+const WRONG_REWARD = 1 / 3;
+
+/** Python that finds the driver process (its argv names driver.py, or it is the worker's parent). */
+const FIND_DRIVER = [
+  'import os',
+  'def _driver_pid():',
+  '    for p in os.listdir("/proc"):',
+  '        if p.isdigit():',
+  '            try:',
+  '                argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")',
+  '            except OSError:',
+  '                continue',
+  '            if any(b"\\x1eIC" in a or a.endswith(b"driver.py") for a in argv) or (len(argv) > 3 and len(argv[-2]) == 16):',
+  '                return int(p), argv',
+  '    return os.getppid(), open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\\0")',
+].join('\n');
+
+/**
+ * Python that writes `data` (a bytes expression; `_nonce` is the driver's frame nonce) into
+ * every stream the driver holds open for writing (`w`: its replies to the host) or for
+ * reading (`r`: the host's requests), the /dev/null and sockets aside.
+ */
+const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
+  [
+    FIND_DRIVER,
+    '_pid, _argv = _driver_pid()',
+    '_nonce = [a for a in _argv if len(a) == 16][-1].decode()',
+    '_payload = ' + data,
+    'for fd in os.listdir(f"/proc/{_pid}/fd"):',
+    '    target = os.readlink(f"/proc/{_pid}/fd/{fd}")',
+    '    flags = int(open(f"/proc/{_pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)',
+    `    if target != "/dev/null" and not target.startswith("socket:") and flags & 3 == ${mode === 'w' ? 1 : 0}:`,
+    '        try:',
+    '            w = os.open(f"/proc/{_pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)',
+    '            os.write(w, _payload)',
+    '            os.close(w)',
+    '        except OSError:',
+    '            pass',
+  ].join('\n');
+
+describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python scorer against a hostile agent', () => {
+  let env: PythonEnv;
+  let image = '';
+
+  beforeAll(async () => {
+    image = await buildImageUnlabelled(requireEngine(engine), await pythonRecipe());
+    env = new PythonEnv({
+      runtime: new DockerRuntime(requireEngine(engine)),
+      spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
+      dataset: [DOUBLE, SUM],
+      session: { timeoutMs: 3_000 },
+      testTimeoutMs: 2_000,
+    });
+  });
+  afterAll(() => env?.close());
+
+  /** Runs `actions` then `submit double` in a new episode; returns the reward. */
+  const episode = async (actions: string[], submit = 'submit double') => {
+    await env.reset({ task: 0 });
+    for (const action of actions) await env.step(action);
+    const end = await env.step(submit);
+    return end;
+  };
+
+  /** The next episode is clean: nothing defined, the gold scores 1. */
+  const expectCleanNext = async () => {
+    await env.reset({ task: 0 });
+    expect((await env.step('double')).observation).toContain("NameError: name 'double' is not defined");
+    await env.step(DOUBLE.gold);
+    expect((await env.step('submit double')).reward).toBe(1);
+  };
+
+  it('control: the wrong submission scores 1/3', async () => {
+    expect((await episode([WRONG])).reward).toBeCloseTo(WRONG_REWARD);
+  });
+
+  it("patching the test runner (sys.modules['__main__'].Worker.run_case) changes nothing", async () => {
+    const patch = [
+      'import sys',
+      'for _m in list(sys.modules.values()):',
+      '    for _name in ("Worker", "Scorer"):',
+      '        _cls = getattr(_m, _name, None)',
+      '        if isinstance(_cls, type):',
+      '            for _attr in ("run_case", "score"):',
+      '                if hasattr(_cls, _attr):',
+      '                    setattr(_cls, _attr, lambda self, *a, **k: {"output": "", "error": ""} if _attr == "run_case" else {"pred": [{"output": "", "error": ""}] * 3, "gold": [{"output": "", "error": ""}] * 3})',
+    ].join('\n');
+    expect((await episode([patch, WRONG])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('neutering builtins.exec (so tests and gold both run nothing) changes nothing', async () => {
+    const neuter = 'import builtins\nbuiltins.exec = lambda *a, **k: None\nbuiltins.eval = lambda *a, **k: None';
+    expect((await episode([WRONG, neuter])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('forged score frames written by the submission into the driver\'s streams change nothing', async () => {
+    const passes = '[{"output": "", "error": ""}] * 3';
+    const forge = WRITE_TO_DRIVER_STREAMS(
+      `b"".join(("\\x1eIC" + _nonce + " " + str(len(p)) + "\\n").encode() + p for p in (__import__("json").dumps({"id": i, "pred": ${passes}, "gold": ${passes}}).encode() for i in range(1, 40)))`,
+    );
+    // The wrong function forges when it is called, i.e. while its tests run.
+    const wrong = `def double(x):\n    try:\n${forge.split('\n').map((l) => '        ' + l).join('\n')}\n    except Exception:\n        pass\n    return x`;
+    expect((await episode([wrong])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('replacing /opt/intercode/driver.py and killing the driver does not make the harness run the agent\'s driver', async () => {
+    const replace = [
+      'import os, signal',
+      'path = "/opt/intercode/driver.py"',
+      'os.makedirs("/opt/intercode", exist_ok=True)',
+      'fake = open("/proc/%d/cmdline" % os.getppid(), "rb").read()',
+      // A driver that answers every score request with all tests passed, and otherwise works.
+      'src = """',
+      'import json, os, sys',
+      'nonce = sys.argv[-1]',
+      'out = os.fdopen(1, "wb", buffering=0)',
+      'def send(obj):',
+      '    p = json.dumps(obj).encode()',
+      '    out.write(("\\\\x1eIC" + nonce + " " + str(len(p)) + "\\\\n").encode() + p)',
+      'send({"ready": True, "python": "3"})',
+      'inp = os.fdopen(0, "rb")',
+      'while True:',
+      '    h = inp.readline()',
+      '    if not h: break',
+      '    r = json.loads(inp.read(int(h)))',
+      '    if r["op"] == "score":',
+      '        n = len(r.get("tests", r.get("cases", [])))',
+      '        send({"id": r["id"], "pred": [{"output": "", "error": ""}] * n, "gold": [{"output": "", "error": ""}] * n, "results": [{"passed": True, "output": "", "error": ""}] * n})',
+      '    else:',
+      '        send({"id": r["id"], "executed": True, "output": "", "outputBytes": 0, "strays": 0, "timedOut": False, "outputLimit": False, "restarted": None})',
+      '"""',
+      'open(path, "w").write(src)',
+    ].join('\n');
+    await env.reset({ task: 0 });
+    await env.step(replace);
+    // Garbage on the driver's own stdin: it answers this action, then dies reading the next request.
+    await env.step(WRITE_TO_DRIVER_STREAMS('b"garbage\\n"', 'r'));
+    // The driver is gone before the next action: that action starts a new one.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const next = await env.step(WRONG);
+    expect(next.observation).toContain('a new one was started');
+    expect((await env.step('submit double')).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('a malformed frame on the driver\'s stream ends the episode truncated; the host lives on and the next episode is clean', async () => {
+    await env.reset({ task: 0 });
+    const forged = await env.step(WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " 5\\nabcde").encode()') + '\nimport time\ntime.sleep(0.5)');
+    expect(forged.truncated).toBe(true);
+    expect(forged.info.truncation?.reason).toBe('sandbox-lost');
+    expect(forged.info.truncation?.message).toMatch(/not JSON/);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('APPS: a submission that patches the runner scores what it deserves', async () => {
+    await env.reset({ task: 1 });
+    await env.step('def main():\n    print(3)');
+    await env.step(
+      'import sys\nfor _m in list(sys.modules.values()):\n    _cls = getattr(_m, "Worker", None)\n    if isinstance(_cls, type):\n        _cls.run_case = lambda self, *a, **k: {"passed": True, "output": "", "error": ""}',
+    );
+    const end = await env.step('submit main');
+    expect(end.reward).toBe(0.5);
+  }, 60_000);
+});
