@@ -39,19 +39,19 @@ const RESULT_CHARS = 64 * 1024;
 /** Bytes of one outcome's frame at most: three fields of RESULT_CHARS, each JSON-escaped (≤ 6 bytes a character). */
 const OUTCOME_BYTES = 3 * 6 * (RESULT_CHARS + 200);
 
-function isMbppOutcome(value: unknown): value is MbppOutcome {
+export function isMbppOutcome(value: unknown): value is MbppOutcome {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   return Object.entries(value).every(([k, v]) => (k === 'output' || k === 'error' || k === 'detail') && typeof v === 'string');
 }
 
-function isAppsOutcome(value: unknown): value is AppsOutcome {
+export function isAppsOutcome(value: unknown): value is AppsOutcome {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const o = value as Record<string, unknown>;
   return Object.keys(o).length === 3 && typeof o.passed === 'boolean' && typeof o.output === 'string' && typeof o.error === 'string';
 }
 
-/** `frame[key]` when it is a list of `count` outcomes of the right shape. */
-function outcomes<T>(frame: FrameObject, key: string, count: number, valid: (v: unknown) => v is T): T[] | undefined {
+/** `frame[key]` when it is a list of `count` outcomes of the right shape, else undefined. */
+export function outcomes<T>(frame: FrameObject, key: string, count: number, valid: (v: unknown) => v is T): T[] | undefined {
   const list = frame[key];
   return Array.isArray(list) && list.length === count && list.every(valid) ? (list as T[]) : undefined;
 }

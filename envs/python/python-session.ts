@@ -38,7 +38,7 @@ function resolveOptions(input: Partial<PythonSessionOptions>): PythonSessionOpti
   return options;
 }
 
-interface ExecReply {
+export interface ExecReply {
   executed: boolean;
   output: string;
   outputBytes: number;
@@ -58,7 +58,7 @@ export interface RanAction {
  * The driver's answer to an action, checked field by field (anything else: undefined), its
  * output cut to `maxBytes` (the driver keeps no more; a driver that sends more is not ours).
  */
-function execReply(frame: FrameObject, maxBytes: number): ExecReply | undefined {
+export function execReply(frame: FrameObject, maxBytes: number): ExecReply | undefined {
   const { executed, output, outputBytes, strays, timedOut, outputLimit, restarted } = frame;
   if (typeof executed !== 'boolean' || typeof output !== 'string' || typeof timedOut !== 'boolean' || typeof outputLimit !== 'boolean') return undefined;
   if (!Number.isSafeInteger(outputBytes) || !Number.isSafeInteger(strays) || (outputBytes as number) < 0 || (strays as number) < 0) return undefined;
