@@ -13,6 +13,7 @@ import type { Task } from '../../src/datasets/index.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
 
 const { engine } = await dockerTestFile();
 
@@ -34,44 +35,6 @@ const SUM: Task = {
 /** The wrong submission every attack pairs with: right for 0 only. */
 const WRONG = 'def double(x):\n    return x';
 const WRONG_REWARD = 1 / 3;
-
-/** Python that finds the driver process (its argv names driver.py, or it is the worker's parent). */
-const FIND_DRIVER = [
-  'import os',
-  'def _driver_pid():',
-  '    for p in os.listdir("/proc"):',
-  '        if p.isdigit():',
-  '            try:',
-  '                argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")',
-  '            except OSError:',
-  '                continue',
-  '            if any(b"\\x1eIC" in a or a.endswith(b"driver.py") for a in argv) or (len(argv) > 3 and len(argv[-2]) == 16):',
-  '                return int(p), argv',
-  '    return os.getppid(), open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\\0")',
-].join('\n');
-
-/**
- * Python that writes `data` (a bytes expression; `_nonce` is the driver's frame nonce) into
- * every stream the driver holds open for writing (`w`: its replies to the host) or for
- * reading (`r`: the host's requests), the /dev/null and sockets aside.
- */
-const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
-  [
-    FIND_DRIVER,
-    '_pid, _argv = _driver_pid()',
-    '_nonce = [a for a in _argv if len(a) == 16][-1].decode()',
-    '_payload = ' + data,
-    'for fd in os.listdir(f"/proc/{_pid}/fd"):',
-    '    target = os.readlink(f"/proc/{_pid}/fd/{fd}")',
-    '    flags = int(open(f"/proc/{_pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)',
-    `    if target != "/dev/null" and not target.startswith("socket:") and flags & 3 == ${mode === 'w' ? 1 : 0}:`,
-    '        try:',
-    '            w = os.open(f"/proc/{_pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)',
-    '            os.write(w, _payload)',
-    '            os.close(w)',
-    '        except OSError:',
-    '            pass',
-  ].join('\n');
 
 describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python scorer against a hostile agent', () => {
   let env: PythonEnv;
@@ -183,7 +146,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
 
   it('a malformed frame on the driver\'s stream ends the episode truncated; the host lives on and the next episode is clean', async () => {
     await env.reset({ task: 0 });
-    const forged = await env.step(WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " 5\\nabcde").encode()') + '\nimport time\ntime.sleep(0.5)');
+    const forged = await env.step(MALFORMED_FRAME_ACTION);
     expect(forged.truncated).toBe(true);
     expect(forged.info.truncation?.reason).toBe('sandbox-lost');
     expect(forged.info.truncation?.message).toMatch(/not JSON/);
