@@ -56,6 +56,18 @@ export function outcomes<T>(frame: FrameObject, key: string, count: number, vali
   return Array.isArray(list) && list.length === count && list.every(valid) ? (list as T[]) : undefined;
 }
 
+/** Whether `sandbox` still runs a process to completion (it is alive, whatever happened to the scorer in it). */
+async function answers(sandbox: Sandbox): Promise<boolean> {
+  const result = await sandbox.exec(['true'], { timeoutMs: 10_000 }).catch(() => undefined);
+  return result?.exitCode === 0;
+}
+
+/** Every test of `request` failed with `message`. */
+function failedSubmissionOutcomes(request: ScoreRequest, message: string): MbppOutcome[] | AppsOutcome[] {
+  if (request.kind === 'apps') return request.cases.map(() => ({ passed: false, output: '', error: message }));
+  return request.tests.map(() => ({ error: `Error: ${message}`, detail: message }));
+}
+
 /**
  * Scores Python submissions where the agent cannot reach: each score takes a new sandbox
  * of the env's image (one made ahead while the episode runs), starts envs/python/scorer.py
@@ -117,7 +129,16 @@ export class PythonScorer {
         if (!gold) throw this.wrong(sandbox, 'gold');
       }
       const replayMs = history.reduce((sum, a) => sum + a.timeoutMs + 1_000, 0);
-      const frame = await channel.request({ op: 'pred', ...request, history, ...common }, replayMs + count * perTest + 20_000);
+      let frame: FrameObject;
+      try {
+        frame = await channel.request({ op: 'pred', ...request, history, ...common }, replayMs + count * perTest + 20_000);
+      } catch (error) {
+        // The sandbox still answers: the scorer was stopped (or its stream spoilt) from inside,
+        // by the only code that ran there besides ours, the submission's. Its tests fail.
+        if (!(error instanceof SandboxError) || !(await answers(sandbox))) throw error;
+        const failed = failedSubmissionOutcomes(request, `the submission's code stopped the scorer (${error.message})`);
+        return request.kind === 'apps' ? { results: failed as AppsOutcome[] } : { pred: failed as MbppOutcome[], gold: gold! };
+      }
       if (request.kind === 'apps') {
         const results = outcomes(frame, 'results', count, isAppsOutcome);
         if (!results) throw this.wrong(sandbox, 'results');

@@ -296,9 +296,11 @@ class replay_limit:
         return False
 
 
-def replay(history, namespace):
+def replay(history, namespace, scorer_pid):
     """Runs the agent's actions in `namespace` as the driver's worker ran them: an action's
-    last expression is evaluated (and its value printed, to nowhere); failures are ignored."""
+    last expression is evaluated (and its value printed, to nowhere); failures are ignored;
+    after each, the processes it left are killed, as the driver killed them."""
+    me = os.getpid()
     for number, action in enumerate(history, 1):
         code = action["code"]
         filename = f"<action {number}>"
@@ -318,11 +320,14 @@ def replay(history, namespace):
         except BaseException:  # noqa: BLE001 - as in the agent's interpreter, a failed action is output
             pass
         finally:
+            if os.getpid() != me:  # a process the action forked: it never goes on replaying
+                os._exit(0)
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()
             except BaseException:  # noqa: BLE001
                 pass
+            kill_strays(scorer_pid, {scorer_pid, me})
 
 
 def submission_cases(request):
@@ -343,7 +348,7 @@ def run_submission(request, scorer_pid, write_end):
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     me = os.getpid()
     namespace = fresh_namespace()
-    replay(request["history"], namespace)
+    replay(request["history"], namespace, scorer_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     limit = request["testTimeoutMs"] / 1000
     prelude = [] if request["kind"] == "apps" else [f"{request['entry']} = {request['submitted']}", request["setup"]]

@@ -162,4 +162,48 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     const end = await env.step('submit main');
     expect(end.reward).toBe(0.5);
   }, 60_000);
+
+  it('a process an action left (killed in the agent\'s sandbox) is killed after the action in the replay too: the gold scores 1', async () => {
+    const left = await episode(['import os, time\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)', DOUBLE.gold]);
+    expect(left.reward).toBe(1);
+  }, 60_000);
+
+  const KILL_SCORER = [
+    'import os, signal',
+    'for _p in os.listdir("/proc"):',
+    '    if _p.isdigit():',
+    '        try:',
+    '            _c = open(f"/proc/{_p}/cmdline", "rb").read()',
+    '        except OSError:',
+    '            continue',
+    '        if b"<intercode scorer>" in _c:',
+    '            os.kill(int(_p), signal.SIGKILL)',
+  ].join('\n');
+
+  it('a submission that kills the scorer while its tests run fails them (reward 0), and is not let off as a lost sandbox', async () => {
+    const wrong = `def double(x):\n${KILL_SCORER.split('\n').map((l) => '    ' + l).join('\n')}\n    return 2 * x`;
+    const end = await episode([wrong]);
+    expect(end.truncated).toBe(false);
+    expect(end.terminated).toBe(true);
+    expect(end.reward).toBe(0);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('an action that kills the scorer when replayed scores 0, not a lost sandbox', async () => {
+    const end = await episode([KILL_SCORER, DOUBLE.gold]);
+    expect(end.truncated).toBe(false);
+    expect(end.reward).toBe(0);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('a frame claiming a terabyte on the driver\'s stream ends the episode at once (nothing buffered toward it)', async () => {
+    await env.reset({ task: 0 });
+    const flood = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " " + str(1 << 40) + "\\n").encode() + b"x" * (8 << 20)') + '\nimport time\ntime.sleep(0.5)';
+    const started = performance.now();
+    const end = await env.step(flood);
+    expect(end.truncated).toBe(true);
+    expect(end.info.truncation?.message).toMatch(/more than the limit/);
+    expect(performance.now() - started).toBeLessThan(8_000);
+    await expectCleanNext();
+  }, 60_000);
 });
