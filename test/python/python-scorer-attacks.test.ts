@@ -196,6 +196,15 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     await expectCleanNext();
   }, 60_000);
 
+  it('a submission that stops the scorer (SIGSTOP) fails its tests once the scorer\'s deadline passes, and is not let off as a lost sandbox', async () => {
+    const stop = KILL_SCORER.replace('signal.SIGKILL', 'signal.SIGSTOP');
+    const wrong = `def double(x):\n${stop.split('\n').map((l) => '    ' + l).join('\n')}\n    return 2 * x`;
+    const end = await episode([wrong]);
+    expect(end.truncated).toBe(false);
+    expect(end.reward).toBe(0);
+    expect(JSON.stringify(end.info.score?.details)).toMatch(/stopped the scorer/);
+  }, 120_000);
+
   it('a frame claiming a terabyte on the driver\'s stream ends the episode at once (nothing buffered toward it)', async () => {
     await env.reset({ task: 0 });
     const flood = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " " + str(1 << 40) + "\\n").encode() + b"x" * (8 << 20)') + '\nimport time\ntime.sleep(0.5)';
