@@ -1,10 +1,13 @@
-"""In-sandbox driver of the Python environment (run as `python3 -u driver.py NONCE`).
+"""In-sandbox driver of the Python environment: the agent's interpreter.
 
-The host talks to this process over its attached stdin/stdout only (no network, no ports).
+The host starts `python3 -I -B -u -c <boot> <name> NONCE` and sends this program over stdin
+(see envs/python/frame-channel.ts), then talks to it over its attached stdin/stdout only
+(no network, no ports). Scoring never happens here: the agent's code runs in this
+sandbox, so its tests run in a new sandbox (envs/python/scorer.py).
 
 Host -> driver: frames `<byte length>\\n<JSON>` on stdin, one request each:
   {"op": "exec",  "id": n, "code": str, "timeoutMs": int, "keepBytes": int, "killBytes": int, "graceMs": int}
-  {"op": "score", "id": n, "kind": "mbpp"|"apps", ...}   (see Worker.score)
+  {"op": "load",  "id": n, "codes": [str], "timeoutMs": int}   (a fresh namespace that ran `codes`)
 Driver -> host: frames `\\x1eIC<nonce> <byte length>\\n<JSON>` on stdout. Anything else on
 the stream (a crash report of the driver itself) is not a frame and is shown as noise.
 
@@ -14,15 +17,12 @@ captured at the file-descriptor level (subprocesses included), capped, and a flo
 stopped. An action that overruns its time limit gets SIGINT (KeyboardInterrupt, the
 namespace survives); one that ignores it, or a worker that dies (os._exit, a C crash, an
 out-of-memory kill), is replaced by a fresh worker and the reply says why. After every
-request, every process the action or test left behind is killed. Unit tests run in
-children forked from the worker (each with its own time and address-space limit), so a
-test can never hang, crash or change the episode's interpreter.
+request, every process the action left behind is killed.
 """
 
 import ast
 import builtins
 import ctypes
-import hashlib
 import io
 import json
 import linecache
@@ -37,7 +37,6 @@ import traceback
 
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_MEMORY_BYTES = 768 * 1024 * 1024
-MAX_RESULT_CHARS = 64 * 1024
 
 
 # ---------------------------------------------------------------- framing
@@ -139,66 +138,11 @@ def fresh_namespace():
     return {"__name__": "__main__", "__builtins__": builtins}
 
 
-def intercode_execute(code, namespace):
-    """One statement block run as InterCode's Python server ran it: output captured at the
-    Python level, stripped; an exception becomes {"error": "Error: <message>"}. The extra
-    key `detail` names the exception (it is not compared)."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
-    try:
-        exec(code, namespace)
-        result = {"output": out.getvalue().strip(), "error": err.getvalue().strip()}
-    except BaseException as e:  # noqa: BLE001 - every failure is a result
-        result = {"error": f"Error: {e}", "detail": traceback.format_exception_only(type(e), e)[-1].strip()}
-    finally:
-        sys.stdout, sys.stderr = saved
-    return {k: clip(v) for k, v in result.items()}
-
-
-def clip(text):
-    if len(text) <= MAX_RESULT_CHARS:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-    return f"{text[:MAX_RESULT_CHARS]}... [{len(text)} characters in all, sha256 {digest}]"
-
-
-def normalise_lines(text):
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
-    while lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def run_stdio_case(namespace, function, stdin_text, expected):
-    """APPS: calls the submitted function with stdin holding the case's input; passed when
-    the printed lines equal the expected ones (trailing whitespace ignored)."""
-    out = io.StringIO()
-    saved = sys.stdin, sys.stdout
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin_text.encode("utf-8")), encoding="utf-8")
-    sys.stdout = out
-    try:
-        target = namespace.get(function)
-        if not callable(target):
-            raise NameError(f"name '{function}' is not a defined function")
-        target()
-        error = ""
-    except BaseException as e:  # noqa: BLE001
-        error = traceback.format_exception_only(type(e), e)[-1].strip()
-    finally:
-        sys.stdin, sys.stdout = saved
-    output = out.getvalue()
-    passed = error == "" and normalise_lines(output) == normalise_lines(expected)
-    return {"passed": passed, "output": clip(output), "error": clip(error)}
-
-
 class Worker:
-    """The interpreter: holds the episode's namespace, runs actions, forks test children."""
+    """The interpreter: holds the episode's namespace and runs actions in it."""
 
-    def __init__(self, ctrl_fd, driver_pid, memory_bytes):
+    def __init__(self, ctrl_fd):
         self.ctrl_fd = ctrl_fd
-        self.driver_pid = driver_pid
-        self.memory_bytes = memory_bytes
         self.pid = os.getpid()
         self.namespace = fresh_namespace()
         self.count = 0
@@ -211,7 +155,7 @@ class Worker:
             request = read_frame(requests)
             if request is None:
                 os._exit(0)
-            reply = self.score(request) if request["op"] == "score" else self.run_action(request["code"])
+            reply = self.load(request) if request["op"] == "load" else self.run_action(request["code"])
             if os.getpid() != self.pid:  # a process the action forked: never answer for the worker
                 os._exit(0)
             send_frame(self.ctrl_fd, {"id": request["id"], **reply})
@@ -248,100 +192,19 @@ class Worker:
             sys.stdout.flush()
             sys.stderr.flush()
 
-    # ------------------------------------------------------------ scoring
+    # ------------------------------------------------------------ gold state
 
-    def score(self, request):
-        """MBPP (InterCode's reward): `pred` runs each test in the episode's namespace after
-        `<entry> = <submitted>` and the setup code; `gold` runs each test in a fresh
-        namespace after the setup code and the gold solution. APPS: each case calls the
-        submitted function with the case's stdin. Every test runs in its own child."""
-        limit = request["testTimeoutMs"] / 1000
-        if request["kind"] == "apps":
-            cases = [self.run_case(self.namespace, [], ("apps", request["submitted"], c["input"], c["output"]), limit)
-                     for c in request["cases"]]
-            return {"results": cases}
-        bind = f"{request['entry']} = {request['submitted']}"
-        setup = request["setup"]
-        pred = [self.run_case(self.namespace, [bind, setup], ("mbpp", t), limit) for t in request["tests"]]
-        gold_namespace = fresh_namespace()
-        gold = [self.run_case(gold_namespace, [setup, request["gold"]], ("mbpp", t), limit) for t in request["tests"]]
-        if request.get("afterScore") == "gold-state":
-            self.namespace = fresh_namespace()
-            for code in (setup, request["gold"]):
-                with time_limit(limit):
-                    intercode_execute(code, self.namespace)
-        return {"pred": pred, "gold": gold}
-
-    def run_case(self, namespace, prelude, case, limit):
-        started = time.monotonic()
-        read_end, write_end = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError as e:
-            os.close(read_end)
-            os.close(write_end)
-            kill_strays(self.driver_pid, {self.driver_pid, self.pid})
-            return failure(case, f"the test process could not start ({e.strerror})")
-        if pid == 0:
-            test_pid = os.getpid()
+    def load(self, request):
+        """A fresh namespace that ran each of `codes` (InterCode's scoring left the gold's
+        namespace behind); failures, and code past its time limit, are ignored."""
+        self.namespace = fresh_namespace()
+        for code in request["codes"]:
             try:
-                os.close(read_end)
-                null = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
-                    os.dup2(null, fd)
-                resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
-                for code in prelude:
-                    intercode_execute(code, namespace)
-                if case[0] == "apps":
-                    result = run_stdio_case(namespace, case[1], case[2], case[3])
-                else:
-                    result = intercode_execute(case[1], namespace)
-                if os.getpid() == test_pid:
-                    payload = json.dumps(result).encode("utf-8")
-                    write_all(write_end, str(len(payload)).encode() + b"\n" + payload)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        data, timed_out = b"", False
-        deadline = started + limit
-        # The result is length-prefixed: a process the test forked may hold the pipe open.
-        while not complete_frame(data):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_end], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-        os.close(read_end)
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-        strays = kill_strays(self.driver_pid, {self.driver_pid, self.pid})
-        if timed_out:
-            return failure(case, f"timed out after {limit:g} s and was killed")
-        try:
-            result = json.loads(data[data.index(b"\n") + 1:].decode("utf-8"))
-        except ValueError:
-            return failure(case, f"the test process {describe_status(status)} before reporting a result")
-        if strays:
-            return failure(case, f"the test left {strays} process(es) running; they were killed")
-        return result
-
-
-def complete_frame(data):
-    newline = data.find(b"\n")
-    return newline > 0 and len(data) - newline - 1 >= int(data[:newline])
-
-
-def failure(case, message):
-    if case[0] == "apps":
-        return {"passed": False, "output": "", "error": message}
-    return {"error": f"Error: {message}", "detail": message}
+                with time_limit(request["timeoutMs"] / 1000):
+                    exec(code, self.namespace)
+            except BaseException:  # noqa: BLE001 - as InterCode's server: an error is output
+                pass
+        return {"executed": True}
 
 
 class time_limit:
@@ -403,7 +266,7 @@ class Driver:
                 sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                               errors="backslashreplace", write_through=True)
                 resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
-                Worker(child_end, self.pid, self.memory_bytes).serve()
+                Worker(child_end).serve()
             finally:
                 os._exit(0)
         os.close(child_end)
@@ -453,14 +316,14 @@ class Driver:
     def handle(self, request):
         if request["op"] == "exec":
             return self.exec_action(request)
-        # Scoring: tests enforce their own limits in the worker; this is a backstop only.
-        backstop = (request["testTimeoutMs"] / 1000 + 2) * (2 * len(request.get("tests", request.get("cases", []))) + 2)
+        # load: the code enforces its own limit in the worker; this is a backstop only.
+        backstop = (request["timeoutMs"] / 1000 + 2) * (len(request["codes"]) + 1)
         reply, output, exited = self.await_worker(request, backstop, keep=0, kill=1 << 30)
         if reply is None:
             status = self.stop_worker()
             self.start_worker()
-            why = describe_status(status) if exited else f"did not finish scoring in {backstop:g} s"
-            return {"id": request["id"], "driverError": f"the interpreter {why} while scoring"}
+            why = describe_status(status) if exited else f"did not finish in {backstop:g} s"
+            return {"id": request["id"], "driverError": f"the interpreter {why} while loading code"}
         return reply
 
     def exec_action(self, request):
@@ -535,4 +398,4 @@ def _socketpair():
 
 if __name__ == "__main__":
     memory = int(os.environ.get("IC_MEMORY_BYTES", DEFAULT_MEMORY_BYTES))
-    Driver(sys.argv[1], memory).serve()
+    Driver(sys.argv[2], memory).serve()

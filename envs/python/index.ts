@@ -10,7 +10,9 @@ import type { PythonSessionOptions } from './python-session.js';
 import type { EntryRule } from './python-task.js';
 
 export { PythonEnv, APPS_DEFAULT_FUNCTION, type PythonEnvConfig } from './python-env.js';
-export { PythonSession, type PythonSessionOptions, type ScoreRequest, type ScoreReply, type MbppOutcome, type AppsOutcome } from './python-session.js';
+export { PythonSession, type PythonSessionOptions, type RanAction } from './python-session.js';
+export { PythonScorer, type ScoreRequest, type ScoreReply, type MbppOutcome, type AppsOutcome } from './python-scorer.js';
+export { FrameReader, type FrameEvent, type FrameObject } from './frame-reader.js';
 export { toPythonTask, goldEntry, definedFunctions, type PythonTask, type EntryRule } from './python-task.js';
 export { mbppReward, appsReward, type PythonReward, type TestVerdict } from './reward.js';
 export { pythonRecipe } from './images.js';

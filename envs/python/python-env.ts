@@ -1,11 +1,13 @@
 import type { Task } from '../../src/datasets/index.js';
+import type { ResetOptions, ResetResult } from '../../src/env/types.js';
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { Score, StepResult } from '../../src/env/types.js';
 import { EnvStateError } from '../../src/errors.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { PythonSession, type PythonSessionOptions } from './python-session.js';
+import { PythonScorer } from './python-scorer.js';
+import { DEFAULT_PYTHON_SESSION_OPTIONS, PythonSession, type PythonSessionOptions } from './python-session.js';
 import { goldEntry, toPythonTask, type EntryRule, type PythonTask } from './python-task.js';
 import { appsReward, mbppReward, type PythonReward } from './reward.js';
 
@@ -41,10 +43,25 @@ export class PythonEnv extends SandboxEnv {
   override readonly sharesWorkspaces = true;
   private submission: string | undefined;
   private readonly parsed = new WeakMap<Task, PythonTask>();
+  /** Scores in a new sandbox of the same image, out of the agent's reach. */
+  private readonly scorer: PythonScorer;
 
   constructor(protected override readonly config: PythonEnvConfig) {
     super(config);
     for (const task of config.dataset ?? []) this.pythonTask(task);
+    this.scorer = new PythonScorer(config.runtime, config.spec, config.session?.memoryBytes ?? DEFAULT_PYTHON_SESSION_OPTIONS.memoryBytes);
+  }
+
+  /** Starts a new episode; the sandbox its score will run in is made while the agent works. */
+  override async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    const result = await super.reset(options);
+    if (result.info.task) this.scorer.prepare();
+    return result;
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.scorer.close();
   }
 
   protected openRunner(sandbox: Sandbox): Promise<CommandRunner> {
@@ -89,21 +106,14 @@ export class PythonEnv extends SandboxEnv {
     let result: PythonReward;
     let entry: string | undefined;
     if (python.kind === 'apps') {
-      const reply = await session.score({ kind: 'apps', submitted, cases: python.cases, testTimeoutMs });
+      const reply = await this.scorer.score({ kind: 'apps', submitted, cases: python.cases, testTimeoutMs }, session.history);
       result = appsReward(python.cases, 'results' in reply ? reply.results : []);
     } else {
       entry = goldEntry(python, this.config.entryRule ?? 'tested')!;
-      const reply = await session.score({
-        kind: 'mbpp',
-        entry,
-        submitted,
-        setup: python.setup,
-        gold: python.gold,
-        tests: python.tests,
-        testTimeoutMs,
-        afterScore: this.config.afterScore ?? 'keep',
-      });
+      const reply = await this.scorer.score({ kind: 'mbpp', entry, submitted, setup: python.setup, gold: python.gold, tests: python.tests, testTimeoutMs }, session.history);
       result = 'pred' in reply ? mbppReward(python.tests, reply.pred, reply.gold) : mbppReward(python.tests, [], []);
+      // InterCode's scoring reset the interpreter and loaded the gold: its logs were made so.
+      if (this.config.afterScore === 'gold-state') await session.load([python.setup, python.gold], testTimeoutMs);
     }
     const summary = result.verdicts
       .map((v) => (v.passed ? `PASS ${v.test}` : `FAIL ${v.test}\n     got: ${v.got}\n     expected: ${v.expected}`))

@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { ConfigError, SandboxError } from '../../src/errors.js';
 import type { CommandEvent, CommandResult, CommandRunner, RunOptions } from '../../src/sandbox/shell/types.js';
-import type { AttachedProcess, Sandbox } from '../../src/sandbox/types.js';
-import { DRIVER_PATH } from './images.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { FrameChannel } from './frame-channel.js';
+import type { FrameObject } from './frame-reader.js';
+import { DRIVER_SOURCE } from './images.js';
 
 export interface PythonSessionOptions {
   /** Per-action time limit (default 10 s); past it the action gets KeyboardInterrupt. */
@@ -37,38 +38,7 @@ function resolveOptions(input: Partial<PythonSessionOptions>): PythonSessionOpti
   return options;
 }
 
-/** One MBPP test outcome as InterCode's server reported it (`detail` names the exception; never compared). */
-export interface MbppOutcome {
-  output?: string;
-  error?: string;
-  detail?: string;
-}
-
-/** One APPS case: the submitted function run with the case's stdin. */
-export interface AppsOutcome {
-  passed: boolean;
-  output: string;
-  error: string;
-}
-
-export type ScoreRequest =
-  | {
-      kind: 'mbpp';
-      /** The gold's function name the submission is bound to. */
-      entry: string;
-      submitted: string;
-      setup: string;
-      gold: string;
-      tests: readonly string[];
-      testTimeoutMs: number;
-      /** `gold-state`: afterwards the interpreter holds the gold's namespace, as InterCode's scoring left it. */
-      afterScore: 'keep' | 'gold-state';
-    }
-  | { kind: 'apps'; submitted: string; cases: readonly { input: string; output: string }[]; testTimeoutMs: number };
-
-export type ScoreReply = { pred: MbppOutcome[]; gold: MbppOutcome[] } | { results: AppsOutcome[] };
-
-interface ExecReply {
+export interface ExecReply {
   executed: boolean;
   output: string;
   outputBytes: number;
@@ -78,25 +48,43 @@ interface ExecReply {
   restarted: string | null;
 }
 
-type Frame = { id?: number; ready?: boolean; driverError?: string } & Record<string, unknown>;
+/** One action the interpreter ran, as the scorer replays it (see envs/python/scorer.py). */
+export interface RanAction {
+  code: string;
+  timeoutMs: number;
+}
+
+/**
+ * The driver's answer to an action, checked field by field (anything else: undefined), its
+ * output cut to `maxBytes` (the driver keeps no more; a driver that sends more is not ours).
+ */
+export function execReply(frame: FrameObject, maxBytes: number): ExecReply | undefined {
+  const { executed, output, outputBytes, strays, timedOut, outputLimit, restarted } = frame;
+  if (typeof executed !== 'boolean' || typeof output !== 'string' || typeof timedOut !== 'boolean' || typeof outputLimit !== 'boolean') return undefined;
+  if (!Number.isSafeInteger(outputBytes) || !Number.isSafeInteger(strays) || (outputBytes as number) < 0 || (strays as number) < 0) return undefined;
+  if (restarted !== null && typeof restarted !== 'string') return undefined;
+  const bytes = Buffer.from(output);
+  const kept = bytes.length > maxBytes ? bytes.subarray(0, maxBytes).toString('utf8') : output;
+  return { executed, output: kept, outputBytes: Math.max(outputBytes as number, bytes.length), strays: strays as number, timedOut, outputLimit, restarted: restarted?.slice(0, 500) ?? null };
+}
+
+/** Bytes of the longest frame the driver sends for an action keeping `keepBytes` of output (JSON escapes take up to 6 bytes a byte). */
+export const maxExecFrameBytes = (keepBytes: number) => 6 * keepBytes + 64 * 1024;
 
 /**
  * A Python interpreter in a sandbox, driven over the attached stdio of the in-sandbox
- * driver (envs/python/driver.py): definitions persist between actions, an expression's
- * value is shown as a REPL shows it, an exception comes back as its traceback. Failures
- * of an action (time limit, output flood, os._exit, a crash) are results with notes;
- * only a driver that cannot be reached raises {@link SandboxError}.
+ * driver (envs/python/driver.py, sent over stdin at each start): definitions persist
+ * between actions, an expression's value is shown as a REPL shows it, an exception comes
+ * back as its traceback. Failures of an action (time limit, output flood, os._exit, a
+ * crash) are results with notes; a driver that cannot be reached, or that sends anything
+ * that is not a well-formed answer, raises {@link SandboxError}. The session never scores:
+ * it records the actions its interpreter ran ({@link history}) for a scorer to replay
+ * elsewhere (see PythonScorer).
  */
 export class PythonSession implements CommandRunner {
   readonly cwd = '/';
-  private process: AttachedProcess | undefined;
-  private prefix: Buffer = Buffer.alloc(0);
-  private buffer: Buffer = Buffer.alloc(0);
-  private noise = '';
-  private seq = 0;
-  private waiting = new Map<number, (frame: Frame | null) => void>();
-  private ready: ((frame: Frame | null) => void) | undefined;
-  private alive = false;
+  private channel: FrameChannel | undefined;
+  private ran: RanAction[] = [];
   private readonly options: PythonSessionOptions;
 
   private constructor(private readonly sandbox: Sandbox, options: Partial<PythonSessionOptions>) {
@@ -110,18 +98,33 @@ export class PythonSession implements CommandRunner {
     return session;
   }
 
+  /** The session's options, resolved. */
+  get settings(): Readonly<PythonSessionOptions> {
+    return this.options;
+  }
+
+  /** The actions the current interpreter ran, in order (a new interpreter starts with none). */
+  get history(): readonly RanAction[] {
+    return this.ran;
+  }
+
   async run(code: string, options: RunOptions = {}): Promise<CommandResult> {
     const started = performance.now();
     const notes: string[] = [];
-    if (!this.alive) {
+    if (!this.channel?.open) {
       await this.spawn();
       notes.push('the interpreter had stopped and a new one was started (definitions were lost)');
     }
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    const reply = (await this.request(
+    const frame = await this.request(
       { op: 'exec', code, timeoutMs, graceMs: this.options.graceMs, keepBytes: this.options.maxOutputBytes, killBytes: this.options.killOutputBytes },
       timeoutMs + this.options.graceMs + 10_000,
-    )) as unknown as ExecReply;
+    );
+    const reply = execReply(frame, this.options.maxOutputBytes);
+    if (!reply) throw this.broken('answered an action with a reply of the wrong shape');
+    // A restarted interpreter lost its namespace: the scorer replays from the next action on.
+    if (reply.restarted) this.ran = [];
+    else this.ran.push({ code, timeoutMs });
     const events: CommandEvent[] = [];
     if (reply.timedOut) events.push({ kind: 'timed-out', afterMs: timeoutMs });
     const shown = Buffer.byteLength(reply.output);
@@ -141,114 +144,60 @@ export class PythonSession implements CommandRunner {
     };
   }
 
-  /** Runs a submission's tests (each in its own process in the sandbox). @throws SandboxError */
-  async score(request: ScoreRequest): Promise<ScoreReply> {
-    if (!this.alive) throw new SandboxError('SANDBOX_LOST', 'The Python interpreter is gone; the submission cannot be scored', { details: { sandbox: this.sandbox.id } });
-    const count = request.kind === 'mbpp' ? 2 * request.tests.length : request.cases.length;
-    const reply = await this.request({ op: 'score', ...request }, (count + 2) * (request.testTimeoutMs + 3_000) + 10_000);
-    return reply as unknown as ScoreReply;
+  /**
+   * Replaces the interpreter's namespace with a fresh one that ran each of `codes` (each
+   * within `timeoutMs`; failures ignored): InterCode's scoring left the gold's namespace so.
+   * @throws SandboxError
+   */
+  async load(codes: readonly string[], timeoutMs: number): Promise<void> {
+    if (!this.channel?.open) await this.spawn();
+    const frame = await this.request({ op: 'load', codes, timeoutMs }, (timeoutMs + 3_000) * (codes.length + 1) + 10_000);
+    if (frame.executed !== true) throw this.broken('answered a load with a reply of the wrong shape');
+    this.ran = codes.map((code) => ({ code, timeoutMs }));
   }
 
   close(): void {
-    this.alive = false;
-    this.process?.close();
-    this.process = undefined;
-    this.settleAll();
+    this.channel?.close();
+    this.channel = undefined;
   }
 
-  private async request(body: Record<string, unknown>, backstopMs: number): Promise<Frame> {
-    const id = ++this.seq;
-    const payload = Buffer.from(JSON.stringify({ ...body, id }));
-    const reply = new Promise<Frame | null>((resolve) => this.waiting.set(id, resolve));
-    this.process!.write(`${payload.length}\n${payload.toString('utf8')}`);
-    let timer: NodeJS.Timeout | undefined;
-    const frame = await Promise.race([reply, new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), backstopMs)))]);
-    clearTimeout(timer);
-    this.waiting.delete(id);
-    if (frame === 'late' || frame === null || frame.driverError) {
-      const why = frame === 'late' ? `did not answer within ${backstopMs} ms` : frame === null ? 'exited' : `failed: ${frame.driverError}`;
+  private async request(body: Record<string, unknown>, backstopMs: number): Promise<FrameObject> {
+    try {
+      return await this.channel!.request(body, backstopMs);
+    } catch (error) {
       this.close();
-      throw new SandboxError('SANDBOX_LOST', `The Python driver ${why}`, { details: { sandbox: this.sandbox.id, noise: this.noise.slice(-2000) } });
+      throw error;
     }
-    return frame;
+  }
+
+  private broken(why: string): SandboxError {
+    this.close();
+    return new SandboxError('SANDBOX_LOST', `The Python driver ${why}`, { details: { sandbox: this.sandbox.id } });
   }
 
   private async spawn(): Promise<void> {
-    this.process?.close();
-    this.settleAll();
-    const nonce = randomBytes(8).toString('hex');
-    this.prefix = Buffer.from(`\x1eIC${nonce} `);
-    this.buffer = Buffer.alloc(0);
-    this.noise = '';
-    const ready = new Promise<Frame | null>((resolve) => (this.ready = resolve));
-    const process = await this.sandbox.attach(['python3', '-u', DRIVER_PATH, nonce], {
-      workdir: '/',
-      env: { IC_MEMORY_BYTES: String(this.options.memoryBytes), PYTHONDONTWRITEBYTECODE: '1' },
-    });
-    this.process = process;
-    process.listen({
-      output: (chunk) => {
-        if (this.process === process) this.onOutput(chunk);
+    this.close();
+    this.ran = [];
+    const { channel } = await FrameChannel.start(
+      this.sandbox,
+      'Python driver',
+      {
+        name: '<intercode driver>',
+        source: await DRIVER_SOURCE(),
+        args: (nonce) => [nonce],
+        env: { IC_MEMORY_BYTES: String(this.options.memoryBytes) },
       },
-      exit: () => {
-        if (this.process !== process) return;
-        this.alive = false;
-        this.settleAll();
-      },
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const frame = await Promise.race([ready, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), this.options.startupTimeoutMs)))]);
-    clearTimeout(timer);
-    if (!frame?.ready) {
-      process.close();
+      maxExecFrameBytes(this.options.maxOutputBytes),
+    );
+    this.channel = channel;
+    try {
+      await channel.awaitReady(this.options.startupTimeoutMs);
+    } catch (error) {
+      this.close();
       throw new SandboxError('SANDBOX_LOST', 'The Python driver could not be started in the sandbox', {
-        details: { sandbox: this.sandbox.id, output: this.noise.slice(-2000) },
+        details: { sandbox: this.sandbox.id, output: channel.noise.slice(-2000) },
+        cause: error,
       });
     }
-    this.alive = true;
-  }
-
-  private settleAll(): void {
-    for (const resolve of this.waiting.values()) resolve(null);
-    this.waiting.clear();
-    this.ready?.(null);
-    this.ready = undefined;
-  }
-
-  /** Splits the stream into frames `\x1eIC<nonce> <length>\n<JSON>`; anything else is noise. */
-  private onOutput(chunk: Buffer): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    for (;;) {
-      const start = this.buffer.indexOf(this.prefix);
-      if (start < 0) {
-        const keep = Math.max(0, this.buffer.length - this.prefix.length + 1);
-        this.addNoise(this.buffer.subarray(0, keep));
-        this.buffer = this.buffer.subarray(keep);
-        return;
-      }
-      if (start > 0) this.addNoise(this.buffer.subarray(0, start));
-      const newline = this.buffer.indexOf(0x0a, start + this.prefix.length);
-      if (newline < 0) return void (this.buffer = this.buffer.subarray(start));
-      const length = Number(this.buffer.subarray(start + this.prefix.length, newline).toString('latin1'));
-      if (this.buffer.length < newline + 1 + length) return void (this.buffer = this.buffer.subarray(start));
-      const frame = JSON.parse(this.buffer.subarray(newline + 1, newline + 1 + length).toString('utf8')) as Frame;
-      this.buffer = this.buffer.subarray(newline + 1 + length);
-      this.deliver(frame);
-    }
-  }
-
-  /** Output outside frames (the driver's own crash report): the last few KiB are kept for error details. */
-  private addNoise(bytes: Buffer): void {
-    if (bytes.length) this.noise = (this.noise + bytes.toString('utf8')).slice(-4096);
-  }
-
-  private deliver(frame: Frame): void {
-    if (frame.ready) {
-      this.ready?.(frame);
-      this.ready = undefined;
-      return;
-    }
-    if (frame.id === undefined) return;
-    this.waiting.get(frame.id)?.(frame);
   }
 }

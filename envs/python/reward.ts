@@ -1,4 +1,4 @@
-import type { AppsOutcome, MbppOutcome } from './python-session.js';
+import type { AppsOutcome, MbppOutcome } from './python-scorer.js';
 
 export interface TestVerdict {
   test: string;

@@ -1,0 +1,42 @@
+/** Python actions a hostile agent sends to reach the harness through the driver's streams (shared by the Python attack tests). */
+
+/** Python that finds the driver process (its argv names driver.py, or it is the worker's parent). */
+const FIND_DRIVER = [
+  'import os',
+  'def _driver_pid():',
+  '    for p in os.listdir("/proc"):',
+  '        if p.isdigit():',
+  '            try:',
+  '                argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\\0")',
+  '            except OSError:',
+  '                continue',
+  '            if any(b"\\x1eIC" in a or a.endswith(b"driver.py") for a in argv) or (len(argv) > 3 and len(argv[-2]) == 16):',
+  '                return int(p), argv',
+  '    return os.getppid(), open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\\0")',
+].join('\n');
+
+/**
+ * Python that writes `data` (a bytes expression; `_nonce` is the driver's frame nonce) into
+ * every stream the driver holds open for writing (`w`: its replies to the host) or for
+ * reading (`r`: the host's requests), the /dev/null and sockets aside.
+ */
+export const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
+  [
+    FIND_DRIVER,
+    '_pid, _argv = _driver_pid()',
+    '_nonce = [a for a in _argv if len(a) == 16][-1].decode()',
+    '_payload = ' + data,
+    'for fd in os.listdir(f"/proc/{_pid}/fd"):',
+    '    target = os.readlink(f"/proc/{_pid}/fd/{fd}")',
+    '    flags = int(open(f"/proc/{_pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)',
+    `    if target != "/dev/null" and not target.startswith("socket:") and flags & 3 == ${mode === 'w' ? 1 : 0}:`,
+    '        try:',
+    '            w = os.open(f"/proc/{_pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)',
+    '            os.write(w, _payload)',
+    '            os.close(w)',
+    '        except OSError:',
+    '            pass',
+  ].join('\n');
+
+/** An action that writes `\x1eIC<nonce> 5\nabcde` (a frame whose payload is not JSON) onto the driver's stream to the host, then waits for it to arrive. */
+export const MALFORMED_FRAME_ACTION = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " 5\\nabcde").encode()') + '\nimport time\ntime.sleep(0.5)';

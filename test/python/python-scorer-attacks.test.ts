@@ -1,0 +1,218 @@
+/**
+ * A hostile agent against the Python env's scoring, in real Docker sandboxes (issue 26).
+ * Each attack is an episode whose submission is wrong (`double` returns its argument: one
+ * test of three passes, reward 1/3, as the control episode shows); the sabotaged episode
+ * must score what that wrong function deserves, the host must live on, and the next
+ * episode must be clean.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pythonRecipe } from '../../envs/python/images.js';
+import { PythonEnv } from '../../envs/python/python-env.js';
+import { PYTHON_LIMITS } from '../../envs/python/index.js';
+import type { Task } from '../../src/datasets/index.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
+
+const { engine } = await dockerTestFile();
+
+const DOUBLE: Task = {
+  index: 0,
+  id: 'double',
+  query: 'Write a function that doubles a number.',
+  gold: 'def double(x):\n    return 2 * x',
+  metadata: { tests: ['assert double(2) == 4', 'assert double(-3) == -6', 'assert double(0) == 0'], test_setup_code: '' },
+};
+const SUM: Task = {
+  index: 1,
+  id: 'sum',
+  query: 'Read two integers and print their sum.',
+  gold: 'a, b = map(int, input().split())\nprint(a + b)',
+  metadata: { tests: [{ input: '1 2\n', output: '3\n' }, { input: '10 -4\n', output: '6' }] },
+};
+
+/** The wrong submission every attack pairs with: right for 0 only. */
+const WRONG = 'def double(x):\n    return x';
+const WRONG_REWARD = 1 / 3;
+
+describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python scorer against a hostile agent', () => {
+  let env: PythonEnv;
+  let image = '';
+
+  beforeAll(async () => {
+    image = await buildImageUnlabelled(requireEngine(engine), await pythonRecipe());
+    env = new PythonEnv({
+      runtime: new DockerRuntime(requireEngine(engine)),
+      spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
+      dataset: [DOUBLE, SUM],
+      session: { timeoutMs: 3_000 },
+      testTimeoutMs: 2_000,
+    });
+  });
+  afterAll(() => env?.close());
+
+  /** Runs `actions` then `submit double` in a new episode; returns the reward. */
+  const episode = async (actions: string[], submit = 'submit double') => {
+    await env.reset({ task: 0 });
+    for (const action of actions) await env.step(action);
+    const end = await env.step(submit);
+    return end;
+  };
+
+  /** The next episode is clean: nothing defined, the gold scores 1. */
+  const expectCleanNext = async () => {
+    await env.reset({ task: 0 });
+    expect((await env.step('double')).observation).toContain("NameError: name 'double' is not defined");
+    await env.step(DOUBLE.gold);
+    expect((await env.step('submit double')).reward).toBe(1);
+  };
+
+  it('control: the wrong submission scores 1/3', async () => {
+    expect((await episode([WRONG])).reward).toBeCloseTo(WRONG_REWARD);
+  });
+
+  it("patching the test runner (sys.modules['__main__'].Worker.run_case) changes nothing", async () => {
+    const patch = [
+      'import sys',
+      'for _m in list(sys.modules.values()):',
+      '    for _name in ("Worker", "Scorer"):',
+      '        _cls = getattr(_m, _name, None)',
+      '        if isinstance(_cls, type):',
+      '            for _attr in ("run_case", "score"):',
+      '                if hasattr(_cls, _attr):',
+      '                    setattr(_cls, _attr, lambda self, *a, **k: {"output": "", "error": ""} if _attr == "run_case" else {"pred": [{"output": "", "error": ""}] * 3, "gold": [{"output": "", "error": ""}] * 3})',
+    ].join('\n');
+    expect((await episode([patch, WRONG])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('neutering builtins.exec (so tests and gold both run nothing) changes nothing', async () => {
+    const neuter = 'import builtins\nbuiltins.exec = lambda *a, **k: None\nbuiltins.eval = lambda *a, **k: None';
+    expect((await episode([WRONG, neuter])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('forged score frames written by the submission into the driver\'s streams change nothing', async () => {
+    const passes = '[{"output": "", "error": ""}] * 3';
+    const forge = WRITE_TO_DRIVER_STREAMS(
+      `b"".join(("\\x1eIC" + _nonce + " " + str(len(p)) + "\\n").encode() + p for p in (__import__("json").dumps({"id": i, "pred": ${passes}, "gold": ${passes}}).encode() for i in range(1, 40)))`,
+    );
+    // The wrong function forges when it is called, i.e. while its tests run.
+    const wrong = `def double(x):\n    try:\n${forge.split('\n').map((l) => '        ' + l).join('\n')}\n    except Exception:\n        pass\n    return x`;
+    expect((await episode([wrong])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('replacing /opt/intercode/driver.py and killing the driver does not make the harness run the agent\'s driver', async () => {
+    const replace = [
+      'import os, signal',
+      'path = "/opt/intercode/driver.py"',
+      'os.makedirs("/opt/intercode", exist_ok=True)',
+      'fake = open("/proc/%d/cmdline" % os.getppid(), "rb").read()',
+      // A driver that answers every score request with all tests passed, and otherwise works.
+      'src = """',
+      'import json, os, sys',
+      'nonce = sys.argv[-1]',
+      'out = os.fdopen(1, "wb", buffering=0)',
+      'def send(obj):',
+      '    p = json.dumps(obj).encode()',
+      '    out.write(("\\\\x1eIC" + nonce + " " + str(len(p)) + "\\\\n").encode() + p)',
+      'send({"ready": True, "python": "3"})',
+      'inp = os.fdopen(0, "rb")',
+      'while True:',
+      '    h = inp.readline()',
+      '    if not h: break',
+      '    r = json.loads(inp.read(int(h)))',
+      '    if r["op"] == "score":',
+      '        n = len(r.get("tests", r.get("cases", [])))',
+      '        send({"id": r["id"], "pred": [{"output": "", "error": ""}] * n, "gold": [{"output": "", "error": ""}] * n, "results": [{"passed": True, "output": "", "error": ""}] * n})',
+      '    else:',
+      '        send({"id": r["id"], "executed": True, "output": "", "outputBytes": 0, "strays": 0, "timedOut": False, "outputLimit": False, "restarted": None})',
+      '"""',
+      'open(path, "w").write(src)',
+    ].join('\n');
+    await env.reset({ task: 0 });
+    await env.step(replace);
+    // Garbage on the driver's own stdin: it answers this action, then dies reading the next request.
+    await env.step(WRITE_TO_DRIVER_STREAMS('b"garbage\\n"', 'r'));
+    // The driver is gone before the next action: that action starts a new one.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const next = await env.step(WRONG);
+    expect(next.observation).toContain('a new one was started');
+    expect((await env.step('submit double')).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('a malformed frame on the driver\'s stream ends the episode truncated; the host lives on and the next episode is clean', async () => {
+    await env.reset({ task: 0 });
+    const forged = await env.step(MALFORMED_FRAME_ACTION);
+    expect(forged.truncated).toBe(true);
+    expect(forged.info.truncation?.reason).toBe('sandbox-lost');
+    expect(forged.info.truncation?.message).toMatch(/not JSON/);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('APPS: a submission that patches the runner scores what it deserves', async () => {
+    await env.reset({ task: 1 });
+    await env.step('def main():\n    print(3)');
+    await env.step(
+      'import sys\nfor _m in list(sys.modules.values()):\n    _cls = getattr(_m, "Worker", None)\n    if isinstance(_cls, type):\n        _cls.run_case = lambda self, *a, **k: {"passed": True, "output": "", "error": ""}',
+    );
+    const end = await env.step('submit main');
+    expect(end.reward).toBe(0.5);
+  }, 60_000);
+
+  it('a process an action left (killed in the agent\'s sandbox) is killed after the action in the replay too: the gold scores 1', async () => {
+    const left = await episode(['import os, time\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)', DOUBLE.gold]);
+    expect(left.reward).toBe(1);
+  }, 60_000);
+
+  const KILL_SCORER = [
+    'import os, signal',
+    'for _p in os.listdir("/proc"):',
+    '    if _p.isdigit():',
+    '        try:',
+    '            _c = open(f"/proc/{_p}/cmdline", "rb").read()',
+    '        except OSError:',
+    '            continue',
+    '        if b"<intercode scorer>" in _c:',
+    '            os.kill(int(_p), signal.SIGKILL)',
+  ].join('\n');
+
+  it('a submission that kills the scorer while its tests run fails them (reward 0), and is not let off as a lost sandbox', async () => {
+    const wrong = `def double(x):\n${KILL_SCORER.split('\n').map((l) => '    ' + l).join('\n')}\n    return 2 * x`;
+    const end = await episode([wrong]);
+    expect(end.truncated).toBe(false);
+    expect(end.terminated).toBe(true);
+    expect(end.reward).toBe(0);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('an action that kills the scorer when replayed scores 0, not a lost sandbox', async () => {
+    const end = await episode([KILL_SCORER, DOUBLE.gold]);
+    expect(end.truncated).toBe(false);
+    expect(end.reward).toBe(0);
+    await expectCleanNext();
+  }, 60_000);
+
+  it('a submission that stops the scorer (SIGSTOP) fails its tests once the scorer\'s deadline passes, and is not let off as a lost sandbox', async () => {
+    const stop = KILL_SCORER.replace('signal.SIGKILL', 'signal.SIGSTOP');
+    const wrong = `def double(x):\n${stop.split('\n').map((l) => '    ' + l).join('\n')}\n    return 2 * x`;
+    const end = await episode([wrong]);
+    expect(end.truncated).toBe(false);
+    expect(end.reward).toBe(0);
+    expect(JSON.stringify(end.info.score?.details)).toMatch(/stopped the scorer/);
+  }, 120_000);
+
+  it('a frame claiming a terabyte on the driver\'s stream ends the episode at once (nothing buffered toward it)', async () => {
+    await env.reset({ task: 0 });
+    const flood = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " " + str(1 << 40) + "\\n").encode() + b"x" * (8 << 20)') + '\nimport time\ntime.sleep(0.5)';
+    const started = performance.now();
+    const end = await env.step(flood);
+    expect(end.truncated).toBe(true);
+    expect(end.info.truncation?.message).toMatch(/more than the limit/);
+    expect(performance.now() - started).toBeLessThan(8_000);
+    await expectCleanNext();
+  }, 60_000);
+});
