@@ -209,11 +209,6 @@ class MariaDbConnection {
     return this.whileConnected<unknown[][]>((done) => this.connection.query({ sql, rowsAsArray: true }, (error, rows) => done(error, rows as unknown[][])));
   }
 
-  /** COM_RESET_CONNECTION: clears variables, temporary tables, prepared statements, locks, the open transaction. */
-  async reset(): Promise<void> {
-    await this.whileConnected<void>((done) => this.connection.reset((error: Error | null) => done(error ?? null, undefined)));
-  }
-
   /**
    * A callback-style command that fails with ConnectionLost when the connection ends under it
    * (mysql2 reports a write to a closed socket on the connection, and never calls back).
@@ -315,8 +310,11 @@ export class MariaDbSession implements SqlSession {
         gold.database = database;
       }
       const outcome = await gold.connection.execute(sql, limits);
-      // A gold that may have changed its session (user variables, …) leaves the next one a fresh session.
-      if (!isSessionNeutral(sql)) await gold.connection.reset().then(() => gold.connection.query(`USE ${quoteIdentifier(database)}`));
+      // A gold that may have changed its session (user variables, …) leaves the next one a new connection.
+      if (!isSessionNeutral(sql)) {
+        this.gold = undefined;
+        void gold.connection.close();
+      }
       return outcome;
     } catch (error) {
       if (error instanceof ConnectionLost || !(error instanceof Error && 'errno' in error)) throw lost(error);
@@ -328,8 +326,10 @@ export class MariaDbSession implements SqlSession {
     if (!fresh && this.currentDatabase === database && this.agent.alive) return;
     this.currentDatabase = undefined;
     try {
-      if (!this.agent.alive) await this.replaceAgent();
-      else if (fresh) await this.agent.reset();
+      // A changed session gets a new connection on a new account, not COM_RESET_CONNECTION:
+      // the reset leaves a `SET ROLE NONE` in place (the next USE is refused), and a new
+      // session is by definition what a new env gets.
+      if (fresh || !this.agent.alive) await this.replaceAgent();
       await this.agent.query(`USE ${quoteIdentifier(database)}`);
     } catch (error) {
       if (error instanceof SandboxError) throw error;
