@@ -261,6 +261,8 @@ class MariaDbConnection {
 export class MariaDbSession implements SqlSession {
   private currentDatabase: string | undefined;
   private gold: { connection: MariaDbConnection; database: string | undefined } | undefined;
+  /** The next agent connection, opened after the first replacement (see {@link MariaDbSession.replaceAgent}). */
+  private spare: Promise<MariaDbConnection> | undefined;
 
   private constructor(
     private readonly server: MariaDbServer,
@@ -282,13 +284,23 @@ export class MariaDbSession implements SqlSession {
     }
   }
 
-  /** A new agent connection on a new account, on the current database. @throws SandboxError when the server no longer answers. */
+  /**
+   * A new agent connection on a new account, on the current database: the spare opened in
+   * the background after the last replacement when there is one (no agent statement ever ran
+   * in it), so a reset after a changed episode costs one USE, not an account and a login.
+   * @param cause the connection was lost under a statement: first make sure the server still answers.
+   * @throws SandboxError when the server no longer answers.
+   */
   private async replaceAgent(cause?: unknown): Promise<void> {
-    const old = this.agent;
-    void old.close();
-    if (!(await this.server.answers())) throw lost(cause ?? new Error('the connection had ended'));
+    void this.agent.close();
+    if (cause !== undefined && !(await this.server.answers())) throw lost(cause);
     try {
-      this.agent = await MariaDbConnection.open(this.server);
+      const spare = this.spare;
+      this.spare = MariaDbConnection.open(this.server);
+      this.spare.catch(() => undefined);
+      let next = await spare?.catch(() => undefined);
+      if (!next?.alive) next = await MariaDbConnection.open(this.server);
+      this.agent = next;
       if (this.currentDatabase !== undefined) await this.agent.query(`USE ${quoteIdentifier(this.currentDatabase)}`);
     } catch (error) {
       throw lost(error);
@@ -357,7 +369,9 @@ export class MariaDbSession implements SqlSession {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.agent.close(), this.gold?.connection.close()]);
+    const spare = this.spare;
+    this.spare = undefined;
+    await Promise.all([this.agent.close(), this.gold?.connection.close(), spare?.then((c) => c.close()).catch(() => undefined)]);
     this.gold = undefined;
   }
 }
