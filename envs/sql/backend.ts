@@ -7,8 +7,12 @@ export type QueryOutcome =
       columns: string[];
       /** Each cell as Python's repr, as InterCode's driver returned it. */
       rows: PyRepr[][];
-      /** More rows came back than the cap; only the first `rows.length` are kept. */
-      truncated: boolean;
+      /**
+       * Whether the result was cut short, and by which cap: `rows` (more rows than
+       * {@link ExecuteLimits.maxRows}) or `bytes` (more cell bytes than {@link ExecuteLimits.maxBytes});
+       * only the first `rows.length` rows are kept, and the query was stopped there.
+       */
+      truncated: false | 'rows' | 'bytes';
     }
   /** A statement without a result set (USE, SET, INSERT…). */
   | { kind: 'ok'; affectedRows: number }
@@ -22,8 +26,14 @@ export type QueryOutcome =
 
 export interface ExecuteLimits {
   timeoutMs: number;
-  /** Rows kept from a result set; more are dropped (and the query stopped) with `truncated`. */
+  /** Rows kept from a result set; more are dropped (and the query stopped) with `truncated: 'rows'`. */
   maxRows: number;
+  /**
+   * Bytes of cell text kept from a result set, counted as the rows arrive (a row that would
+   * pass the cap is dropped, and the query stopped, with `truncated: 'bytes'`), so a result
+   * never holds more than this in the harness's memory (plus the one row being read).
+   */
+  maxBytes: number;
 }
 
 /** One connection's worth of state: a current database, session variables, and (when writable) the data. */
@@ -36,6 +46,13 @@ export interface SqlSession {
    * @throws DatabaseNotFoundError when the backend has no such database.
    */
   useDatabase(database: string, fresh: boolean): Promise<void>;
+  /**
+   * Runs `sql` (a gold query) for the harness, never in the agent's session: on a connection
+   * of the harness's own, in a fresh session on the current database, over the data the
+   * agent's session sees committed (the original data in read-only mode). Nothing the agent
+   * ran (session variables, pragmas, locks, temporary tables) reaches it.
+   */
+  verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome>;
   /** Tables (by name) and their columns (in order), for the handicap observation. */
   schema(database: string): Promise<{ table: string; columns: string[] }[]>;
   close(): Promise<void>;
@@ -50,6 +67,8 @@ export interface SqlSession {
 export interface SqlBackend {
   /** For messages and cache keys: what data this backend serves (image tag, file hashes). */
   readonly identity: string;
+  /** No session can change the data (read-only mode): a gold's result holds for every session, touched or not. */
+  readonly dataFixed: boolean;
   /** The sandboxes serving this backend now (for CPU accounting); none when it runs in-process. */
   sandboxIds(): readonly string[];
   openSession(): Promise<SqlSession>;

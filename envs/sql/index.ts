@@ -40,6 +40,8 @@ export interface SqlEnvOptions {
   order: SqlRewardOptions['order'];
   timeoutMs: number;
   maxRows: number;
+  /** Bytes of cell text kept from one result (not a CLI flag; tests lower it). */
+  maxBytes: number;
   /** Database for tasks without `db` and for tool mode. */
   defaultDatabase: string;
   trajectoryDir: string;
@@ -53,7 +55,8 @@ export interface SqlEnvOptions {
   buildLog: BuildLog;
 }
 
-export const DEFAULT_SQL_LIMITS = { timeoutMs: 10_000, maxRows: 10_000 } as const;
+/** Per statement: time limit, rows kept, and bytes of cell text kept (1 MiB; see ExecuteLimits.maxBytes). */
+export const DEFAULT_SQL_LIMITS = { timeoutMs: 10_000, maxRows: 10_000, maxBytes: 1024 ** 2 } as const;
 
 /**
  * The backend the options ask for: embedded SQLite, or a server image with the dumps loaded.
@@ -98,7 +101,11 @@ export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: numb
       new SqlEnv({
         backend,
         dataset,
-        limits: { timeoutMs: options.timeoutMs ?? DEFAULT_SQL_LIMITS.timeoutMs, maxRows: options.maxRows ?? DEFAULT_SQL_LIMITS.maxRows },
+        limits: {
+          timeoutMs: options.timeoutMs ?? DEFAULT_SQL_LIMITS.timeoutMs,
+          maxRows: options.maxRows ?? DEFAULT_SQL_LIMITS.maxRows,
+          maxBytes: options.maxBytes ?? DEFAULT_SQL_LIMITS.maxBytes,
+        },
         handicap: options.handicap ?? false,
         order: options.order ?? 'intercode',
         goldCache,

@@ -28,6 +28,9 @@ export interface SqlEnvConfig {
   seed?: number;
 }
 
+/** How golds are verified, recorded in every score: by the harness, outside the agent's session. */
+const GOLD_VERIFIED_BY = 'harness-session';
+
 /** Step info plus the statement's outcome (rows as Python reprs, or the error). */
 export interface SqlStepInfo extends StepInfo {
   result?: QueryOutcome;
@@ -50,7 +53,9 @@ export function renderOutcome(outcome: QueryOutcome): string {
   switch (outcome.kind) {
     case 'rows': {
       const text = `[${rowStrings(outcome.rows).join(', ')}]`;
-      return outcome.truncated ? `${text}\n[intercode: only the first ${outcome.rows.length} rows are shown; the query was stopped there]` : text;
+      if (outcome.truncated === 'rows') return `${text}\n[intercode: only the first ${outcome.rows.length} rows are shown; the query was stopped there]`;
+      if (outcome.truncated === 'bytes') return `${text}\n[intercode: only the first ${outcome.rows.length} rows are shown (the result passed the byte limit); the query was stopped there]`;
+      return text;
     }
     case 'ok':
       return `[intercode: the statement returned no rows (${outcome.affectedRows} rows affected)]`;
@@ -191,7 +196,10 @@ export class SqlEnv implements TaskEnv {
     const gold = goldText(task);
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
     // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
-    const goldRows = goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
+    // A gold stopped by the time limit has no result (InterCode waited for it): it matches nothing,
+    // or an agent that holds a lock the gold waits for would score an empty answer 1.0.
+    const goldTimedOut = goldOutcome.kind === 'error' && goldOutcome.timedOut;
+    const goldRows = goldTimedOut ? null : goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
     const agentRows = this.last?.kind === 'rows' ? rowStrings(this.last.rows) : null;
     const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });
     return {
@@ -199,21 +207,28 @@ export class SqlEnv implements TaskEnv {
       parts: { iou: result.iou, ...(result.kendallTau === null ? {} : { kendall_tau: result.kendallTau }) },
       details: {
         agent_obs: this.last ? this.lastObservation : null,
-        eval_obs: goldOutcome.kind === 'rows' ? `[${goldRows.join(', ')}]` : renderOutcome(goldOutcome),
+        eval_obs: goldOutcome.kind === 'rows' ? `[${goldRows!.join(', ')}]` : renderOutcome(goldOutcome),
         corrupt_gold: goldOutcome.kind === 'error',
         gold_cached: cached,
+        gold_verified_by: GOLD_VERIFIED_BY,
       },
     };
   }
 
-  /** The gold's result in this session; from the shared cache when that provably gives the same. */
+  /**
+   * The gold's result, run by the harness outside the agent's session ({@link SqlSession.verify});
+   * from the shared cache when that provably gives the same: a repeatable read on data no
+   * session can change, or on data this episode has not touched.
+   */
   private goldOutcome(task: Task, gold: string): Promise<{ outcome: QueryOutcome; cached: boolean }> {
+    const session = this.session!;
     const run = () => {
-      if (!isSessionNeutral(gold)) this.touched = true;
-      return this.session!.execute(gold, this.config.limits);
+      // Writable embedded SQLite runs it in the agent's own connection (see SqlSession.verify).
+      if (!this.config.backend.dataFixed && !isSessionNeutral(gold)) this.touched = true;
+      return session.verify(gold, this.config.limits);
     };
     const cache = this.config.goldCache;
-    if (!cache || this.touched || !isRepeatableRead(gold)) {
+    if (!cache || (this.touched && !this.config.backend.dataFixed) || !isRepeatableRead(gold)) {
       return run().then((outcome) => ({ outcome, cached: false }));
     }
     return cache.get(`${this.config.backend.identity}\0${this.databaseOf(task) ?? ''}\0${gold}`, run);

@@ -74,7 +74,7 @@ export function sqlEnvBehaviour(makeEnvs: MakeEnvs, dialect: Dialect): void {
       expect(result.kind).toBe('rows');
       if (result.kind !== 'rows') return;
       expect(result.rows.length).toBe(1000);
-      expect(result.truncated).toBe(true);
+      expect(result.truncated).toBe('rows');
       expect(step.observation).toMatch(/only the first 1000 rows are shown/);
       expect((await env!.step('SELECT count(*) FROM book')).observation).toBe('[(15,)]');
     } finally {

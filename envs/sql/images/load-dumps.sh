@@ -1,6 +1,6 @@
 #!/bin/sh
 # Loads every *.sql file of $1 (in name order) into a fresh MariaDB data directory, then
-# creates the agent's read-only account. A dump that fails prints one line
+# creates the harness's account and the agents' roles. A dump that fails prints one line
 #   intercode-dump-failed <file> <mariadb client error, with its line number>
 # and the build stops.
 set -eu
@@ -31,14 +31,19 @@ done
 # them, and a query with ties (ORDER BY count(*) LIMIT 1) can pick another row before
 # than after, so the same query would give two answers in one container's life.
 mariadb-check --socket=$sock --analyze --all-databases --silent
-# The agent's accounts, on every database the dumps made and nothing else: intercode_ro
-# reads (the default), intercode_rw may change anything in them (writable mode, where each
-# episode has a server of its own).
-sql -e "CREATE USER 'intercode_ro'@'localhost' IDENTIFIED BY 'intercode_ro'"
-sql -e "CREATE USER 'intercode_rw'@'localhost' IDENTIFIED BY 'intercode_rw'"
+# The harness's account, and the two roles agent accounts get. The harness (mariadb/server.ts)
+# connects as intercode_admin only, and gives each agent session an account of its own
+# (random name and password) with one of the roles: intercode_reader reads every database the
+# dumps made (the default), intercode_writer may change anything in them (writable mode,
+# where each episode has a server of its own). No agent account is ever shared or reused, so
+# nothing one session does to its account (SET PASSWORD, SET DEFAULT ROLE) reaches another.
+sql -e "CREATE USER 'intercode_admin'@'localhost' IDENTIFIED BY 'intercode_admin'"
+sql -e "GRANT ALL PRIVILEGES ON *.* TO 'intercode_admin'@'localhost' WITH GRANT OPTION"
+sql -e "CREATE ROLE intercode_reader WITH ADMIN 'intercode_admin'@'localhost'"
+sql -e "CREATE ROLE intercode_writer WITH ADMIN 'intercode_admin'@'localhost'"
 for db in $(sql -e "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql','information_schema','performance_schema','sys')"); do
-  sql -e "GRANT SELECT, SHOW VIEW ON \`$db\`.* TO 'intercode_ro'@'localhost'"
-  sql -e "GRANT ALL PRIVILEGES ON \`$db\`.* TO 'intercode_rw'@'localhost'"
+  sql -e "GRANT SELECT, SHOW VIEW ON \`$db\`.* TO intercode_reader"
+  sql -e "GRANT ALL PRIVILEGES ON \`$db\`.* TO intercode_writer"
 done
 mariadb-admin --socket=$sock shutdown
 wait

@@ -9,10 +9,13 @@ export interface ServerBackendOptions {
 }
 
 /**
- * Read-only mode: one server for every env; each session is a connection of the
- * read-only account, so no episode can change what another reads.
+ * Read-only mode: one server for every env; each session's connections have accounts of
+ * their own with the reader role, so no episode can change what another reads, see its
+ * statements, or end its connections.
  */
 export class SharedServerBackend implements SqlBackend {
+  readonly dataFixed = true;
+
   private constructor(
     private readonly server: MariaDbServer,
     readonly identity: string,
@@ -41,6 +44,7 @@ export class SharedServerBackend implements SqlBackend {
  * throws that server away and moves to a spare started in the background.
  */
 export class PrivateServerBackend implements SqlBackend {
+  readonly dataFixed = false;
   private readonly sessions = new Set<PrivateServerSession>();
 
   constructor(private readonly options: ServerBackendOptions) {}
@@ -101,6 +105,10 @@ class PrivateServerSession implements SqlSession {
 
   execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
     return this.active().execute(sql, limits);
+  }
+
+  verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    return this.active().verify(sql, limits);
   }
 
   schema(database: string): Promise<{ table: string; columns: string[] }[]> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,14 +7,22 @@ import { SandboxError } from '../../../src/errors.js';
 import { DEFAULT_CAPABILITIES, type Sandbox, type SandboxRuntime } from '../../../src/sandbox/types.js';
 import { SOCKET_DIR_IN_SANDBOX, SOCKET_NAME } from '../images.js';
 
-/** The accounts load-dumps.sh creates: `ro` reads every loaded database, `rw` may change them. */
+/** What agent sessions may do (load-dumps.sh's roles): `ro` reads every loaded database, `rw` may change them. */
 export type Account = 'ro' | 'rw';
+
+const ROLE: Record<Account, string> = { ro: 'intercode_reader', rw: 'intercode_writer' };
+
+/** An account the harness made for one connection: nobody else knows its password, and it is dropped with the connection. */
+export interface SessionAccount {
+  user: string;
+  password: string;
+}
 
 export interface MariaDbServerOptions {
   runtime: SandboxRuntime;
   /** An image from {@link sqlDataRecipe}. */
   image: string;
-  /** The account sessions use; the server's own control connection (KILL QUERY) uses it too. */
+  /** What the sessions' accounts may do. */
   account: Account;
   /** How long the server may take to accept connections. */
   startTimeoutMs?: number;
@@ -29,7 +38,10 @@ const ROW_OPTIONS = { dateStrings: true, supportBigNumbers: true, bigNumberStrin
 
 /**
  * One MariaDB server in a sandbox with no network: clients reach it through a Unix socket
- * in a host directory mounted into the sandbox. Sessions are mysql2 connections.
+ * in a host directory mounted into the sandbox. Sessions are mysql2 connections, each on an
+ * account of its own ({@link MariaDbServer.openAccount}) that the harness makes and drops
+ * through its control connection (`intercode_admin`, which no agent connection can reach:
+ * a session sees and kills only its own account's threads).
  */
 export class MariaDbServer {
   private control: mysql.Connection | undefined;
@@ -80,7 +92,7 @@ export class MariaDbServer {
     let last: unknown;
     while (Date.now() < deadline) {
       try {
-        this.control = await this.connect(this.account);
+        this.control = await this.connectAs({ user: 'intercode_admin', password: 'intercode_admin' }, true);
         return;
       } catch (error) {
         last = error;
@@ -93,13 +105,37 @@ export class MariaDbServer {
     });
   }
 
-  /** A new connection as `account` (default: the server's). @throws the driver's error when the server refuses. */
-  connect(account: Account = this.account): Promise<mysql.Connection> {
+  /**
+   * A new account for one connection, with the server's role (its default, so no statement
+   * is needed after connecting). @throws the driver's error when the server refuses.
+   */
+  async openAccount(): Promise<SessionAccount> {
+    const account = { user: `ic_${randomBytes(8).toString('hex')}`, password: randomBytes(16).toString('hex') };
+    const name = `'${account.user}'@'localhost'`;
+    await this.controlQuery(
+      `CREATE USER ${name} IDENTIFIED BY '${account.password}'; GRANT ${ROLE[this.account]} TO ${name}; SET DEFAULT ROLE ${ROLE[this.account]} FOR ${name}`,
+    );
+    return account;
+  }
+
+  /** Ends `threadId`'s connection (when given) and drops its account; never throws (a server that is gone drops everything). */
+  async dropAccount(account: SessionAccount, threadId?: number): Promise<void> {
+    if (threadId !== undefined) await this.controlQuery(`KILL CONNECTION ${Number(threadId)}`).catch(() => undefined);
+    await this.controlQuery(`DROP USER IF EXISTS '${account.user}'@'localhost'`).catch(() => undefined);
+  }
+
+  /** A new connection as `account`. @throws the driver's error when the server refuses. */
+  connect(account: SessionAccount): Promise<mysql.Connection> {
+    return this.connectAs(account, false);
+  }
+
+  private connectAs(account: SessionAccount, multipleStatements: boolean): Promise<mysql.Connection> {
     return new Promise((resolve, reject) => {
       const connection = mysql.createConnection({
         socketPath: this.socketPath,
-        user: `intercode_${account}`,
-        password: `intercode_${account}`,
+        user: account.user,
+        password: account.password,
+        multipleStatements,
         ...ROW_OPTIONS,
       });
       connection.once('connect', () => {
@@ -112,9 +148,28 @@ export class MariaDbServer {
     });
   }
 
-  /** Stops the statement a connection is running (KILL QUERY, from a connection of the same account). */
+  /** Whether the server still answers its control connection. */
+  async answers(): Promise<boolean> {
+    return this.controlQuery('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private controlQuery(sql: string): Promise<void> {
+    const control = this.control;
+    if (!control) return Promise.reject(new SandboxError('SANDBOX_LOST', 'The SQL server was stopped'));
+    return new Promise((resolve, reject) => control.query(sql, (error) => (error ? reject(error) : resolve())));
+  }
+
+  /** Stops the statement a connection is running (KILL QUERY, from the control connection). */
   killQuery(threadId: number): void {
     this.control?.query(`KILL QUERY ${Number(threadId)}`, () => undefined);
+  }
+
+  /** Ends a connection (KILL CONNECTION, from the control connection). */
+  killConnection(threadId: number): void {
+    this.control?.query(`KILL CONNECTION ${Number(threadId)}`, () => undefined);
   }
 
   async stop(): Promise<void> {

@@ -4,12 +4,14 @@ import { SandboxError } from '../../../src/errors.js';
 import type { ExecuteLimits, QueryOutcome, SqlSession } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import type { PyRepr } from '../python-repr.js';
+import { isSessionNeutral } from '../statement-kind.js';
 import { converterFor } from './convert.js';
 import { sortsRows, withUnsortedGroups } from './group-order.js';
-import type { MariaDbServer } from './server.js';
+import type { MariaDbServer, SessionAccount } from './server.js';
 
 /** MySQL error numbers this session tells apart. */
 const ER_QUERY_INTERRUPTED = 1317;
+const ER_CONNECTION_KILLED = 1927;
 /** ONLY_FULL_GROUP_BY refusals of a grouped query: a column not in GROUP BY (1055), or used in HAVING (1463). */
 const NOT_IN_GROUP_BY = new Set([1055, 1463]);
 /**
@@ -28,25 +30,60 @@ const withSettings = (settings: readonly string[], sql: string) => (settings.len
 
 const quoteIdentifier = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
-/** A mysql2 connection to a {@link MariaDbServer}: one episode's session. */
-export class MariaDbSession implements SqlSession {
-  private currentDatabase: string | undefined;
+/** After a statement's time limit, how long KILL QUERY may take before the connection itself is ended. */
+const KILL_GRACE_MS = 5_000;
 
-  constructor(
+/** A cell's size as the byte cap counts it: the text (or bytes) mysql2 gave, 8 for anything else. */
+function cellBytes(cell: unknown): number {
+  if (typeof cell === 'string') return Buffer.byteLength(cell, 'utf8');
+  if (Buffer.isBuffer(cell)) return cell.length;
+  return 8;
+}
+
+/** The connection ended under a statement (the agent's KILL, a server gone): the session decides what it means. */
+class ConnectionLost extends Error {}
+
+/**
+ * One mysql2 connection on an account of its own (made for it, dropped with it), running
+ * statements as MySQL 8 would and within the caps of {@link ExecuteLimits}.
+ */
+class MariaDbConnection {
+  private ended = false;
+
+  private constructor(
     private readonly server: MariaDbServer,
-    private connection: mysql.Connection,
-  ) {}
+    private readonly account: SessionAccount,
+    private readonly connection: mysql.Connection,
+  ) {
+    connection.once('end', () => (this.ended = true));
+    connection.on('error', (error: { fatal?: boolean }) => {
+      if (error.fatal) this.ended = true;
+    });
+  }
 
-  static async open(server: MariaDbServer): Promise<MariaDbSession> {
-    return new MariaDbSession(server, await server.connect());
+  /** @throws the driver's error when the server refuses. */
+  static async open(server: MariaDbServer): Promise<MariaDbConnection> {
+    const account = await server.openAccount();
+    try {
+      return new MariaDbConnection(server, account, await server.connect(account));
+    } catch (error) {
+      await server.dropAccount(account);
+      throw error;
+    }
+  }
+
+  /** False once the connection has ended (killed, timed out by the server, or closed). */
+  get alive(): boolean {
+    return !this.ended;
   }
 
   /**
    * Runs `sql` as MySQL 8 would: groups unsorted (see group-order.ts), and MySQL 8's
-   * ONLY_FULL_GROUP_BY where MariaDB can tell it (see {@link MariaDbSession.runAsMysql8});
+   * ONLY_FULL_GROUP_BY where MariaDB can tell it (see {@link MariaDbConnection.runAsMysql8});
    * and ties in a sort broken the same way every run ({@link STABLE_TIES}).
    * When the rewritten statement fails, the original runs instead, so the agent sees the
    * server's own error for the text it sent.
+   * @throws ConnectionLost when the connection ends under the statement.
    */
   async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
     const unsorted = withUnsortedGroups(sql);
@@ -71,42 +108,80 @@ export class MariaDbSession implements SqlSession {
     return (await this.run(withSettings([...settings, GROUP_BY_UNCHECKED], sql), limits)).outcome;
   }
 
-  /** One statement; `errno` is the server's error number when it failed. */
+  /**
+   * One statement; `errno` is the server's error number when it failed. Rows are kept as
+   * they arrive until a cap is reached; then the statement is stopped (KILL QUERY) and what
+   * still arrives is dropped. A statement that does not end within its time limit is
+   * stopped the same way, and its connection ended {@link KILL_GRACE_MS} later if it still
+   * has not.
+   */
   private run(sql: string, limits: ExecuteLimits): Promise<{ outcome: QueryOutcome; errno?: number }> {
+    if (this.ended) return Promise.reject(new ConnectionLost('the connection had ended'));
     return new Promise((resolve, reject) => {
       let fields: FieldPacket[] | undefined;
       let header: ResultSetHeader | undefined;
       const raw: unknown[][] = [];
-      let truncated = false;
+      let bytes = 0;
+      let truncated: false | 'rows' | 'bytes' = false;
       let timedOut = false;
+      let settled = false;
       let failure: (Error & { errno?: number; fatal?: boolean }) | undefined;
+      const threadId = this.connection.threadId!;
       const query = this.connection.query({ sql, rowsAsArray: true });
+      let grace: NodeJS.Timeout | undefined;
       const timer = setTimeout(() => {
         timedOut = true;
-        this.server.killQuery(this.connection.threadId!);
+        this.server.killQuery(threadId);
+        grace = setTimeout(() => this.server.killConnection(threadId), KILL_GRACE_MS);
       }, limits.timeoutMs);
+      const settle = () => {
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(grace);
+        this.connection.removeListener('end', onEnd);
+        this.connection.removeListener('error', onConnectionError);
+      };
+      // A connection that ends under the statement may never end the query (a write to a
+      // closed socket fails on the connection, not the query): settle on either.
+      const onEnd = (cause?: Error) => {
+        if (settled) return;
+        settle();
+        reject(new ConnectionLost(cause?.message ?? failure?.message ?? 'the connection ended'));
+      };
+      const onConnectionError = (error: Error & { fatal?: boolean }) => {
+        if (error.fatal) onEnd(error);
+      };
+      this.connection.once('end', onEnd);
+      this.connection.on('error', onConnectionError);
+      const stop = (why: 'rows' | 'bytes') => {
+        truncated = why;
+        this.server.killQuery(threadId);
+      };
       query.on('fields', (f: FieldPacket[] | undefined) => {
         if (f && !fields) fields = f;
       });
       query.on('result', (row: unknown, index: number) => {
-        if (index > 0) return; // a later result set (CALL): InterCode's cursor kept the first
+        if (index > 0 || truncated) return; // a later result set (CALL): InterCode's cursor kept the first
         if (!Array.isArray(row)) {
           header ??= row as ResultSetHeader;
           return;
         }
-        if (raw.length < limits.maxRows) raw.push(row);
-        else if (!truncated) {
-          truncated = true;
-          this.server.killQuery(this.connection.threadId!);
-        }
+        if (raw.length >= limits.maxRows) return stop('rows');
+        for (const cell of row) bytes += cellBytes(cell);
+        if (bytes > limits.maxBytes) return stop('bytes');
+        raw.push(row);
       });
       query.on('error', (error: Error) => {
         failure = error;
+        if ((error as { fatal?: boolean }).fatal) onEnd(error);
       });
       query.on('end', () => {
-        clearTimeout(timer);
-        if (failure?.fatal) {
-          reject(new SandboxError('SANDBOX_LOST', `The SQL server connection was lost: ${failure.message}`, { cause: failure }));
+        if (settled) return;
+        settle();
+        if (failure?.fatal || failure?.errno === ER_CONNECTION_KILLED) {
+          // KILL of its own connection answers with an error, then the server closes the socket.
+          this.ended = true;
+          reject(new ConnectionLost(failure.message));
           return;
         }
         if (timedOut) {
@@ -129,32 +204,160 @@ export class MariaDbSession implements SqlSession {
     });
   }
 
-  private query(sql: string): Promise<unknown[][]> {
-    return new Promise((resolve, reject) => {
-      this.connection.query({ sql, rowsAsArray: true }, (error, rows) => (error ? reject(error) : resolve(rows as unknown[][])));
+  /** A harness statement (USE, schema). @throws ConnectionLost, or the server's error. */
+  query(sql: string): Promise<unknown[][]> {
+    return this.whileConnected<unknown[][]>((done) => this.connection.query({ sql, rowsAsArray: true }, (error, rows) => done(error, rows as unknown[][])));
+  }
+
+  /**
+   * A callback-style command that fails with ConnectionLost when the connection ends under it
+   * (mysql2 reports a write to a closed socket on the connection, and never calls back).
+   */
+  private whileConnected<T>(start: (done: (error: (Error & { fatal?: boolean }) | null, value: T) => void) => void): Promise<T> {
+    if (this.ended) return Promise.reject(new ConnectionLost('the connection had ended'));
+    return new Promise<T>((resolve, reject) => {
+      const cleanup = () => {
+        this.connection.removeListener('end', onEnd);
+        this.connection.removeListener('error', onError);
+      };
+      const onEnd = () => {
+        cleanup();
+        reject(new ConnectionLost('the connection ended'));
+      };
+      const onError = (error: Error & { fatal?: boolean }) => {
+        if (!error.fatal) return;
+        cleanup();
+        reject(new ConnectionLost(error.message));
+      };
+      this.connection.once('end', onEnd);
+      this.connection.on('error', onError);
+      start((error, value) => {
+        cleanup();
+        if (!error) resolve(value);
+        else reject(error.fatal ? new ConnectionLost(error.message) : error);
+      });
     });
   }
 
-  async useDatabase(database: string, fresh: boolean): Promise<void> {
-    if (!fresh && this.currentDatabase === database) return;
-    if (fresh) {
-      // COM_RESET_CONNECTION clears variables, temporary tables and prepared statements.
-      await new Promise<void>((resolve, reject) => this.connection.reset((error: Error | null) => (error ? reject(error) : resolve())));
+  escape(value: string): string {
+    return this.connection.escape(value);
+  }
+
+  /** Ends the connection and drops its account. Never throws. */
+  async close(): Promise<void> {
+    const threadId = this.connection.threadId ?? undefined;
+    this.connection.destroy();
+    this.ended = true;
+    await this.server.dropAccount(this.account, threadId);
+  }
+}
+
+/**
+ * One episode's session on a {@link MariaDbServer}: the agent's connection, and the
+ * harness's own for golds ({@link MariaDbSession.verify}), each on an account of its own.
+ * A connection the agent ends (KILL, wait_timeout) is replaced by a new one on a new
+ * account; only a server that no longer answers is a lost sandbox.
+ */
+export class MariaDbSession implements SqlSession {
+  private currentDatabase: string | undefined;
+  private gold: { connection: MariaDbConnection; database: string | undefined } | undefined;
+  /** The next agent connection, opened after the first replacement (see {@link MariaDbSession.replaceAgent}). */
+  private spare: Promise<MariaDbConnection> | undefined;
+
+  private constructor(
+    private readonly server: MariaDbServer,
+    private agent: MariaDbConnection,
+  ) {}
+
+  static async open(server: MariaDbServer): Promise<MariaDbSession> {
+    return new MariaDbSession(server, await MariaDbConnection.open(server).catch((error) => Promise.reject(lost(error))));
+  }
+
+  async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    if (!this.agent.alive) await this.replaceAgent();
+    try {
+      return await this.agent.execute(sql, limits);
+    } catch (error) {
+      if (!(error instanceof ConnectionLost)) throw error;
+      await this.replaceAgent(error);
+      return { kind: 'error', message: `${error.message} (the connection was lost; a new session was opened)`, timedOut: false };
     }
+  }
+
+  /**
+   * A new agent connection on a new account, on the current database: the spare opened in
+   * the background after the last replacement when there is one (no agent statement ever ran
+   * in it), so a reset after a changed episode costs one USE, not an account and a login.
+   * @param cause the connection was lost under a statement: first make sure the server still answers.
+   * @throws SandboxError when the server no longer answers.
+   */
+  private async replaceAgent(cause?: unknown): Promise<void> {
+    void this.agent.close();
+    if (cause !== undefined && !(await this.server.answers())) throw lost(cause);
+    try {
+      const spare = this.spare;
+      this.spare = MariaDbConnection.open(this.server);
+      this.spare.catch(() => undefined);
+      let next = await spare?.catch(() => undefined);
+      if (!next?.alive) next = await MariaDbConnection.open(this.server);
+      this.agent = next;
+      if (this.currentDatabase !== undefined) await this.agent.query(`USE ${quoteIdentifier(this.currentDatabase)}`);
+    } catch (error) {
+      throw lost(error);
+    }
+  }
+
+  async verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    const database = this.currentDatabase;
+    if (database === undefined) return { kind: 'error', message: 'No database selected', timedOut: false };
+    try {
+      if (!this.gold?.connection.alive) {
+        void this.gold?.connection.close();
+        this.gold = { connection: await MariaDbConnection.open(this.server), database: undefined };
+      }
+      const gold = this.gold;
+      if (gold.database !== database) {
+        gold.database = undefined;
+        await gold.connection.query(`USE ${quoteIdentifier(database)}`);
+        gold.database = database;
+      }
+      const outcome = await gold.connection.execute(sql, limits);
+      // A gold that may have changed its session (user variables, …) leaves the next one a new connection.
+      if (!isSessionNeutral(sql)) {
+        this.gold = undefined;
+        void gold.connection.close();
+      }
+      return outcome;
+    } catch (error) {
+      if (error instanceof ConnectionLost || !(error instanceof Error && 'errno' in error)) throw lost(error);
+      throw error;
+    }
+  }
+
+  async useDatabase(database: string, fresh: boolean): Promise<void> {
+    if (!fresh && this.currentDatabase === database && this.agent.alive) return;
     this.currentDatabase = undefined;
     try {
-      await this.query(`USE ${quoteIdentifier(database)}`);
+      // A changed session gets a new connection on a new account, not COM_RESET_CONNECTION:
+      // the reset leaves a `SET ROLE NONE` in place (the next USE is refused), and a new
+      // session is by definition what a new env gets.
+      if (fresh || !this.agent.alive) await this.replaceAgent();
+      await this.agent.query(`USE ${quoteIdentifier(database)}`);
     } catch (error) {
-      if ((error as { fatal?: boolean }).fatal) throw new SandboxError('SANDBOX_LOST', `The SQL server connection was lost: ${(error as Error).message}`, { cause: error });
-      const known = (await this.query('SHOW DATABASES')).map((r) => String(r[0])).filter((d) => d !== 'information_schema');
+      if (error instanceof SandboxError) throw error;
+      if (error instanceof ConnectionLost) {
+        await this.replaceAgent(error);
+        return this.useDatabase(database, false);
+      }
+      const known = (await this.agent.query('SHOW DATABASES')).map((r) => String(r[0])).filter((d) => d !== 'information_schema');
       throw new DatabaseNotFoundError(database, known);
     }
     this.currentDatabase = database;
   }
 
   async schema(database: string): Promise<{ table: string; columns: string[] }[]> {
-    const rows = await this.query(
-      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${this.connection.escape(database)} ORDER BY table_name, ordinal_position`,
+    const rows = await this.agent.query(
+      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ${this.agent.escape(database)} ORDER BY table_name, ordinal_position`,
     );
     const tables = new Map<string, string[]>();
     for (const [table, column] of rows) {
@@ -166,6 +369,15 @@ export class MariaDbSession implements SqlSession {
   }
 
   async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.connection.end(() => resolve()));
+    const spare = this.spare;
+    this.spare = undefined;
+    await Promise.all([this.agent.close(), this.gold?.connection.close(), spare?.then((c) => c.close()).catch(() => undefined)]);
+    this.gold = undefined;
   }
+}
+
+/** The server is gone (or refuses the harness): a lost sandbox. */
+function lost(cause: unknown): SandboxError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new SandboxError('SANDBOX_LOST', `The SQL server connection was lost: ${message}`, { cause });
 }

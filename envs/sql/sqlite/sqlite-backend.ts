@@ -9,7 +9,7 @@ import { DatabaseNotFoundError } from '../errors.js';
 import { pyBytes, pyFloat, pyStr, type PyRepr } from '../python-repr.js';
 
 type Cell = { t: 'none' } | { t: 'int'; v: string } | { t: 'float'; v: number } | { t: 'str'; v: string } | { t: 'bytes'; v: Uint8Array };
-type WorkerOutcome = Exclude<QueryOutcome, { kind: 'rows' }> | { kind: 'rows'; columns: string[]; rows: Cell[][]; truncated: boolean };
+type WorkerOutcome = Exclude<QueryOutcome, { kind: 'rows' }> | { kind: 'rows'; columns: string[]; rows: Cell[][]; truncated: false | 'rows' | 'bytes' };
 
 /** Python's sqlite3 values (int, float, str, bytes, None) as reprs. */
 function render(cell: Cell): PyRepr {
@@ -28,14 +28,90 @@ function render(cell: Cell): PyRepr {
 }
 
 const WORKER = packagePath('envs', 'sql', 'sqlite', 'sqlite-worker.mjs');
+/** SQLite's heap in each worker thread (PRAGMA hard_heap_limit): a statement that needs more fails with "out of memory". */
+const HEAP_LIMIT_BYTES = 64 * 1024 ** 2;
 
 /**
- * The embedded backend: SQLite databases (sql.js, WebAssembly) in-process, no Docker. Each
- * session has its own copy of the database in a worker thread — private, thrown away when
- * the session starts fresh — read-only (`PRAGMA query_only`) unless writable.
+ * One sql.js worker thread over its own copies of the databases. SQLite cannot be
+ * interrupted from outside its thread, so a call past its time limit ends the thread and
+ * starts a new one (fresh copies); calls waiting behind it fail with the same outcome.
  */
+class SqliteThread {
+  private worker!: Worker;
+  private nextId = 0;
+  private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+
+  private constructor(
+    private readonly files: Record<string, Uint8Array>,
+    private readonly readOnly: boolean,
+  ) {}
+
+  static async start(files: Record<string, Uint8Array>, readOnly: boolean): Promise<SqliteThread> {
+    const thread = new SqliteThread(files, readOnly);
+    await thread.spawn();
+    return thread;
+  }
+
+  private spawn(): Promise<void> {
+    const worker = new Worker(WORKER, { workerData: { files: this.files, readOnly: this.readOnly, heapLimitBytes: HEAP_LIMIT_BYTES } });
+    this.worker = worker;
+    worker.unref();
+    const pending = this.pending;
+    return new Promise((resolve, reject) => {
+      worker.on('message', (message: { ready?: boolean; id?: number; ok?: boolean; value?: unknown; error?: string }) => {
+        if (message.ready) return resolve();
+        const waiter = pending.get(message.id!);
+        pending.delete(message.id!);
+        if (message.ok) waiter?.resolve(message.value);
+        else waiter?.reject(new Error(message.error));
+      });
+      worker.once('error', reject);
+    });
+  }
+
+  call<T>(message: Record<string, unknown>): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  /** `call`, or 'timeout' after `timeoutMs` (the thread then restarted on fresh copies). */
+  async callWithin<T>(message: Record<string, unknown>, timeoutMs: number): Promise<T | 'timeout'> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const result = await Promise.race([this.call<T>(message), timeout]);
+    clearTimeout(timer);
+    if (result !== 'timeout') return result;
+    const waiting = this.pending;
+    this.pending = new Map();
+    await this.worker.terminate();
+    await this.spawn();
+    for (const waiter of waiting.values()) waiter.resolve('timeout');
+    return 'timeout';
+  }
+
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/** The outcome of a worker's `exec`, its cells rendered as Python reprs; a timeout as InterCode's interrupted query. */
+function outcomeOf(result: WorkerOutcome | 'timeout', limits: ExecuteLimits, restarted: string): QueryOutcome {
+  if (result === 'timeout') {
+    return { kind: 'error', message: `Query execution was interrupted (time limit of ${limits.timeoutMs / 1000} s exceeded; ${restarted})`, timedOut: true };
+  }
+  if (result.kind !== 'rows') return result;
+  return { ...result, rows: result.rows.map((row) => row.map(render)) };
+}
+
 export class SqliteBackend implements SqlBackend {
   private readonly sessions = new Set<SqliteSession>();
+  /** Read-only mode: the thread golds run in, over pristine copies no session ever reaches. */
+  private verifier: Promise<SqliteThread> | undefined;
 
   /** @param files database name → SQLite file contents. */
   constructor(
@@ -43,6 +119,10 @@ export class SqliteBackend implements SqlBackend {
     private readonly writable: boolean,
     readonly identity: string,
   ) {}
+
+  get dataFixed(): boolean {
+    return !this.writable;
+  }
 
   /** None: sessions run in worker threads of this process. */
   sandboxIds(): readonly string[] {
@@ -84,93 +164,67 @@ export class SqliteBackend implements SqlBackend {
   }
 
   async openSession(): Promise<SqlSession> {
-    const session = await SqliteSession.start(Object.fromEntries(this.files), !this.writable);
+    const files = Object.fromEntries(this.files);
+    const session = new SqliteSession(await SqliteThread.start(files, !this.writable), this.writable ? undefined : () => this.verifierThread());
     this.sessions.add(session);
     return session;
   }
 
+  private verifierThread(): Promise<SqliteThread> {
+    if (!this.verifier) {
+      this.verifier = SqliteThread.start(Object.fromEntries(this.files), true);
+      this.verifier.catch(() => (this.verifier = undefined));
+    }
+    return this.verifier;
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.sessions].map((s) => s.close()));
+    const verifier = this.verifier;
+    this.verifier = undefined;
+    await Promise.all([...[...this.sessions].map((s) => s.close()), verifier?.then((t) => t.terminate()).catch(() => undefined)]);
     this.sessions.clear();
   }
 }
 
+/**
+ * One agent's session: a worker thread over private copies. In read-only mode golds run in
+ * the backend's verifier thread (pristine copies, a connection the agent never used); in
+ * writable mode they read the agent's changed data, so they run in its own connection.
+ */
 class SqliteSession implements SqlSession {
-  private worker!: Worker;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private database: string | undefined;
 
-  private constructor(
-    private readonly files: Record<string, Uint8Array>,
-    private readonly readOnly: boolean,
+  constructor(
+    private readonly thread: SqliteThread,
+    private readonly verifier: (() => Promise<SqliteThread>) | undefined,
   ) {}
 
-  static async start(files: Record<string, Uint8Array>, readOnly: boolean): Promise<SqliteSession> {
-    const session = new SqliteSession(files, readOnly);
-    await session.spawn();
-    return session;
-  }
-
-  private spawn(): Promise<void> {
-    this.worker = new Worker(WORKER, { workerData: { files: this.files, readOnly: this.readOnly } });
-    this.worker.unref();
-    const worker = this.worker;
-    return new Promise((resolve, reject) => {
-      worker.on('message', (message: { ready?: boolean; id?: number; ok?: boolean; value?: unknown; error?: string }) => {
-        if (message.ready) return resolve();
-        const waiter = this.pending.get(message.id!);
-        this.pending.delete(message.id!);
-        if (message.ok) waiter?.resolve(message.value);
-        else waiter?.reject(new Error(message.error));
-      });
-      worker.once('error', reject);
-    });
-  }
-
-  private call<T>(message: Record<string, unknown>): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...message, id });
-    });
-  }
-
   async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
-    });
-    const result = await Promise.race([this.call<WorkerOutcome>({ op: 'exec', sql, maxRows: limits.maxRows }), timeout]);
-    clearTimeout(timer);
-    if (result === 'timeout') {
-      // SQLite cannot be interrupted from outside its thread: end the thread, start over on a fresh copy.
-      const old = this.worker;
-      this.pending.clear();
-      await old.terminate();
-      await this.spawn();
-      if (this.database !== undefined) await this.call({ op: 'use', db: this.database, fresh: true });
-      return {
-        kind: 'error',
-        message: `Query execution was interrupted (time limit of ${limits.timeoutMs / 1000} s exceeded; the session restarted on a fresh copy of the database)`,
-        timedOut: true,
-      };
-    }
-    if (result.kind !== 'rows') return result;
-    return { ...result, rows: result.rows.map((row) => row.map(render)) };
+    const result = await this.thread.callWithin<WorkerOutcome>({ op: 'exec', sql, maxRows: limits.maxRows, maxBytes: limits.maxBytes }, limits.timeoutMs);
+    if (result === 'timeout' && this.database !== undefined) await this.thread.call({ op: 'use', db: this.database, fresh: true });
+    return outcomeOf(result, limits, 'the session restarted on a fresh copy of the database');
+  }
+
+  async verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    if (!this.verifier) return this.execute(sql, limits);
+    if (this.database === undefined) return { kind: 'error', message: 'No database selected', timedOut: false };
+    const thread = await this.verifier();
+    const message = { op: 'verify', db: this.database, sql, maxRows: limits.maxRows, maxBytes: limits.maxBytes };
+    const result = await thread.callWithin<WorkerOutcome>(message, limits.timeoutMs);
+    return outcomeOf(result, limits, 'the gold was stopped');
   }
 
   async useDatabase(database: string, fresh: boolean): Promise<void> {
-    const answer = await this.call<{ unknown: boolean; known?: string[] }>({ op: 'use', db: database, fresh });
+    const answer = await this.thread.call<{ unknown: boolean; known?: string[] }>({ op: 'use', db: database, fresh });
     if (answer.unknown) throw new DatabaseNotFoundError(database, answer.known ?? []);
     this.database = database;
   }
 
   schema(database: string): Promise<{ table: string; columns: string[] }[]> {
-    return this.call({ op: 'schema', db: database });
+    return this.thread.call({ op: 'schema', db: database });
   }
 
   async close(): Promise<void> {
-    await this.worker.terminate();
+    await this.thread.terminate();
   }
 }

@@ -1,6 +1,6 @@
 // One SQLite session (sql.js) in a worker thread, so a statement that never ends can be
 // stopped by terminating the thread. Plain JavaScript: Node runs it as is from src and dist.
-// Messages in: {id, op: 'use'|'exec'|'schema', ...}; out: {id, ok, value} or {id, ok: false, error}.
+// Messages in: {id, op: 'use'|'exec'|'verify'|'schema', ...}; out: {id, ok, value} or {id, ok: false, error}.
 import { parentPort, workerData } from 'node:worker_threads';
 import initSqlJs from 'sql.js';
 
@@ -11,12 +11,22 @@ const readOnly = workerData.readOnly;
 let db = null;
 let current = null;
 
+/**
+ * SQLite's own memory (this thread's WebAssembly heap) is capped: a statement that builds a
+ * huge value (`zeroblob(1e9)`, `repeat`) fails with "out of memory" instead of growing the
+ * process. PRAGMA hard_heap_limit can only lower the cap, never raise it, and it holds for
+ * every connection of the thread, so no statement can undo it.
+ */
+function capHeap(handle) {
+  handle.run(`PRAGMA hard_heap_limit = ${Number(workerData.heapLimitBytes)}`);
+}
+
 function use(name, fresh) {
   if (!(name in files)) return { unknown: true, known: Object.keys(files) };
   if (fresh || current !== name || !db) {
     db?.close();
     db = new SQL.Database(files[name]);
-    if (readOnly) db.run('PRAGMA query_only = ON');
+    capHeap(db);
     current = name;
   }
   return { unknown: false };
@@ -31,8 +41,36 @@ function cell(v) {
   return { t: 'bytes', v };
 }
 
-function exec(sql, maxRows) {
+/** A cell's size as the byte cap counts it: UTF-8 bytes of text, bytes of a blob, 8 for a number. */
+function cellBytes(v) {
+  if (typeof v === 'string') return Buffer.byteLength(v, 'utf8');
+  if (v instanceof Uint8Array) return v.byteLength;
+  return 8;
+}
+
+/** The harness's own handles (golds), one per database, opened on first use; no agent statement runs on them. */
+const pristine = new Map();
+
+function verify(name, sql, maxRows, maxBytes) {
+  if (!(name in files)) return { kind: 'error', message: `Unknown database '${name}'`, timedOut: false };
+  let handle = pristine.get(name);
+  if (!handle) {
+    handle = new SQL.Database(files[name]);
+    capHeap(handle);
+    pristine.set(name, handle);
+  }
+  return execOn(handle, sql, maxRows, maxBytes);
+}
+
+function exec(sql, maxRows, maxBytes) {
   if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
+  return execOn(db, sql, maxRows, maxBytes);
+}
+
+function execOn(db, sql, maxRows, maxBytes) {
+  // Read-only is set again before every statement: one action is one statement, so a
+  // `PRAGMA query_only = 0` in one action never covers a write in the next.
+  if (readOnly) db.run('PRAGMA query_only = ON');
   let stmt;
   try {
     const statements = db.iterateStatements(sql);
@@ -52,12 +90,19 @@ function exec(sql, maxRows) {
     const columns = stmt.getColumnNames();
     const rows = [];
     let truncated = false;
+    let bytes = 0;
     while (stmt.step()) {
       if (rows.length >= maxRows) {
-        truncated = true;
+        truncated = 'rows';
         break;
       }
-      rows.push(stmt.get(null, { useBigInt: true }).map(cell));
+      const values = stmt.get(null, { useBigInt: true });
+      for (const v of values) bytes += cellBytes(v);
+      if (bytes > maxBytes) {
+        truncated = 'bytes';
+        break;
+      }
+      rows.push(values.map(cell));
     }
     if (columns.length === 0) return { kind: 'ok', affectedRows: db.getRowsModified() };
     return { kind: 'rows', columns, rows, truncated };
@@ -70,6 +115,7 @@ function exec(sql, maxRows) {
 
 function schema(name) {
   const scratch = new SQL.Database(files[name]);
+  capHeap(scratch);
   try {
     const tables = scratch.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")[0]?.values ?? [];
     return tables.map(([table]) => ({
@@ -84,7 +130,13 @@ function schema(name) {
 parentPort.on('message', (message) => {
   try {
     const value =
-      message.op === 'use' ? use(message.db, message.fresh) : message.op === 'exec' ? exec(message.sql, message.maxRows) : schema(message.db);
+      message.op === 'use'
+        ? use(message.db, message.fresh)
+        : message.op === 'exec'
+          ? exec(message.sql, message.maxRows, message.maxBytes)
+          : message.op === 'verify'
+            ? verify(message.db, message.sql, message.maxRows, message.maxBytes)
+            : schema(message.db);
     parentPort.postMessage({ id: message.id, ok: true, value });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, error: String(error?.message ?? error) });
