@@ -12,6 +12,7 @@ import { GoldCache, type GoldRun } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
 import { BASH_REWARD, isAddition, sharedAdditions, type BashOutcome, type FileChange } from './reward.js';
 import { INLINE, type CpuWorkers } from '../../src/workers/cpu-workers.js';
+import { FreshWorkspaces } from '../../src/pool/fresh-workspaces.js';
 import { KeptWorkspace } from '../../src/pool/kept-workspace.js';
 import type { Workspace } from '../../src/pool/types.js';
 import { intercodeFreshTestbed, intercodeReset, type ResetMode } from './intercode-reset.js';
@@ -57,6 +58,8 @@ export class BashEnv extends SandboxEnv {
   private readonly goldCache: GoldCache | undefined;
   /** `intercode` reset mode: the env's long-lived gold sandbox (InterCode's evaluation container). */
   private readonly goldWorkspace: KeptWorkspace | undefined;
+  /** Where golds run otherwise: a new sandbox each time (made on the first gold run). */
+  private newGoldSandboxes: FreshWorkspaces | undefined;
   private workers: CpuWorkers;
   /** What git lists in an untouched sandbox, read once from a workspace's reference sandbox. */
   private untouched: { reference: Sandbox; changes: Promise<FileChange[]> } | undefined;
@@ -78,6 +81,7 @@ export class BashEnv extends SandboxEnv {
   override async close(): Promise<void> {
     await super.close();
     await this.goldWorkspace?.close();
+    await this.newGoldSandboxes?.close();
   }
 
   /** Computes rewards on `workers` from the next score on (the caller closes them). */
@@ -190,12 +194,12 @@ export class BashEnv extends SandboxEnv {
   }
 
   /**
-   * Runs the gold command in a clean workspace from the env's source (the shared warm pool,
-   * restored in place, when the env is on one; else a new sandbox, removed afterwards), or in
+   * Runs the gold command in a new sandbox of the image, removed afterwards (never one of a
+   * pool, restored after an earlier episode: the gold's answer is the new sandbox's), or in
    * `intercode` reset mode in the env's gold sandbox, reset first.
    */
   private async runGold(gold: string): Promise<GoldRun> {
-    const source = this.goldWorkspace ?? this.workspaceSource();
+    const source = this.goldWorkspace ?? (this.newGoldSandboxes ??= new FreshWorkspaces(this.workspaceFactory()));
     const workspace = await source.acquire();
     try {
       return await this.goldOutcomeIn(workspace, gold);
@@ -206,6 +210,7 @@ export class BashEnv extends SandboxEnv {
 
   /** Runs `gold` through the workspace's runner, then reads what it changed through its control shell. */
   private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<GoldRun> {
+    const inNewSandbox = workspace.fromImage === true;
     const result = await workspace.runner.run(gold);
     const probe = new FileProbe(workspace.control);
     // Read as an episode's state is (see score): what the gold left running waits meanwhile.
@@ -214,6 +219,6 @@ export class BashEnv extends SandboxEnv {
       const added = changes.filter(isAddition).map(([path]) => path);
       return { observation: renderObservation(result), changes, hashes: await probe.hashes(added, this.config.hashMode) };
     });
-    return { outcome, durationMs: result.durationMs };
+    return { outcome, durationMs: result.durationMs, inNewSandbox };
   }
 }

@@ -19,24 +19,26 @@ export function bashGoldStore(dir: string): GoldStore<BashOutcome> {
   return new GoldStore(dir, BASH_OUTCOME_CODEC);
 }
 
-/** One run of a gold command: its outcome, and how long the command took. */
+/** One run of a gold command: its outcome, how long the command took, and whether it ran in a new sandbox (see GoldVerification). */
 export interface GoldRun {
   outcome: BashOutcome;
   durationMs: number;
+  inNewSandbox: boolean;
 }
 
 /**
  * Gold outcomes per task. A gold command runs in a clean sandbox of the same image each
  * time, so its outcome depends only on (image, command, execution mode) — unless the
  * command itself is non-deterministic. So the first request runs it twice, one run after the
- * other, each in a clean sandbox (from the env's pool, restored in place, or new): when both
+ * other, each in a clean sandbox (a new one: see GoldVerification): when both
  * runs agree exactly the outcome is kept; otherwise the task is marked non-deterministic and
  * every later request runs the gold again. The runs are sequential so that a pool shared by
  * n envs, each holding one sandbox, never deadlocks with every env waiting for a second one.
  * How long the longer of the two runs took is kept with the verdict ({@link durationMs}).
  *
  * With a {@link GoldStore}, both verdicts are also kept on disk under the task's full key
- * (see {@link GoldKey}), and a later process trusts them without running anything.
+ * (see {@link GoldKey}), when both runs ran in new sandboxes, and a later process trusts them
+ * without running anything.
  */
 export class GoldCache {
   private readonly settled = new Map<string, BashOutcome>();
@@ -96,8 +98,10 @@ export class GoldCache {
     if (stable) this.settled.set(key, first.outcome);
     else this.unstable.add(key);
     this.durations.set(key, durationMs);
-    const store = diskKey ? this.store : undefined;
-    await store?.put(diskKey!, stable ? { stable, outcome: first.outcome, durationMs } : { stable, durationMs });
+    // Only an answer two new sandboxes gave is written down for later processes.
+    const store = diskKey && first.inNewSandbox && second.inNewSandbox ? this.store : undefined;
+    const verifiedIn = 'new-sandboxes' as const;
+    await store?.put(diskKey!, stable ? { stable, outcome: first.outcome, durationMs, verifiedIn } : { stable, durationMs, verifiedIn });
     return { outcome: first.outcome, cached: false };
   }
 

@@ -12,13 +12,25 @@ import { join } from 'node:path';
 export type GoldKey = Readonly<Record<string, string | number | boolean | null | readonly unknown[] | Readonly<Record<string, unknown>>>>;
 
 /**
- * A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`),
- * or they did not; with how long the longer of the two runs took, when it was measured.
+ * Where a gold's verification runs ran. Only `new-sandboxes` exists, the one trusted: each
+ * run in a sandbox made for it from the image, never one restored after an earlier episode
+ * (whose answer may be what that episode left: a directory's size, an atime).
  */
-export type StoredGold<T> = ({ stable: true; outcome: T } | { stable: false }) & { durationMs?: number };
+export type GoldVerification = 'new-sandboxes';
 
-/** Bumped when the entry format changes, so entries of an older format are never read. */
-const FORMAT = 1;
+/**
+ * A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`),
+ * or they did not; where the runs ran ({@link GoldVerification}); with how long the longer
+ * of the two runs took, when it was measured.
+ */
+export type StoredGold<T> = ({ stable: true; outcome: T } | { stable: false }) & { verifiedIn: GoldVerification; durationMs?: number };
+
+/**
+ * Bumped when the entry format changes, so entries of an older format are never read.
+ * 2: entries say where they were verified; those of format 1 may hold a restored sandbox's
+ * answer (verified in pooled sandboxes restored in place), so they are not trusted.
+ */
+const FORMAT = 2;
 
 /**
  * The default location: `$INTERCODE_GOLD_CACHE`, else `$XDG_CACHE_HOME/intercode-ts/golds`,
@@ -44,7 +56,8 @@ function canonical(value: unknown): string {
  * canonical JSON), written atomically (a temporary file renamed into place), so concurrent
  * processes sharing a folder never read half an entry. An entry holds its key too: a file
  * whose key differs from the one asked for, that does not parse, or whose outcome `isOutcome`
- * rejects is treated as absent (and overwritten by the next verification). Nothing here knows
+ * rejects, or that does not say it was verified in new sandboxes, is treated as absent (and
+ * overwritten by the next verification). Nothing here knows
  * what a gold is; envs give the key and the outcome's codec.
  */
 export class GoldStore<T> {
@@ -72,13 +85,13 @@ export class GoldStore<T> {
       return undefined;
     }
     try {
-      const entry = JSON.parse(text) as { format?: unknown; key?: unknown; stable?: unknown; outcome?: unknown; durationMs?: unknown };
-      if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key)) return undefined;
-      const measured = typeof entry.durationMs === 'number' && Number.isFinite(entry.durationMs) && entry.durationMs >= 0 ? { durationMs: entry.durationMs } : {};
-      if (entry.stable === false) return { stable: false, ...measured };
+      const entry = JSON.parse(text) as { format?: unknown; key?: unknown; verifiedIn?: unknown; stable?: unknown; outcome?: unknown; durationMs?: unknown };
+      if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key) || entry.verifiedIn !== 'new-sandboxes') return undefined;
+      const verified = { verifiedIn: entry.verifiedIn, ...(typeof entry.durationMs === 'number' && Number.isFinite(entry.durationMs) && entry.durationMs >= 0 ? { durationMs: entry.durationMs } : {}) } as const;
+      if (entry.stable === false) return { stable: false, ...verified };
       if (entry.stable !== true) return undefined;
       const outcome = this.codec.decode(entry.outcome);
-      return outcome === undefined ? undefined : { stable: true, outcome, ...measured };
+      return outcome === undefined ? undefined : { stable: true, outcome, ...verified };
     } catch {
       return undefined;
     }
@@ -94,6 +107,7 @@ export class GoldStore<T> {
     const body = {
       format: FORMAT,
       key,
+      verifiedIn: entry.verifiedIn,
       stable: entry.stable,
       ...(entry.stable ? { outcome: this.codec.encode(entry.outcome) } : {}),
       ...(entry.durationMs === undefined ? {} : { durationMs: entry.durationMs }),

@@ -1,1 +1,1 @@
-export { GoldStore, defaultGoldCacheDir, type GoldKey, type StoredGold } from './gold-store.js';
+export { GoldStore, defaultGoldCacheDir, type GoldKey, type GoldVerification, type StoredGold } from './gold-store.js';

@@ -1,7 +1,4 @@
-import { Readable } from 'node:stream';
-import { extract as tarExtract, pack as tarPack, type Header } from 'tar-stream';
 import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Workspace, WorkspaceFactory } from './types.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { shellQuote } from '../sandbox/shell/shell-script.js';
@@ -85,37 +82,42 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
   ].join('\n');
 }
 
-/** One tar entry, kept to be written back. */
-interface Entry {
-  header: Header;
-  content: Buffer;
-}
-
 /**
- * Restores a used workspace in place to the state of a new sandbox from the same image,
- * instead of replacing it (a replacement costs a container creation, ~0.1–0.3 s of CPU).
+ * Makes a used workspace clean again in place, as a new sandbox of the same image, instead
+ * of replacing it (a replacement costs a container creation, ~0.1–0.3 s of CPU) — but only
+ * where the result is indistinguishable from a new sandbox; otherwise it says so and the
+ * caller replaces the sandbox.
  *
- * Why it is complete: every write an agent can make lands in one of
- * - the container's own file-system layer, whose every changed path the engine lists
- *   (`Sandbox.changes()`, the overlay's upper directory): added paths are removed, changed
- *   and deleted ones are written back from a pristine sandbox of the same image (content,
- *   type, mode, owner, mtime — directories included);
- * - the few mounts a container has: /dev (tmpfs: entries not in a new sandbox are removed,
- *   /dev/shm and /dev/mqueue emptied), those of /etc/hosts, /etc/hostname and
- *   /etc/resolv.conf the engine mounts (without network, only /etc/hostname: put back from
- *   the host when it can reach the engine's files, else by the sandbox's shell), and the harness's channel directory (read-only in the
- *   sandbox: nothing there to undo);
- * - processes and System V IPC objects: every process but init, the idle process and the
- *   control shell is killed, `ipcrm --all` removes IPC objects; the agent's shell is new.
- * The agent cannot change the hostname, the clock, mounts or kernel settings (no
- * capability for it). What is not restored: inode numbers, atimes and ctimes.
+ * What it puts back: processes and System V IPC objects (every process but init, the idle
+ * process and the control shell is killed, `ipcrm --all` removes IPC objects; the agent's
+ * shell is new), /dev (a tmpfs: entries not in a new sandbox are removed, /dev/shm and
+ * /dev/mqueue emptied) and the /etc files the engine mounts (/etc/hostname; with network
+ * /etc/hosts and /etc/resolv.conf: put back from the host when it can reach the engine's
+ * files, else by the sandbox's shell). The agent cannot change the hostname, the clock,
+ * mounts or kernel settings (no capability for it).
+ *
+ * What it does not put back: the root file system. A path an episode wrote there lives in the
+ * container's writable layer from then on, and no write from inside can make it the image's
+ * again: a folder copied up there counts one link where the image's counts 2 + its
+ * subfolders (overlayfs reports 1 for a merged folder), keeps the size and blocks it grew to,
+ * gets a new ctime, and — unlike the image's files, which overlayfs reads without touching
+ * their atime — has its atime moved by the next read (relatime). So a sandbox whose writable
+ * layer holds a path a new sandbox's does not (`Sandbox.changesSeenFromOutside` without a
+ * reference, else `Sandbox.changes`) is not clean: the caller replaces it. Measured and
+ * argued in docs/fidelity.md ("Restored ≡ new").
  */
 export class InPlaceRestorer {
   private template: Promise<Workspace> | undefined;
   /** {@link settleDefinition} for this image, read from the template. */
   private settle: Promise<{ definition: string; etcFiles: readonly string[] }> | undefined;
-  /** Pristine tar entries per path, and per deleted path its whole subtree. */
-  private readonly pristine = new Map<string, Entry[]>();
+  /**
+   * What a new sandbox of the image has in its writable layer (the folders the engine's mount
+   * points are in), read once from the template: each path with its type, mode, owner, links,
+   * size and blocks (its times are the sandbox's creation time, different in each), and a
+   * script that gives them the template's mtimes (so that a comparison with the template, which
+   * tells a scorer whether an episode changed anything, finds them equal).
+   */
+  private newLayer: Promise<{ stats: Map<string, string>; setMtimes: string }> | undefined;
 
   /**
    * @param keepWarmMs when > 0 (and the factory can), the template is one an earlier process
@@ -197,43 +199,36 @@ export class InPlaceRestorer {
     }
   }
 
-  /** Pristine entries for `paths` (recursive: whole subtrees), fetched once from the template. */
-  private async entries(paths: readonly string[], recursive: boolean): Promise<Entry[]> {
-    const key = (path: string) => `${recursive ? 'R' : 'F'}${path}`;
-    const missing = paths.filter((p) => !this.pristine.has(key(p)));
-    if (missing.length > 0) {
-      const found = await readTar(await this.templateArchive(missing, recursive));
-      for (const path of missing) {
-        const rel = path.slice(1);
-        this.pristine.set(
-          key(path),
-          found.filter((e) => {
-            const name = e.header.name.replace(/\/$/, '');
-            return name === rel || (recursive && name.startsWith(`${rel}/`));
-          }),
-        );
-      }
-    }
-    return paths.flatMap((p) => this.pristine.get(key(p)) ?? []);
+  /** The paths in `sandbox`'s writable layer, sorted (read from outside where it can be). */
+  private async layerPaths(sandbox: Sandbox): Promise<string[]> {
+    return ((await sandbox.changesSeenFromOutside?.()) ?? (await sandbox.changes())).map((c) => c.path).sort();
   }
 
   /**
-   * A tar archive of `paths` (absolute) in the template, those the image lacks left out.
-   * Through the template's control shell, base64-encoded (a fork of tar and base64: an
-   * engine exec costs ~45 ms of the machine's CPU, measured); through the engine when that
-   * fails or the archive is too large for the shell's output.
-   * @throws when the archive cannot be read whole (the template was killed, say): then nothing is cached.
+   * Each of `paths` with its type, mode, owner, links, size and blocks as `workspace` shows
+   * them, then `then` run (one round trip through its control shell, one `stat`).
+   * @returns undefined when they cannot be read.
    */
-  private async templateArchive(paths: readonly string[], recursive: boolean): Promise<Buffer> {
-    const { sandbox, control } = await this.templateWorkspace();
-    const relative = paths.map((p) => p.slice(1));
-    const select = (args: string) => `cd / && f=(); for p in ${args}; do [[ -e $p || -L $p ]] && f+=("$p"); done; (( \${#f[@]} )) || exit 0`;
-    const tar = `tar ${recursive ? '' : '--no-recursion '}-cf - -- "\${f[@]}"`;
-    const listed = await control.run(`( ${select(relative.map(shellQuote).join(' '))}; set -o pipefail; ${tar} | base64 -w0 )`).catch(() => undefined);
-    if (listed?.exitCode === 0 && listed.events.length === 0) return Buffer.from(listed.output, 'base64');
-    const archive = await sandbox.exec(['bash', '-c', `${select('"$@"')}; exec ${tar}`, 'bash', ...relative]);
-    if (archive.exitCode !== 0) throw new Error(`reading pristine files from the template failed (exit code ${archive.exitCode})`);
-    return archive.output;
+  private async statsOf({ control }: Workspace, paths: readonly string[], then = ''): Promise<string[] | undefined> {
+    if (paths.length === 0) return [];
+    const read = await control.run(`stat -c '%F %a %u %g %h %s %b' -- ${paths.map(shellQuote).join(' ')}${then ? `; ${then}` : ''}`);
+    const lines = read.output.split('\n');
+    return read.exitCode === 0 && lines.length === paths.length + 1 ? lines.slice(0, -1) : undefined;
+  }
+
+  /** {@link newLayer}, read from the template on first use. */
+  private templateLayer(): Promise<{ stats: Map<string, string>; setMtimes: string }> {
+    this.newLayer ??= (async () => {
+      const template = await this.templateWorkspace();
+      const paths = await this.layerPaths(template.sandbox);
+      const stats = await this.statsOf(template, paths);
+      const mtimes = paths.length > 0 ? (await template.control.run(`stat -c %Y -- ${paths.map(shellQuote).join(' ')}`)).output.split('\n') : [''];
+      if (!stats || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
+      const setMtimes = paths.map((path, i) => `touch -c -h -m -d @${mtimes[i]!} -- ${shellQuote(path)}`).join('; ');
+      return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), setMtimes };
+    })();
+    this.newLayer.catch(() => (this.newLayer = undefined));
+    return this.newLayer;
   }
 
   /**
@@ -276,36 +271,15 @@ export class InPlaceRestorer {
     if (settled.output !== 'clean\n') return false;
     if (hostEtc) this.restoreHostEtc(hostEtc);
 
-    const changes = await sandbox.changes(template.sandbox);
-    const outermostAdded = outermost(changes.filter((c) => c.kind === 'added').map((c) => c.path));
-    const deleted = changes.filter((c) => c.kind === 'deleted').map((c) => c.path);
-    const modified = changes.filter((c) => c.kind === 'modified').map((c) => c.path);
-
-    if (outermostAdded.length > 0 && (await control.run(`rm -rf -- ${outermostAdded.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
-
-    const written = [...modified, ...deleted];
-    // Unpacking a path rewrites its directory, whose mtime the image gave it: the directory
-    // goes into the archive too, before it (GNU tar sets a directory's mtime once it has
-    // unpacked what is inside). Not `/`, whose mtime the engine sets per sandbox.
-    const parents = [...new Set(written.map((p) => dirname(p)))].filter((p) => p !== '/');
-    const entries = written.length > 0 ? [...(await this.entries(parents, false)), ...(await this.entries(modified, false)), ...(await this.entries(deleted, true))] : [];
-    if (entries.length > 0) await sandbox.putArchive(await writeTar(entries), '/');
-    // A path the engine calls modified that the image does not have (hidden by a later layer): remove it.
-    const strays = modified.filter((p) => (this.pristine.get(`F${p}`) ?? []).length === 0);
-    if (strays.length > 0 && (await control.run(`rm -rf -- ${strays.map(shellQuote).join(' ')}`)).exitCode !== 0) return false;
-    // The removals and the unpacking ran the sandbox's own rm and tar, which the episode may
-    // have replaced (a `tar` that exits 0, an /etc/ld.so.preload): where the layers can be
-    // read from outside, the result is checked there, and a sandbox not exactly clean is not reused.
-    if (changes.length > 0 && !(await this.cleanSeenFromOutside(sandbox, template.sandbox))) return false;
+    // The root file system: clean only when its writable layer is a new sandbox's (see the class comment).
+    // Its paths are compared before anything runs there: a program the episode replaced is one of them.
+    const [paths, pristine] = await Promise.all([this.layerPaths(sandbox), this.templateLayer()]);
+    if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
+    const stats = await this.statsOf(workspace, paths, pristine.setMtimes);
+    if (!stats || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
     if (!keptRunner) workspace.runner = await this.factory.openRunner(sandbox);
     workspace.reference = template.sandbox;
     return true;
-  }
-
-  /** Whether nothing differs from `template`, read from outside; true when that cannot be read (nothing to check with). */
-  private async cleanSeenFromOutside(sandbox: Sandbox, template: Sandbox): Promise<boolean> {
-    const left = await sandbox.changesSeenFromOutside?.(template);
-    return left === undefined || left.length === 0;
   }
 
   /** Removes the template sandbox, or keeps it warm (see the constructor). */
@@ -316,66 +290,3 @@ export class InPlaceRestorer {
     if (!kept) await this.factory.destroy(template);
   }
 }
-
-/**
- * `items` sorted by their paths component-wise ("a/b" before "a-b"), so a directory's
- * subtree is contiguous and follows the directory.
- */
-function byComponents<T>(items: Iterable<T>, pathOf: (item: T) => string): T[] {
-  const keyed = [...items].map((item) => ({ key: pathOf(item).replaceAll('/', '\u0000'), item }));
-  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return keyed.map(({ item }) => item);
-}
-
-/** The paths not inside another of `paths` (n log n: an episode may add a hundred thousand files). */
-function outermost(paths: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (const path of byComponents(paths, (p) => p)) {
-    const last = kept.at(-1);
-    if (last === undefined || !path.startsWith(`${last}/`)) kept.push(path);
-  }
-  return kept;
-}
-
-async function readTar(archive: Buffer): Promise<Entry[]> {
-  const entries: Entry[] = [];
-  const extract = tarExtract();
-  extract.on('entry', (header, stream, next) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-    stream.on('end', () => {
-      entries.push({ header, content: Buffer.concat(chunks) });
-      next();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-    Readable.from([archive]).pipe(extract);
-  });
-  return entries;
-}
-
-/**
- * An archive of `entries`, each path once, in path order: every directory is directly
- * followed by what is restored inside it, so an extractor that sets a directory's mtime
- * when it leaves the directory (GNU tar) leaves it as the archive says.
- */
-async function writeTar(entries: readonly Entry[]): Promise<Buffer> {
-  const byName = new Map(entries.map((entry) => [entry.header.name.replace(/\/$/, ''), entry]));
-  const ordered = byComponents(byName, ([name]) => name).map(([, entry]) => entry);
-  const pack = tarPack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-  const done = new Promise<void>((resolve, reject) => {
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  for (const { header, content } of ordered) {
-    await new Promise<void>((resolve, reject) => pack.entry(header, header.type === 'file' ? content : Buffer.alloc(0), (error) => (error ? reject(error) : resolve())));
-  }
-  pack.finalize();
-  await done;
-  return Buffer.concat(chunks);
-}
-

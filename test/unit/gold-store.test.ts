@@ -4,6 +4,7 @@
  * re-runs the non-deterministic ones once per score), and BashEnv.goldKey: a changed input
  * invalidates exactly the entries it affects. No Docker: gold runs are scripted.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,31 +38,31 @@ const outcome = (observation: string, extra: Partial<BashOutcome> = {}): BashOut
 describe('GoldStore', () => {
   it('round-trips an outcome under a key whatever the key fields\' order, and misses any other key', async () => {
     const store = bashGoldStore(await tempDir());
-    expect(await store.put({ image: 'a', task: { query: 'q', gold: 'ls' } }, { stable: true, outcome: outcome('x\n') })).toBe(true);
+    expect(await store.put({ image: 'a', task: { query: 'q', gold: 'ls' } }, { stable: true, outcome: outcome('x\n'), verifiedIn: 'new-sandboxes' })).toBe(true);
     const hit = await store.get({ task: { gold: 'ls', query: 'q' }, image: 'a' });
-    expect(hit).toEqual({ stable: true, outcome: outcome('x\n') });
+    expect(hit).toEqual({ stable: true, outcome: outcome('x\n'), verifiedIn: 'new-sandboxes' });
     expect(await store.get({ image: 'b', task: { query: 'q', gold: 'ls' } })).toBeUndefined();
     expect(await store.get({ image: 'a', task: { query: 'q', gold: 'ls ' } })).toBeUndefined();
   });
 
   it('keeps the verdict of a non-deterministic gold', async () => {
     const store = bashGoldStore(await tempDir());
-    await store.put({ gold: 'date' }, { stable: false });
-    expect(await store.get({ gold: 'date' })).toEqual({ stable: false });
+    await store.put({ gold: 'date' }, { stable: false, verifiedIn: 'new-sandboxes' });
+    expect(await store.get({ gold: 'date' })).toEqual({ stable: false, verifiedIn: 'new-sandboxes' });
   });
 
   it('keeps a gold\'s duration with either verdict; an ill-typed duration is left out, the entry still served', async () => {
     const dir = await tempDir();
     const store = bashGoldStore(dir);
-    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('x\n'), durationMs: 12.5 });
-    await store.put({ gold: 'date' }, { stable: false, durationMs: 3 });
-    expect(await store.get({ gold: 'ls' })).toEqual({ stable: true, outcome: outcome('x\n'), durationMs: 12.5 });
-    expect(await store.get({ gold: 'date' })).toEqual({ stable: false, durationMs: 3 });
+    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('x\n'), durationMs: 12.5, verifiedIn: 'new-sandboxes' });
+    await store.put({ gold: 'date' }, { stable: false, durationMs: 3, verifiedIn: 'new-sandboxes' });
+    expect(await store.get({ gold: 'ls' })).toEqual({ stable: true, outcome: outcome('x\n'), verifiedIn: 'new-sandboxes', durationMs: 12.5 });
+    expect(await store.get({ gold: 'date' })).toEqual({ stable: false, verifiedIn: 'new-sandboxes', durationMs: 3 });
     for (const bad of ['-1', '"12"', 'null']) {
       const path = store.pathOf({ gold: 'ls' });
       const entry = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
       await writeFile(path, JSON.stringify({ ...entry, durationMs: JSON.parse(bad) }));
-      expect(await store.get({ gold: 'ls' }), bad).toEqual({ stable: true, outcome: outcome('x\n') });
+      expect(await store.get({ gold: 'ls' }), bad).toEqual({ stable: true, outcome: outcome('x\n'), verifiedIn: 'new-sandboxes' });
     }
   });
 
@@ -82,16 +83,46 @@ describe('GoldStore', () => {
       await writeFile(path, body);
       expect(await store.get(key), body).toBeUndefined();
     }
-    await store.put(key, { stable: true, outcome: outcome('y') });
+    await store.put(key, { stable: true, outcome: outcome('y'), verifiedIn: 'new-sandboxes' });
     expect((await store.get(key))?.stable).toBe(true);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('ignores an entry an earlier version wrote (format 1: verified in sandboxes restored in place), and one that does not say it was verified in new sandboxes', async () => {
+    const dir = await tempDir();
+    const store = bashGoldStore(dir);
+    const key = { image: 'a', task: { query: 'q', gold: 'du -sh /workspace' } };
+    const restoredAnswer = { observation: '116K\t/workspace\n', changes: [], hashes: [] };
+    // Where version 1 kept it: named by the hash of its format and key, the body as it wrote it.
+    const v1Name = `${createHash('sha256').update(`{"format":1,"key":{"image":"a","task":{"gold":"du -sh /workspace","query":"q"}}}`).digest('hex')}.json`;
+    await writeFile(join(dir, v1Name), JSON.stringify({ format: 1, key, stable: true, outcome: restoredAnswer, durationMs: 4 }));
+    expect(await store.get(key)).toBeUndefined();
+    const cache = new GoldCache(store);
+    let runs = 0;
+    const run = async () => (runs++, { outcome: outcome('112K\t/workspace\n'), durationMs: 1, inNewSandbox: true });
+    expect(await cache.get('k', run, key)).toEqual({ outcome: outcome('112K\t/workspace\n'), cached: false });
+    expect(runs).toBe(2);
+    // Today's format, but no word (or another word) on where it was verified.
+    for (const verifiedIn of [undefined, 'pooled-sandboxes']) {
+      await writeFile(store.pathOf(key), JSON.stringify({ format: 2, key, ...(verifiedIn ? { verifiedIn } : {}), stable: true, outcome: restoredAnswer }));
+      expect(await store.get(key), String(verifiedIn)).toBeUndefined();
+    }
+  });
+
+  it('writes no entry when a verification run was not in a new sandbox', async () => {
+    const dir = await tempDir();
+    const cache = new GoldCache(bashGoldStore(dir));
+    let runs = 0;
+    const run = async () => ({ outcome: outcome('x'), durationMs: 1, inNewSandbox: runs++ === 0 });
+    expect(await cache.get('k', run, { gold: 'ls' })).toEqual({ outcome: outcome('x'), cached: false });
+    expect(await readdir(dir).catch(() => [])).toEqual([]);
   });
 
   it('loses only the saving when the folder cannot be written', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'file'), 'not a folder');
     const store = new GoldStore(join(dir, 'file', 'golds'), { encode: (x: string) => x, decode: (x) => (typeof x === 'string' ? x : undefined) });
-    expect(await store.put({ gold: 'ls' }, { stable: true, outcome: 'x' })).toBe(false);
+    expect(await store.put({ gold: 'ls' }, { stable: true, outcome: 'x', verifiedIn: 'new-sandboxes' })).toBe(false);
     expect(await store.get({ gold: 'ls' })).toBeUndefined();
   });
 
@@ -107,7 +138,7 @@ describe('GoldCache over a GoldStore', () => {
     let runs = 0;
     const run = async () => {
       runs += 1;
-      return { outcome: outcome('same\n'), durationMs: 5 };
+      return { outcome: outcome('same\n'), durationMs: 5, inNewSandbox: true };
     };
     const first = new GoldCache(bashGoldStore(dir));
     expect(await first.get('k', run, { gold: 'ls' })).toEqual({ outcome: outcome('same\n'), cached: false });
@@ -123,7 +154,7 @@ describe('GoldCache over a GoldStore', () => {
   it('stores a gold whose two runs differ as non-deterministic: a later process runs it once per score, never verifies it again', async () => {
     const dir = await tempDir();
     let runs = 0;
-    const run = async () => ({ outcome: outcome(`run ${++runs}\n`), durationMs: 1 });
+    const run = async () => ({ outcome: outcome(`run ${++runs}\n`), durationMs: 1, inNewSandbox: true });
     await new GoldCache(bashGoldStore(dir)).get('k', run, { gold: 'date' });
     expect(runs).toBe(2);
     const later = new GoldCache(bashGoldStore(dir));
@@ -141,7 +172,7 @@ describe('GoldCache over a GoldStore', () => {
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 5));
       running -= 1;
-      return { outcome: outcome('x'), durationMs: 5 };
+      return { outcome: outcome('x'), durationMs: 5, inNewSandbox: true };
     };
     await new GoldCache().get('k', run);
     expect(most).toBe(1);
@@ -151,7 +182,7 @@ describe('GoldCache over a GoldStore', () => {
     const dir = await tempDir();
     const durations = [30, 70, 4, 9];
     let runs = 0;
-    const run = (text: (n: number) => string) => async () => ({ outcome: outcome(text(runs)), durationMs: durations[runs++]! });
+    const run = (text: (n: number) => string) => async () => ({ outcome: outcome(text(runs)), durationMs: durations[runs++]!, inNewSandbox: true });
     const first = new GoldCache(bashGoldStore(dir));
     await first.get('walk', run(() => 'same\n'), { gold: 'find /' });
     await first.get('date', run((n) => `run ${n}\n`), { gold: 'date' });
@@ -171,10 +202,10 @@ describe('GoldCache over a GoldStore', () => {
   it('an entry written before durations were kept still serves its outcome, with no duration', async () => {
     const dir = await tempDir();
     const store = bashGoldStore(dir);
-    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('old\n') });
+    await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('old\n'), verifiedIn: 'new-sandboxes' });
     const cache = new GoldCache(store);
     expect(await cache.durationMs('k', { gold: 'ls' })).toBeUndefined();
-    expect(await cache.get('k', async () => ({ outcome: outcome('new\n'), durationMs: 1 }), { gold: 'ls' })).toEqual({ outcome: outcome('old\n'), cached: true });
+    expect(await cache.get('k', async () => ({ outcome: outcome('new\n'), durationMs: 1, inNewSandbox: true }), { gold: 'ls' })).toEqual({ outcome: outcome('old\n'), cached: true });
   });
 });
 
@@ -201,7 +232,7 @@ describe('BashEnv.goldKey: a changed input invalidates exactly the entries it af
   /** Stores every task's gold under `before`, then says which tasks still hit under `after`. */
   async function hitsAfter(after: BashEnvConfig): Promise<boolean[]> {
     const store = bashGoldStore(await tempDir());
-    for (const key of keys(base)) await store.put(key, { stable: true, outcome: outcome('x') });
+    for (const key of keys(base)) await store.put(key, { stable: true, outcome: outcome('x'), verifiedIn: 'new-sandboxes' });
     return Promise.all(keys(after).map(async (key) => (await store.get(key)) !== undefined));
   }
 
@@ -238,7 +269,7 @@ describe('BashEnv.goldKey: a changed input invalidates exactly the entries it af
   it('writes one file per task, holding its key in the clear', async () => {
     const dir = await tempDir();
     const store = bashGoldStore(dir);
-    for (const key of keys(base)) await store.put(key, { stable: true, outcome: outcome('x') });
+    for (const key of keys(base)) await store.put(key, { stable: true, outcome: outcome('x'), verifiedIn: 'new-sandboxes' });
     const files = await readdir(dir);
     expect(files).toHaveLength(3);
     const entry = JSON.parse(await readFile(join(dir, files[0]!), 'utf8')) as { key: { image: string } };

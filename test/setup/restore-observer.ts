@@ -1,0 +1,82 @@
+/**
+ * What the restore-equivalence test and sweep observe of a sandbox, the previous episodes
+ * they play, and how two observations are compared (see test/integration/restore-equivalence.test.ts).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { goldText, type Task } from '../../src/datasets/index.js';
+import { packagePath } from '../../src/package-path.js';
+import type { Workspace } from '../../src/pool/types.js';
+
+/** The testbed's folders: every top-level folder but the system's (InterCode's list), and /testbed. */
+const TESTBED = String.raw`$(for d in /*; do case $d in /bin|/boot|/dev|/etc|/home|/lib|/lib32|/lib64|/libx32|/media|/mnt|/opt|/proc|/root|/run|/sbin|/srv|/sys|/usr|/var|/tmp) ;; *) [[ -d $d && ! -L $d ]] && printf '%s\n' "$d";; esac; done)`;
+
+/**
+ * The observers, each line keyed by the path it is about: `find` (size, blocks, links, mode,
+ * owner, atime, mtime of every path of the root file system but /proc and /sys), `du -ax /`
+ * and `ls -lsaR --time-style=full-iso` of the testbed and /tmp.
+ */
+export const OBSERVER = [
+  String.raw`find / -xdev \( -path /proc -o -path /sys \) -prune -o -printf 'find\t%p\t%y %s %b %n %m %u %g %A@ %T@ %C@ %i\n' | LC_ALL=C sort`,
+  String.raw`du -ax / | awk -F'\t' '{ print "du\t" $2 "\t" $1 }' | LC_ALL=C sort`,
+  String.raw`ls -lsaR --time-style=full-iso ${TESTBED} /tmp | awk '/^\/.*:$/ { sec = substr($0, 1, length($0) - 1); next } NF >= 10 { n = $10; for (i = 11; i <= NF; i++) n = n " " $i; print "ls\t" sec "/" n "\t" $0 }'`,
+].join('; ');
+
+/**
+ * Paths the engine makes for each sandbox (its init layer: /.dockerenv, /etc, /etc/mtab; mount
+ * points and the folders they are in): their
+ * times are the sandbox's creation time, so two new sandboxes differ there too.
+ */
+export const PER_SANDBOX = new Set(['/', '/.dockerenv', '/dev', '/etc', '/etc/mtab', '/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/run', '/run/intercode', '/usr', '/usr/sbin', '/proc', '/sys']);
+
+/** The observers' output in `workspace` (through the engine: no shell of the sandbox's own, no output cap). */
+export async function observe(workspace: Workspace): Promise<string> {
+  const result = await workspace.sandbox.exec(['bash', '-c', OBSERVER], { timeoutMs: 300_000 });
+  if (result.exitCode !== 0 && result.output.length === 0) throw new Error(`the observers failed (exit code ${result.exitCode})`);
+  return result.output.toString();
+}
+
+/** The path a line is about (`ls`: `dir/.` is dir, `dir/..` its parent). */
+function pathOf(line: string): string {
+  const path = line.split('\t')[1] ?? '';
+  if (path.endsWith('/..')) return path.slice(0, path.lastIndexOf('/', path.length - 4)) || '/';
+  if (path.endsWith('/.')) return path.slice(0, -2) || '/';
+  return path;
+}
+
+/** The lines of `a` and `b` that differ (`-` only in a, `+` only in b), those of {@link PER_SANDBOX} paths left out. */
+export function compareObservations(a: string, b: string): string[] {
+  const kept = (text: string) => text.split('\n').filter((line) => line && !PER_SANDBOX.has(pathOf(line)));
+  const count = new Map<string, number>();
+  for (const line of kept(a)) count.set(line, (count.get(line) ?? 0) + 1);
+  for (const line of kept(b)) count.set(line, (count.get(line) ?? 0) - 1);
+  return [...count].filter(([, n]) => n !== 0).map(([line, n]) => `${n > 0 ? '-' : '+'} ${line}`).sort((x, y) => pathOf(x.slice(2)).localeCompare(pathOf(y.slice(2))));
+}
+
+/** Hostile previous episodes, over the testbed, /tmp and /root. */
+export const HOSTILE_EPISODES = [
+  // Every folder filled and emptied (ext4 never shrinks a folder).
+  String.raw`find ${TESTBED} /tmp /root -xdev -type d -print0 | while IFS= read -r -d '' d; do (cd "$d" && seq 300 | sed 's/^/zz/' | xargs touch && seq 300 | sed 's/^/zz/' | xargs rm); done`,
+  // Every file's atime set.
+  String.raw`find ${TESTBED} /etc /root -xdev -exec touch -a {} +`,
+  // Every file read, every folder listed: nothing written.
+  String.raw`find / -xdev -type f -size -1M -exec cat {} + > /dev/null 2>&1; ls -laR / > /dev/null 2>&1; true`,
+  // Mass creation and deletion; the testbed emptied and made again.
+  String.raw`mkdir -p /tmp/mass && (cd /tmp/mass && seq 20000 | xargs touch) && rm -rf /tmp/mass; for t in ${TESTBED}; do rm -rf "$t"/* && mkdir -p "$t/new"; done`,
+  // Processes, shared memory, a /dev entry: nothing in the root file system.
+  String.raw`(sleep 1000 &); echo x > /dev/shm/x; echo y > /dev/extra`,
+];
+
+/** The golds of `tasks` as previous episodes: all of them, or `sample` of them spread evenly. */
+export function previousEpisodes(tasks: readonly Task[], sample: number): string[] {
+  const golds = tasks.map((task) => goldText(task));
+  if (golds.length <= sample) return golds;
+  return Array.from({ length: sample }, (_, i) => golds[Math.floor((i * golds.length) / sample)]!);
+}
+
+/** InterCode's NL2Bash files and testbeds, when ../shared/intercode-data is there. */
+export function sharedNl2Bash(): { data: (file: string) => string; testbed: (file: string) => string } | undefined {
+  const dir = join(packagePath(), '..', 'shared', 'intercode-data', 'nl2bash');
+  if (!existsSync(dir)) return undefined;
+  return { data: (file) => join(dir, file), testbed: (file) => join(dir, file) };
+}
