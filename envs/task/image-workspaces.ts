@@ -32,8 +32,8 @@ interface ImageEntry {
  * restored in place, created when an episode first needs that image. At most
  * `maxWarmImages` pools are kept: a new image closes the least recently used pool that lends
  * nothing (its sandboxes removed, or parked with `keepWarmMs`), so a dataset of hundreds of
- * images holds a bounded number of sandboxes: per pool, up to `borrowers + 1` workspaces and
- * the restore's pristine template.
+ * images holds a bounded number of sandboxes: per pool, one made ahead and up to `borrowers + 1`
+ * on demand, and the restore's pristine template.
  */
 export class ImageWorkspaces {
   private readonly entries = new Map<string, ImageEntry>();
@@ -92,8 +92,10 @@ export class ImageWorkspaces {
     } else {
       const restorer = cleaningRestorer(factory, 'restore', this.options.keepWarmMs);
       const pool = new WorkspacePool(factory, {
-        borrowers: this.options.borrowers,
-        minIdle: 1,
+        // One sandbox made ahead per image, more on demand: a dataset of many images with few
+        // episodes each would otherwise start several sandboxes per image only to remove them.
+        borrowers: 1,
+        minIdle: 0,
         max: this.options.borrowers + 1,
         keepWarmMs: this.options.keepWarmMs,
         ...(restorer ? { restore: (workspace: Workspace) => restorer.restore(workspace) } : {}),

@@ -81,7 +81,7 @@ export async function createTaskEnvs(options: Partial<TaskEnvOptions> & { data: 
   const mode = options.sandboxes ?? 'pooled';
   log(
     `task: ${dirs.length} task(s) on ${distinct} image(s); ` +
-      (mode === 'pooled' ? `warm pools for at most ${maxWarmImages} image(s) at once, each up to ${count + 1} sandbox(es) and a template` : 'a new sandbox per episode'),
+      (mode === 'pooled' ? `warm pools for at most ${maxWarmImages} image(s) at once, each 1 sandbox made ahead, up to ${count + 1} on demand, and a template` : 'a new sandbox per episode'),
   );
   const envs: TaskDirEnv[] = [];
   const shared: TaskDirShared = {
