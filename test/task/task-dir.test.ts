@@ -1,0 +1,110 @@
+/** Reading Harbor task directories without Docker: TOML, both task.toml versions, sizes, refusals, reward files. */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { dockerfileWorkdir, parseReward, parseToml, readTaskDirs, taskConfig } from '../../envs/task/index.js';
+import { DatasetError, EpisodeUnscorableError } from '../../src/errors.js';
+import { packagePath } from '../../src/package-path.js';
+
+const FIXTURES = packagePath('test', 'fixtures', 'harbor-tasks');
+
+describe('parseToml', () => {
+  it('reads tables, dotted keys, strings, numbers, booleans, arrays, inline tables and arrays of tables', () => {
+    const text = [
+      'version = "1.0" # a comment',
+      '[metadata]',
+      "tags = ['a', \"b\",",
+      '  "c"]',
+      'n = 1_000',
+      'x = 2.5e1',
+      'ok = true',
+      'desc = """',
+      'two\\',
+      '   lines"""',
+      "path = 'C:\\raw'",
+      '[verifier.env]',
+      'A = "x\\ty"',
+      'site."q.k" = { a = 1, b = "z" }',
+      '[[step]]',
+      'name = "one"',
+      '[[step]]',
+      'name = "two"',
+    ].join('\n');
+    expect(parseToml(text)).toEqual({
+      version: '1.0',
+      metadata: { tags: ['a', 'b', 'c'], n: 1000, x: 25, ok: true, desc: 'twolines', path: 'C:\\raw' },
+      verifier: { env: { A: 'x\ty', site: { 'q.k': { a: 1, b: 'z' } } } },
+      step: [{ name: 'one' }, { name: 'two' }],
+    });
+  });
+
+  it('names the line of a syntax error and refuses a key defined twice', () => {
+    expect(() => parseToml('a = 1\nb = \n')).toThrow(/line 2/);
+    expect(() => parseToml('a = 1\na = 2\n')).toThrow(/defined twice/);
+    expect(() => parseToml('a = "open\n')).toThrow(/new line in a string|unterminated/);
+  });
+});
+
+describe('task.toml', () => {
+  it('1.0 and 1.1: names, Harbor defaults, sizes in MiB or with units', () => {
+    expect(taskConfig(parseToml('version = "1.0"\n[environment]\nmemory_mb = 2048\nstorage_mb = 10240\ncpus = 2\n'), 'f', 'folder')).toEqual({
+      name: 'folder',
+      verifier: { timeoutSec: 600, env: {} },
+      agent: {},
+      environment: { allowInternet: false, cpus: 2, memoryBytes: 2048 * 1024 ** 2, storageBytes: 10240 * 1024 ** 2 },
+    });
+    const v11 = taskConfig(parseToml('schema_version = "1.1"\n[task]\nname = "org/x"\n[verifier]\ntimeout_sec = 5\nuser = "nobody"\n[environment]\nmemory = "1G"\nallow_internet = true\n'), 'f', 'd');
+    expect(v11).toMatchObject({ name: 'org/x', verifier: { timeoutSec: 5, user: 'nobody' }, environment: { memoryBytes: 1024 ** 3, allowInternet: true } });
+  });
+
+  it('names the field at fault', () => {
+    expect(() => taskConfig(parseToml('[verifier]\ntimeout_sec = -1\n'), 'f', 'd')).toThrow(/verifier.timeout_sec.*positive number/);
+    expect(() => taskConfig(parseToml('[environment]\nmemory = "lots"\n'), 'f', 'd')).toThrow(/environment.memory/);
+    expect(() => taskConfig(parseToml('[verifier.env]\nA = 1\n'), 'f', 'd')).toThrow(/"verifier.env.A": must be a string/);
+    expect(() => taskConfig(parseToml('[verifier]\nuser = "a b"\n'), 'f', 'd')).toThrow(/verifier.user/);
+  });
+
+  it('reads a dataset folder, sorted, and refuses compose environments naming the file', async () => {
+    expect((await readTaskDirs(join(FIXTURES, 'own'))).map((d) => d.config.name)).toEqual(['hello-txt', 'intercode-fixtures/sum-json']);
+    expect((await readTaskDirs(join(FIXTURES, 'own', 'hello-txt'))).map((d) => d.config.name)).toEqual(['hello-txt']);
+    const error = await readTaskDirs(join(FIXTURES, 'refused', 'compose')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DatasetError);
+    expect((error as Error).message).toContain('docker-compose.yaml');
+    await expect(readTaskDirs(join(FIXTURES, 'nope'))).rejects.toBeInstanceOf(DatasetError);
+  });
+
+  it('the shell starts in the last stage\'s last WORKDIR', () => {
+    expect(dockerfileWorkdir('FROM a\nWORKDIR /x\nFROM b AS c\nWORKDIR /app\nWORKDIR src\n')).toBe('/app/src');
+    expect(dockerfileWorkdir('FROM a\n')).toBe('/');
+  });
+});
+
+describe('reward files', () => {
+  it('reward.txt is one number; reward.json named numbers, the reward its "reward" or only member', () => {
+    expect(parseReward('reward.txt', ' 0.5\n')).toEqual({ reward: 0.5, parts: { reward: 0.5 } });
+    expect(parseReward('reward.json', '{"reward": 1, "style": 0.2}')).toEqual({ reward: 1, parts: { reward: 1, style: 0.2 } });
+    expect(parseReward('reward.json', '{"score": 0.7}')).toEqual({ reward: 0.7, parts: { score: 0.7 } });
+  });
+
+  it('anything else is reward-invalid, never 0', () => {
+    for (const [file, text] of [
+      ['reward.txt', ''],
+      ['reward.txt', 'passed'],
+      ['reward.txt', 'NaN'],
+      ['reward.json', '[1]'],
+      ['reward.json', '{"a": 1, "b": 2}'],
+      ['reward.json', '{"reward": "1"}'],
+      ['reward.json', '{}'],
+      ['reward.json', 'not json'],
+    ] as const) {
+      const error = (() => {
+        try {
+          parseReward(file, text);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error, `${file} ${text}`).toBeInstanceOf(EpisodeUnscorableError);
+      expect((error as EpisodeUnscorableError).reason).toBe('reward-invalid');
+    }
+  });
+});
