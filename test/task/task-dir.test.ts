@@ -1,8 +1,11 @@
 /** Reading Harbor task directories without Docker: TOML, both task.toml versions, sizes, refusals, reward files. */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { dockerfileWorkdir, parseReward, parseToml, readTaskDirs, taskConfig } from '../../envs/task/index.js';
-import { DatasetError, EpisodeUnscorableError } from '../../src/errors.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dockerfileWorkdir, environmentImage, parseReward, parseToml, readTaskDirs, taskConfig } from '../../envs/task/index.js';
+import { DatasetError, EpisodeUnscorableError, ImageError } from '../../src/errors.js';
+import { DEBIAN_BOOKWORM } from '../../src/images/base-images.js';
+import { writeTree } from '../setup/docker.js';
 import { packagePath } from '../../src/package-path.js';
 
 const FIXTURES = packagePath('test', 'fixtures', 'harbor-tasks');
@@ -106,5 +109,39 @@ describe('reward files', () => {
       expect(error, `${file} ${text}`).toBeInstanceOf(EpisodeUnscorableError);
       expect((error as EpisodeUnscorableError).reason).toBe('reward-invalid');
     }
+  });
+});
+
+describe('environmentImage', () => {
+  const roots: string[] = [];
+  afterAll(() => Promise.all(roots.map((root) => rm(root, { recursive: true, force: true }))));
+  const taskWith = async (dockerfile: string, extra: Record<string, string> = {}) => {
+    const root = await writeTree({ 'task.toml': 'version = "1.0"\n', 'instruction.md': 'x', 'tests/test.sh': 'exit 0', 'environment/Dockerfile': dockerfile, ...extra }, 'intercode-task-');
+    roots.push(root);
+    return (await readTaskDirs(root))[0]!;
+  };
+
+  it('maps an offline base to ours, hashes the context, keeps the WORKDIR', async () => {
+    const task = await taskWith('FROM debian:bookworm-slim\nWORKDIR /app\nCOPY a.txt /app/\n', { 'environment/a.txt': 'A' });
+    const image = await environmentImage(task, async () => undefined);
+    expect(image.recipe.parent).toBe(DEBIAN_BOOKWORM);
+    expect(image.recipe.dockerfile).toBe('ARG BASE\nFROM ${BASE}\nWORKDIR /app\nCOPY a.txt /app/\n');
+    expect(Object.keys(image.recipe.files)).toEqual(['a.txt']);
+    expect(image.workdir).toBe('/app');
+  });
+
+  it('a base the engine lacks: IMAGE_MISSING naming the command that fetches it', async () => {
+    const task = await taskWith('FROM python:3.13-slim\n');
+    const error = await environmentImage(task, async () => undefined).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImageError);
+    expect((error as ImageError).code).toBe('IMAGE_MISSING');
+    expect((error as ImageError).message).toContain('`docker pull python:3.13-slim`');
+    const found = await environmentImage(task, async () => 'sha256:abc');
+    expect(found.recipe.parent).toMatchObject({ tag: 'python:3.13-slim' });
+  });
+
+  it('refuses a USER other than root, naming the Dockerfile', async () => {
+    const task = await taskWith('FROM debian:bookworm-slim\nUSER agent\n');
+    await expect(environmentImage(task, async () => undefined)).rejects.toThrow(/Dockerfile.*sets USER agent/);
   });
 });
