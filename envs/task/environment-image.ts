@@ -12,6 +12,9 @@ const KNOWN_BASES: readonly BaseImage[] = [DEBIAN_BOOKWORM, UBUNTU_JAMMY];
 /** The build argument our image builder passes the parent's name in (see ImageRecipe.parent). */
 const BASE_ARG = 'BASE';
 
+/** Where task images are tagged: `intercode-ts/task:<hash of the build context and parent>`. */
+export const TASK_REPOSITORY = 'intercode-ts/task';
+
 /** A task's image: its recipe, and the directory its shell starts in (the Dockerfile's last WORKDIR). */
 export interface EnvironmentImage {
   recipe: ImageRecipe;
@@ -79,6 +82,7 @@ export async function environmentImage(task: TaskDir, imageId: (ref: string) => 
   for (const entry of await directoryEntries(task.environmentDir, '.')) {
     if (entry.type === 'file' && entry.name !== './Dockerfile') files[entry.name.slice(2)] = entry.content!;
   }
-  const slug = task.config.name.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 100) || 'task';
-  return { recipe: { repository: `intercode-ts/task-${slug}`, dockerfile, files, parent }, workdir: dockerfileWorkdir(dockerfileText), from: from.image };
+  // One repository for every task: the tag is the hash of the build context, so tasks whose
+  // contexts are the same share one image (and one warm pool).
+  return { recipe: { repository: TASK_REPOSITORY, dockerfile, files, parent }, workdir: dockerfileWorkdir(dockerfileText), from: from.image };
 }

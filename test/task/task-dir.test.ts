@@ -145,3 +145,16 @@ describe('environmentImage', () => {
     await expect(environmentImage(task, async () => undefined)).rejects.toThrow(/Dockerfile.*sets USER agent/);
   });
 });
+
+describe('task images are shared by build context', () => {
+  it('two tasks with the same environment/ get the same recipe tag; a changed file, another', async () => {
+    const { recipeTag } = await import('../../src/images/recipe.js');
+    const dirs = await readTaskDirs(join(FIXTURES, 'failing'));
+    const tags = await Promise.all(dirs.map(async (d) => recipeTag((await environmentImage(d, async () => undefined)).recipe, 'parent-id')));
+    expect(new Set(tags).size).toBe(1);
+    const [hello, sum] = await readTaskDirs(join(FIXTURES, 'own'));
+    const other = await Promise.all([hello!, sum!].map(async (d) => recipeTag((await environmentImage(d, async () => undefined)).recipe, 'parent-id')));
+    expect(other[0]).toBe(tags[0]);
+    expect(other[1]).not.toBe(tags[0]);
+  });
+});
