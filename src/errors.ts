@@ -24,7 +24,8 @@ export type IntercodeErrorCode =
   | 'MODEL_REQUEST_REJECTED'
   | 'SETUP_FAILED'
   | 'STORAGE_SETUP_FAILED'
-  | 'EPISODE_CANCELLED';
+  | 'EPISODE_CANCELLED'
+  | 'EPISODE_UNSCORABLE';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -43,6 +44,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   SETUP_FAILED: false,
   STORAGE_SETUP_FAILED: false,
   EPISODE_CANCELLED: false,
+  EPISODE_UNSCORABLE: false,
 };
 
 export class IntercodeError extends Error {
@@ -217,5 +219,23 @@ export class StorageError extends IntercodeError {
 export class SetupError extends IntercodeError {
   constructor(step: string, problem: string, commands: readonly string[] = [], cause?: unknown) {
     super('SETUP_FAILED', `setup: ${step}: ${problem}`, { details: { step, problem, commands }, cause });
+  }
+}
+
+/** Why a finished episode got no reward: its verifier timed out, wrote no reward, wrote one that is not a number, or could not run. */
+export type UnscorableReason = 'verifier-timeout' | 'reward-missing' | 'reward-invalid' | 'verifier-error';
+
+/**
+ * An episode ended but its scorer could not give it a reward (a task directory's verifier
+ * timed out, wrote no reward file, wrote something that is not a number). The env ends the
+ * episode truncated with `reason` and this message, never scored as 0.
+ */
+export class EpisodeUnscorableError extends IntercodeError {
+  constructor(
+    readonly reason: UnscorableReason,
+    message: string,
+    details: Record<string, unknown> = {},
+  ) {
+    super('EPISODE_UNSCORABLE', message, { details: { reason, ...details } });
   }
 }

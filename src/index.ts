@@ -27,6 +27,7 @@ export * from '../envs/bash/index.js';
 export * from '../envs/sql/index.js';
 export { SharedServerBackend, PrivateServerBackend } from '../envs/sql/mariadb/backends.js';
 export * from '../envs/ctf/index.js';
+export * from '../envs/task/index.js';
 export * from '../envs/python/index.js';
 export * from './policy/index.js';
 export * from './pool/index.js';

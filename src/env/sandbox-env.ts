@@ -1,5 +1,5 @@
 import type { Task } from '../datasets/index.js';
-import { EnvStateError, SandboxError } from '../errors.js';
+import { EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
@@ -73,9 +73,9 @@ export abstract class SandboxEnv implements TaskEnv {
     this.source = new FreshWorkspaces(this.workspaceFactory());
   }
 
-  /** How this env makes a workspace: a sandbox from its spec with its runner open. */
-  workspaceFactory(): WorkspaceFactory {
-    const { runtime, spec } = this.config;
+  /** How this env makes a workspace: a sandbox from its spec (or `spec`: an env whose tasks have images of their own) with its runner open. */
+  workspaceFactory(spec: SandboxSpec = this.config.spec): WorkspaceFactory {
+    const { runtime } = this.config;
     /**
      * A workspace on `sandbox`: its control shell and its runner. An adopted sandbox's shells
      * were handed over when it was parked: taken over where they answer (no new process);
@@ -206,6 +206,8 @@ export abstract class SandboxEnv implements TaskEnv {
       if (verb === 'submit' || verb === 'skip') return await this.finish(verb);
       return await this.execute(action);
     } catch (error) {
+      // The scorer ran but could give no reward (a verifier that timed out, say): cut off, never a silent 0.
+      if (error instanceof EpisodeUnscorableError) return this.cutOff(this.lastObservation, { reason: error.reason, message: error.message, details: { ...error.details } });
       if (!(error instanceof SandboxError)) throw error;
       // Something wrote into the scorer's shell, whose answer then failed: that is the cause.
       if (this.workspace.control.violations > this.controlViolationsAtReset) return this.cutOff(this.lastObservation, SCORER_SHELL_BREACHED);

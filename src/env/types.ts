@@ -1,6 +1,7 @@
 import type { Task } from '../datasets/index.js';
 import type { CommandEvent } from '../sandbox/shell/types.js';
 import type { DiskEnforcement } from '../sandbox/types.js';
+import type { UnscorableReason } from '../errors.js';
 
 /** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
 export interface StepResult {
@@ -21,7 +22,7 @@ export interface StepInfo {
   /** On submit: the reward's parts and what they were computed from. */
   score?: Score;
   /** Why the episode was truncated, when it was. */
-  truncation?: { reason: 'turn-limit' | 'sandbox-lost' | 'state-unreadable' | 'protocol-violation' | 'disk-limit'; message: string };
+  truncation?: { reason: 'turn-limit' | 'sandbox-lost' | 'state-unreadable' | 'protocol-violation' | 'disk-limit' | UnscorableReason; message: string; details?: Record<string, unknown> };
 }
 
 /** A reward with its named parts and whatever else explains it (InterCode's info fields). */

@@ -88,7 +88,7 @@ const CASES: [string, string, number][] = [
   ['run bash --testbed @missing.tar', '@missing.tar: --testbed cannot be read (ENOENT)', 1],
   ['run sql --dump @garbage.bin', '@garbage.bin, line #: not a SQL text dump', 1],
   ['run bash --parallel abc', '--parallel must be a positive integer, got "abc"', 2],
-  ['run nope', '<env> must be one of bash, sql, python, ctf, got "nope"', 2],
+  ['run nope', '<env> must be one of bash, sql, python, ctf, task, got "nope"', 2],
   ['play bash --data @bad.json', '@bad.json, line 1: malformed JSON', 1],
   ['play bash --task abc', '--task must be an integer task index, got "abc"', 2],
   ['replay @missing.json --env bash', '@missing.json: cannot read the file (ENOENT)', 1],

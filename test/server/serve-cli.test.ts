@@ -19,7 +19,7 @@ describe('intercode serve flags', () => {
   });
 
   it('names the bad flag', () => {
-    expect(serve('--env', 'nope')).toEqual({ status: 2, stderr: 'intercode: --env must be one of bash, sql, python, ctf, got "nope"' });
+    expect(serve('--env', 'nope')).toEqual({ status: 2, stderr: 'intercode: --env must be one of bash, sql, python, ctf, task, got "nope"' });
     expect(serve('--env', 'bash', '--port', '70000').stderr).toMatch(/--port must be an integer 0–65535/);
     expect(serve('--env', 'bash', '--max-sessions', '0').stderr).toMatch(/--max-sessions must be a positive integer/);
     expect(serve('--env', 'bash', '--idle-timeout', 'x').stderr).toMatch(/--idle-timeout must be a positive number of seconds/);

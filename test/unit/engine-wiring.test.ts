@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
 import { ENV_CLIS } from '../../src/cli/env-clis.js';
+import { packagePath } from '../../src/package-path.js';
 import { registerCollectCommand } from '../../src/cli/collect-command.js';
 import { registerEvalCommand } from '../../src/cli/eval-command.js';
 import { registerPlayCommand } from '../../src/cli/play-command.js';
@@ -90,7 +91,9 @@ describe('EngineSet', () => {
 
 describe("each env's CLI adapter builds its envs on the command's engines", () => {
   it.each(ENV_CLIS.filter((c) => c.name !== 'sql').map((c) => [c.name, c] as const))('%s', async (_name, cli) => {
-    const error = await cli.createEnvs({}, 2, { purpose: 'run', log: quiet, engines: unreachable() }).then(() => undefined, (e: unknown) => e);
+    // The task env needs task directories (checked before any engine is asked).
+    const flags = cli.name === 'task' ? { data: packagePath('test', 'fixtures', 'harbor-tasks', 'own') } : {};
+    const error = await cli.createEnvs(flags, 2, { purpose: 'run', log: quiet, engines: unreachable() }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(EngineUnreachableError);
     expect((error as EngineUnreachableError).details.endpoint).toBe(`${NOWHERE_A}, ${NOWHERE_B}`);
   });

@@ -1,0 +1,99 @@
+import { chooseTask, seededRandom } from '../../src/env/episode.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import type { ResetOptions, ResetResult, Score } from '../../src/env/types.js';
+import { EnvStateError } from '../../src/errors.js';
+import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
+import type { CommandRunner } from '../../src/sandbox/shell/types.js';
+import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
+import type { ImageWorkspaces } from './image-workspaces.js';
+import type { TaskDir } from './task-dir.js';
+import { runVerifier, type TestsArchives } from './verifier.js';
+
+/** A task directory ready to play: where it lives, its sandbox spec, its shell's starting directory. */
+export interface PreparedTask {
+  dir: TaskDir;
+  spec: SandboxSpec;
+  workdir: string;
+}
+
+/** What the envs of one dataset share: tasks by id, their images' workspaces, the packed tests. */
+export interface TaskDirShared {
+  tasks: ReadonlyMap<string, PreparedTask>;
+  /** The starting directory of each image's shell, by image tag. */
+  workdirs: ReadonlyMap<string, string>;
+  workspaces: ImageWorkspaces;
+  tests: TestsArchives;
+  /** Envs not closed yet: the last to close closes the workspaces. */
+  open: number;
+}
+
+export interface TaskDirEnvConfig extends SandboxEnvConfig {
+  shared: TaskDirShared;
+  shell: Partial<ShellSessionOptions>;
+}
+
+/**
+ * Harbor task directories as an env: each task's sandbox comes from its own image (built
+ * from its environment/), the agent acts through a persistent shell started in the
+ * Dockerfile's WORKDIR, `submit` ends the episode and runs the task's verifier (see
+ * {@link runVerifier}: the agent's processes are killed first, /tests and /logs/verifier
+ * are made afresh, so nothing the agent did can stand in for the verifier's reward). A
+ * verifier that times out or writes no number ends the episode truncated, with its reason.
+ */
+export class TaskDirEnv extends SandboxEnv {
+  readonly id = 'intercode/task-v1';
+  protected readonly logName = 'harbor_task';
+  private readonly pick: () => number;
+  private selected: SandboxSpec;
+
+  constructor(protected override readonly config: TaskDirEnvConfig) {
+    super(config);
+    this.pick = seededRandom(config.seed ?? Date.now());
+    this.selected = config.spec;
+    this.useWorkspaces(config.shared.workspaces.sourceFor(() => this.selected));
+  }
+
+  /** The episode's sandbox comes from the pool of its task's image. */
+  override async reset(options: ResetOptions = {}): Promise<ResetResult> {
+    const task = chooseTask(options, this.tasks, this.pick);
+    if (!task) throw new EnvStateError('the task env has no tasks: give it a folder of task directories');
+    const prepared = this.config.shared.tasks.get(task.id);
+    if (!prepared) throw new EnvStateError(`task "${task.id}" is not one of this env's task directories`);
+    this.selected = prepared.spec;
+    return super.reset({ task });
+  }
+
+  /** Not offered: the verifier runs once, after the agent's processes are gone (it would otherwise show the agent /tests). */
+  override async peekScore(): Promise<Score> {
+    throw new EnvStateError("a task directory's verifier runs once, when the episode ends: it cannot score an episode still under way");
+  }
+
+  protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
+    return ShellSession.open(sandbox, this.config.shell, this.config.shared.workdirs.get(sandbox.spec.image) ?? '/');
+  }
+
+  /** Runs the task's verifier (see {@link runVerifier}); throws EpisodeUnscorableError when it gives no reward. */
+  protected async score(episode: EpisodeState): Promise<Score> {
+    const prepared = this.config.shared.tasks.get(episode.task.id)!;
+    const tests = await this.config.shared.tests.get(prepared.dir);
+    return runVerifier(episode.sandbox, prepared.dir, tests, prepared.workdir, [episode.control.pid]);
+  }
+
+  private closed = false;
+
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.closed) return;
+    this.closed = true;
+    const shared = this.config.shared;
+    shared.open -= 1;
+    if (shared.open === 0) await shared.workspaces.close();
+  }
+}
+
+/** The gold of a task: its solution/ copied to /solution and solve.sh run there, as Harbor's oracle does. */
+export function goldAction(solutionTar: Buffer): string {
+  return `mkdir -p /solution && printf %s '${solutionTar.toString('base64')}' | base64 -d | tar -x -C /solution && bash /solution/solve.sh`;
+}
+
