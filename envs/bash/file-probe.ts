@@ -83,7 +83,8 @@ export const GIT_INDEX = '/.git/index';
 
 /**
  * What the probe runs or reads besides the files it lists: the repository, git and the
- * programs of the sums, the libraries and the dynamic loader's configuration (git's system
+ * programs of the sums, the programs that start shells (a harness's shell the agent made
+ * would be no harness's), the libraries and the dynamic loader's configuration (git's system
  * configuration and attributes are not read: see {@link probe}). An episode that changed any of them could make `git status`
  * or `md5sum` say what it likes (a `git` that prints nothing, a commit that makes every
  * change part of the repository, `update-index --assume-unchanged`, an `/etc/ld.so.preload`).
@@ -97,6 +98,15 @@ const INSTRUMENTS = [
   '/usr/bin/find',
   '/usr/bin/sort',
   '/usr/bin/xargs',
+  // What starts the harness's shells and the agent's (src/sandbox/harness-capability.ts): a
+  // setpriv that keeps the harness's capability, or a bash the harness would run as its own.
+  '/usr/bin/setpriv',
+  '/usr/bin/bash',
+  '/usr/bin/sh',
+  '/usr/bin/dash',
+  '/bin/bash',
+  '/bin/sh',
+  '/bin/dash',
   '/etc/ld.so.preload',
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
