@@ -83,8 +83,7 @@ export const GIT_INDEX = '/.git/index';
 
 /**
  * What the probe runs or reads besides the files it lists: the repository, git and the
- * programs of the sums, the programs that start shells (a harness's shell the agent made
- * would be no harness's), the libraries and the dynamic loader's configuration (git's system
+ * programs of the sums, the libraries and the dynamic loader's configuration (git's system
  * configuration and attributes are not read: see {@link probe}). An episode that changed any of them could make `git status`
  * or `md5sum` say what it likes (a `git` that prints nothing, a commit that makes every
  * change part of the repository, `update-index --assume-unchanged`, an `/etc/ld.so.preload`).
@@ -98,15 +97,6 @@ const INSTRUMENTS = [
   '/usr/bin/find',
   '/usr/bin/sort',
   '/usr/bin/xargs',
-  // What starts the harness's shells and the agent's (src/sandbox/harness-capability.ts): a
-  // setpriv that keeps the harness's capability, or a bash the harness would run as its own.
-  '/usr/bin/setpriv',
-  '/usr/bin/bash',
-  '/usr/bin/sh',
-  '/usr/bin/dash',
-  '/bin/bash',
-  '/bin/sh',
-  '/bin/dash',
   '/etc/ld.so.preload',
   '/etc/ld.so.cache',
   '/etc/ld.so.conf',
@@ -118,6 +108,17 @@ const INSTRUMENTS = [
 ];
 
 /**
+ * The programs the harness runs, by name, to start its shells and the agent's, and its kill
+ * script (src/sandbox/harness-capability.ts): one of the agent's anywhere in the search path
+ * (`/usr/local/bin/bash`, a `setpriv` that keeps the harness's capability) would run with the
+ * harness's capability, as the harness's next control shell, say.
+ */
+const SHELL_STARTERS = new Set(['bash', 'sh', 'dash', 'setpriv']);
+
+/** Where those names are looked up (the images' PATH). */
+const SEARCH_PATH = new Set(['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']);
+
+/**
  * Whether a change at `path` (absolute) touches what the probe relies on, an ignore or
  * attributes file anywhere included. Not /.git/index, which an agent's own `git status`
  * rewrites (refreshed stat data; see {@link FileProbe.requirePlainIndex}), nor the /.git
@@ -127,6 +128,7 @@ export function isScorerInstrument(path: string): boolean {
   if (path === GIT_INDEX || path === '/.git') return false;
   const name = path.slice(path.lastIndexOf('/') + 1);
   if (name === '.gitignore' || name === '.gitattributes') return true;
+  if (SHELL_STARTERS.has(name) && SEARCH_PATH.has(path.slice(0, path.lastIndexOf('/')))) return true;
   return INSTRUMENTS.some((instrument) => path === instrument || path.startsWith(`${instrument}/`));
 }
 
