@@ -108,6 +108,17 @@ const INSTRUMENTS = [
 ];
 
 /**
+ * The programs the harness runs, by name, to start its shells and the agent's, and its kill
+ * script (src/sandbox/harness-capability.ts): one of the agent's anywhere in the search path
+ * (`/usr/local/bin/bash`, a `setpriv` that keeps the harness's capability) would run with the
+ * harness's capability, as the harness's next control shell, say.
+ */
+const SHELL_STARTERS = new Set(['bash', 'sh', 'dash', 'setpriv']);
+
+/** Where those names are looked up (the images' PATH). */
+const SEARCH_PATH = new Set(['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']);
+
+/**
  * Whether a change at `path` (absolute) touches what the probe relies on, an ignore or
  * attributes file anywhere included. Not /.git/index, which an agent's own `git status`
  * rewrites (refreshed stat data; see {@link FileProbe.requirePlainIndex}), nor the /.git
@@ -117,6 +128,7 @@ export function isScorerInstrument(path: string): boolean {
   if (path === GIT_INDEX || path === '/.git') return false;
   const name = path.slice(path.lastIndexOf('/') + 1);
   if (name === '.gitignore' || name === '.gitattributes') return true;
+  if (SHELL_STARTERS.has(name) && SEARCH_PATH.has(path.slice(0, path.lastIndexOf('/')))) return true;
   return INSTRUMENTS.some((instrument) => path === instrument || path.startsWith(`${instrument}/`));
 }
 

@@ -22,7 +22,7 @@ export interface SandboxEnvConfig {
 }
 
 /** The harness's own shell in each sandbox: long time limit, large outputs (git status, md5 lists, restores). */
-export const CONTROL_SHELL = { timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 };
+export const CONTROL_SHELL = { harness: true, timeoutMs: 30_000, maxOutputBytes: 4 * 1024 * 1024, killOutputBytes: 8 * 1024 * 1024 };
 
 /** What the episode has done so far, handed to the scorer on submit. */
 export interface EpisodeState {

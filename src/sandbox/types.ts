@@ -86,6 +86,8 @@ export interface ExecOptions {
    * `bash` that prints without end, an action's output).
    */
   maxOutputBytes?: number;
+  /** Runs an agent's command (see AttachOptions.confined). */
+  confined?: boolean;
 }
 
 /** Result of a one-shot process. Output is stdout and stderr interleaved as produced. */
@@ -106,6 +108,12 @@ export interface ExecResult {
 export interface AttachOptions {
   workdir?: string;
   env?: Readonly<Record<string, string>>;
+  /**
+   * Runs an agent's commands: started without the harness's capability (see
+   * harness-capability.ts), so that it and all it starts cannot ptrace, or open the
+   * /proc/<pid>/{mem,fd,environ} of, the harness's processes in the sandbox.
+   */
+  confined?: boolean;
 }
 
 /** A long-lived process whose stdin we write and whose merged stdout/stderr we read. */

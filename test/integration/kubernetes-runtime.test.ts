@@ -17,6 +17,7 @@ import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
 import { podRunLabelValue, sandboxPod, type PodOptions } from '../../src/sandbox/kubernetes/pod-spec.js';
 import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
+import { HARNESS_CAPABILITY } from '../../src/sandbox/harness-capability.js';
 import { bashTestbedImage, probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
 
@@ -40,7 +41,7 @@ describe('Kubernetes runtime, without a cluster', () => {
     const pod = sandboxPod(spec, { runtimeClassName: 'gvisor', activeDeadlineSeconds: 60 });
     const container = pod.spec!.containers[0]!;
     expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, enableServiceLinks: false, runtimeClassName: 'gvisor', activeDeadlineSeconds: 60, securityContext: { seccompProfile: { type: 'RuntimeDefault' } } });
-    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'], add: [...DEFAULT_CAPABILITIES] } });
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'], add: [...DEFAULT_CAPABILITIES, HARNESS_CAPABILITY] } });
     expect(container.resources).toEqual({ requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '1000m', memory: '512Mi' } });
     expect(container.imagePullPolicy).toBe('Never');
     expect(pod.metadata!.labels).toMatchObject({ 'io.intercode-ts.owner': 'intercode-ts', 'io.intercode-ts.run': podRunLabelValue(), 'io.intercode-ts.test': testRun });
@@ -105,8 +106,11 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
   }, 300_000);
 
   it('a process sees what it would in a Docker sandbox: no cluster variables, token, network files or extra privileges', async () => {
-    const probe = await sandbox.exec(['bash', '-c', 'env | grep -c KUBERNETES_; ls /var/run/secrets /run/secrets 2>&1 | grep -c kubernetes.io; wc -c < /etc/hosts; wc -c < /etc/resolv.conf; cat /etc/hostname; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\\t " " "']);
-    expect(probe.output.toString()).toBe('0\n0\n0\n0\nintercode\nCapEff: 00000000000000fb\nNoNewPrivs: 1\nSeccomp: 2\n');
+    // An agent's process (confined): the spec's capabilities exactly; the harness's own exec keeps CAP_SETPCAP (0x100) besides.
+    const probe = await sandbox.exec(['bash', '-c', 'env | grep -c KUBERNETES_; ls /var/run/secrets /run/secrets 2>&1 | grep -c kubernetes.io; wc -c < /etc/hosts; wc -c < /etc/resolv.conf; cat /etc/hostname; grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\\t " " "'], { confined: true });
+    expect(probe.output.toString()).toBe('0\n0\n0\n0\nintercode\nCapEff: 00000000000000fb\nCapBnd: 00000000000000fb\nNoNewPrivs: 1\nSeccomp: 2\n');
+    const harness = await sandbox.exec(['bash', '-c', 'grep -E "^CapEff:" /proc/self/status | tr -s "\\t " " "']);
+    expect(harness.output.toString()).toBe('CapEff: 00000000000001fb\n');
   });
 
   it('exec: exit codes, working directory, environment, time limit', async () => {

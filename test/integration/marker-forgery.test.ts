@@ -233,20 +233,22 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       expect(results[1]!.events.some((e) => e.kind === 'protocol-violation')).toBe(true);
     });
 
-    it('a command written into the scorer\'s shell: the episode ends truncated, never scored', async () => {
+    it('a command written into the scorer\'s shell: its descriptors cannot be opened, the episode is scored as without the attempt', async () => {
       const env = await createBashEnv({ engines: EngineSet.local() });
       try {
         await env.reset({ task: 0 });
+        // Before the agent's shells were confined (see harness-capability.ts) this reached the
+        // scorer's shell and ended the episode truncated (protocol-violation); now no
+        // descriptor of another process than the agent's own can be read or opened.
         const inject =
           'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; for f in $p/fd/*; do ' +
-          "case $(readlink $f) in *.in*) printf '%s\\n' '1:0 echo S0-injected' > $f;; esac; done; done 2>/dev/null; echo S0-own";
+          "case $(readlink $f) in *.in*) printf '%s\\n' '1:0 echo S0-injected' > $f && echo S0-reached;; esac; done; done 2>/dev/null; echo S0-own";
         const step = await env.step(inject);
         expect(step.observation).toContain('S0-own');
+        expect(step.observation).not.toContain('S0-reached');
         const submitted = await env.step('submit');
-        expect(submitted.truncated).toBe(true);
-        expect(submitted.info.truncation?.reason).toBe('protocol-violation');
-        expect(submitted.reward).toBe(0);
-        expect(submitted.info.score).toBeUndefined();
+        expect(submitted.truncated).toBe(false);
+        expect(submitted.info.score).toBeDefined();
       } finally {
         await env.close();
       }

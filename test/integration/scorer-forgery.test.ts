@@ -33,6 +33,13 @@ const install = (path: string, script: string) => `mkdir -p ${path.slice(0, path
 /** The line `git status --short` prints for the folder the addsFolder gold makes. */
 const FOLDER_LINE = '?? testbed/reports/';
 
+/**
+ * Shell words that loop over the harness's shells as an agent finds them (`p`: each pid),
+ * from a process started with the agent's shell's pid as `$0`: bashes started as the
+ * harness starts its shells, but the agent's own.
+ */
+const HARNESS_SHELLS = 'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$0" ] && continue; case "$(tr "\\0" " " < $d/cmdline 2>/dev/null)" in "bash --noprofile --norc -c "*) ;; *) continue;; esac;';
+
 describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent cannot forge the bash reward', () => {
   let env: BashEnv;
 
@@ -101,16 +108,110 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
   });
 
   it("a process writing the gold's listing into the scorer shell's stdout (/proc/<pid>/fd/1) does not reach the score", async () => {
-    // Every few milliseconds for 20 s, into the stdout of every shell with a control channel
+    // Every few milliseconds for 20 s, into the stdout of every shell the harness started
     // but the agent's own (that would change its last observation): whatever the scorer
-    // runs meanwhile would print the gold's line.
+    // runs meanwhile would print the gold's line (the open is refused since the agent's
+    // shells are confined; before, the frame word kept the bytes out of the listing).
     const injector = [
       'sleep 1',
-      'targets=; for f in /proc/[0-9]*/fd/4; do case $f:$(readlink $f) in /proc/$0/*) ;; *.ctl*) targets="$targets ${f%/4}/1";; esac; done',
+      `targets=; ${HARNESS_SHELLS} targets="$targets /proc/$p/fd/1"; done`,
       `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for t in $targets; do echo '${FOLDER_LINE}' > $t; done 2>/dev/null; sleep 0.002; done`,
     ].join('; ');
     await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5']);
   });
+
+  it("no agent process can reach the harness's processes through /proc: the control shell's descriptors, memory and environment, the idle process's, init's", async () => {
+    await env.reset({ task: taskOf(GOLD.readOnly) });
+    // Every process of the sandbox that is not the agent's shell or one of its children:
+    // the control shell (a bash started as the harness starts its shells), the idle
+    // process, docker-init. Each access tried prints a line; none may succeed (listing
+    // /proc/<pid>/fd stays allowed, and is harmless: numbers only). Opening /proc/<pid>/mem
+    // read-write takes the check ptrace(PTRACE_ATTACH) makes (ATTACH mode).
+    const probe = [
+      'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] && continue; [ "$p" = "$BASHPID" ] && continue',
+      '  c=$(tr "\\0" " " < /proc/$p/cmdline 2>/dev/null)',
+      '  case "$p:$c" in 1:*) who=init;; *:"bash --noprofile --norc -c "*) who=control;; *:intercode-idle*) who=idle;; *) continue;; esac',
+      '  cat /proc/$p/environ >/dev/null 2>&1 && echo "reached $who environ"',
+      '  readlink /proc/$p/fd/0 >/dev/null 2>&1 && echo "reached $who fd-link"',
+      '  for n in 0 1 2 3 4; do { : >> /proc/$p/fd/$n; } 2>/dev/null && echo "reached $who fd/$n"; done',
+      '  { exec 7< /proc/$p/mem; } 2>/dev/null && echo "reached $who mem-read"; exec 7<&-',
+      '  { exec 7<> /proc/$p/mem; } 2>/dev/null && echo "reached $who mem-write"; exec 7<&-',
+      '  readlink /proc/$p/cwd >/dev/null 2>&1 && echo "reached $who cwd"',
+      '  ls /proc/$p/root/ >/dev/null 2>&1 && echo "reached $who root"',
+      '  echo "tried $who"',
+      'done',
+    ].join('\n');
+    // From a background process too (a child, not the shell itself).
+    const step = await env.step(`(${probe}) & wait`);
+    expect(step.observation).toContain('tried control');
+    expect(step.observation).toContain('tried idle');
+    expect(step.observation.split('\n').filter((line) => line.startsWith('reached'))).toEqual([]);
+    // The agent keeps what it had: its own processes' /proc entries are its to read.
+    const own = await env.step('sleep 30 & p=$!; cat /proc/$p/environ >/dev/null && ls /proc/$p/fd >/dev/null && { exec 7< /proc/$p/mem; } && echo own-ok; kill $p');
+    expect(own.observation).toContain('own-ok');
+    expect(await env.step(GOLD.readOnly).then(() => env.step('submit'))).toMatchObject({ truncated: false, reward: 1 });
+  });
+
+  it('a setpriv (or bash) of the agent\'s, run by the harness when it starts the agent\'s next shell, ends the episode truncated, never scored', async () => {
+    // The fake starts the next shell without dropping the harness's capability: that shell
+    // could reach the control shell. The layers show the change: the episode is cut off.
+    await env.reset({ task: taskOf(GOLD.addsFolder) });
+    const fake = await env.step(`cp /usr/bin/setpriv /root/.setpriv && ${install('/usr/bin/setpriv', 'shift 3; exec "$@"')} && echo installed`);
+    expect(fake.observation).toContain('installed');
+    const killed = await env.step('kill -9 $$');
+    expect(killed.truncated, killed.observation).toBe(false);
+    const caps = await env.step('grep CapEff /proc/$$/status');
+    expect(caps.observation).toContain('00000000000001fb');
+    const submitted = await env.step('submit');
+    expect(submitted.truncated).toBe(true);
+    expect(submitted.info.truncation?.reason).toBe('state-unreadable');
+    expect(await play(GOLD.addsFolder, [GOLD.addsFolder])).toMatchObject({ truncated: false, reward: 1 });
+  }, 120_000);
+
+  it("a bash of the agent's ahead in the search path (/usr/local/bin), run by the harness as its next control shell, ends the episode truncated, never scored", async () => {
+    // The wrapper runs the real bash, noting the capabilities it was started with: killed,
+    // the control shell is replaced by it, with the harness's capability (0x1fb).
+    await env.reset({ task: taskOf(GOLD.addsFolder) });
+    const wrapper = 'grep CapEff /proc/self/status >> /root/.started; exec /usr/bin/bash "$@"';
+    expect((await env.step(`${install('/usr/local/bin/bash', wrapper)} && echo planted`)).observation).toContain('planted');
+    const kill = `for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = "$$" ] && continue; case "$(tr '\\0' ' ' < $d/cmdline)" in "bash --noprofile --norc -c "*) kill -KILL $p;; esac; done 2>/dev/null; true`;
+    await env.step(kill);
+    const submitted = await env.step('submit');
+    expect(submitted.truncated).toBe(true);
+    expect(submitted.info.truncation?.reason).toBe('state-unreadable');
+    expect(await play(GOLD.addsFolder, [GOLD.addsFolder])).toMatchObject({ truncated: false, reward: 1 });
+  }, 120_000);
+
+  it.each([
+    ['killed', 'KILL'],
+    ['stopped', 'STOP'],
+  ])('a control shell the agent %s (signals still reach it) never yields a forged reward: the episode is scored honestly or truncated', async (_what, signal) => {
+    // The harness's shell: a bash started as the harness starts its shells, not the agent's own.
+    const kill = `for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = "$$" ] && continue; case "$(tr '\\0' ' ' < $d/cmdline)" in "bash --noprofile --norc -c "*) kill -${signal} $p && echo signalled;; esac; done 2>/dev/null; true`;
+    await env.reset({ task: taskOf(GOLD.addsFolder) });
+    const signalled = await env.step(kill);
+    expect(signalled.observation).toContain('signalled');
+    const submitted = await env.step('submit');
+    if (submitted.truncated) expect(['state-unreadable', 'sandbox-lost', 'protocol-violation']).toContain(submitted.info.truncation?.reason);
+    else expect(submitted.reward).toBeLessThan(1);
+    // The next episode is clean.
+    expect(await play(GOLD.addsFolder, [GOLD.addsFolder])).toMatchObject({ truncated: false, reward: 1 });
+  }, 120_000);
+
+  it("a process reading the scorer shell's command pipe (/proc/<pid>/fd/3: its commands, their frame words) and writing into its stdout does not reach the score", async () => {
+    // For 20 s: reads whatever the harness sends the scorer's shell (stealing its commands
+    // and their frame words), and writes the gold's line into its stdout. Before the agent's
+    // shells were confined this stole the probe's first command (the stop pass): the probe
+    // timed out and the episode was cut off.
+    const thief = [
+      'sleep 1',
+      `for p in $(${HARNESS_SHELLS} echo $p; done); do timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,
+      // A stop and continue puts the shell's read behind the thief's in the pipe's queue.
+      `for p in $(${HARNESS_SHELLS} echo $p; done); do kill -STOP $p; sleep 0.1; kill -CONT $p; done`,
+      `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for p in $(${HARNESS_SHELLS} echo $p; done); do echo '${FOLDER_LINE}' > /proc/$p/fd/1; done 2>/dev/null; sleep 0.01; done`,
+    ].join('; ');
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(thief)} $$ >/dev/null 2>&1 &`, 'sleep 1.5']);
+  }, 120_000);
 
   it('processes left running are stopped only while the probe reads: they go on after a score, ones the agent stopped stay stopped, a process that forks all the time is stopped too', async () => {
     await env.reset({ task: taskOf(GOLD.readOnly) });

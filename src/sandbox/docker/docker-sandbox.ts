@@ -37,6 +37,7 @@ import { SHELL_SCRIPT, shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
+import { confined, HARNESS_CAPABILITY } from '../harness-capability.js';
 
 /** The shell program's digest: part of a parked sandbox's key (see warmKey). */
 const SHELL_DIGEST = createHash('sha256').update(SHELL_SCRIPT).digest('hex').slice(0, 16);
@@ -175,6 +176,17 @@ export class DockerRuntime implements SandboxRuntime {
     return dockerSystemView(this.ociRuntime);
   }
 
+  /**
+   * Whether agents' processes are started without the harness's capability (see
+   * harness-capability.ts): everywhere but under gVisor, whose kernel has no
+   * /proc/sys/kernel/cap_last_cap, so that setpriv cannot change the bounding set ("apply
+   * bounding set: Invalid argument"); there the agent's processes are as before, and can
+   * reach the harness's (docs/security.md, "Not covered").
+   */
+  get confinesAgents(): boolean {
+    return this.ociRuntime !== 'runsc';
+  }
+
   private readonly images = new Map<string, Promise<{ id: string | undefined; bytes: number }>>();
 
   /**
@@ -281,7 +293,8 @@ export class DockerRuntime implements SandboxRuntime {
           PidsLimit: spec.limits.pids,
           NanoCpus: Math.round(spec.limits.cpus * 1e9),
           CapDrop: ['ALL'],
-          CapAdd: [...spec.capabilities],
+          // The harness's processes hold one capability the agent's drop (see harness-capability.ts).
+          CapAdd: [...new Set([...spec.capabilities, ...(this.confinesAgents ? [HARNESS_CAPABILITY] : [])])],
           SecurityOpt: ['no-new-privileges:true'],
           MaskedPaths: [...MASKED_PATHS],
           // No file may outgrow the disk limit, whatever the engine (a write past it fails with EFBIG).
@@ -313,7 +326,7 @@ export class DockerRuntime implements SandboxRuntime {
         cause: error,
       });
     }
-    const sandbox = new DockerSandbox(container, spec, channel, tag);
+    const sandbox = new DockerSandbox(container, spec, channel, tag, this.confinesAgents);
     await sandbox.holdDisk(this.diskEnforcement(driver), diskBytes);
     return sandbox;
   }
@@ -338,6 +351,8 @@ export class DockerRuntime implements SandboxRuntime {
       diskBytes: spec.limits.diskBytes ?? defaultDiskBytes(),
       testRun: ownerLabels()[TEST_LABEL] ?? null,
       shell: SHELL_DIGEST,
+      // A sandbox made before agents' shells were confined lacks the capability they drop.
+      harnessCapability: this.confinesAgents ? HARNESS_CAPABILITY : null,
     };
     return createHash('sha256').update(JSON.stringify(configuration)).digest('hex').slice(0, 16);
   }
@@ -396,7 +411,7 @@ export class DockerRuntime implements SandboxRuntime {
     if (!found) return undefined;
     // Its channel is this process's already (the claim).
     const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
-    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag);
+    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag, this.confinesAgents);
     try {
       await sandbox.holdDisk(this.diskEnforcement(await this.storageDriver()), spec.limits.diskBytes ?? defaultDiskBytes());
     } catch (error) {
@@ -513,6 +528,8 @@ export class DockerSandbox implements Sandbox {
     private channel: FifoChannel | undefined,
     /** Names its container and its channel (see warm-sandboxes.ts). */
     readonly tag: string,
+    /** Whether a confined process is started without the harness's capability (see DockerRuntime.confinesAgents). */
+    private readonly confinesAgents: boolean,
   ) {
     this.id = container.id;
   }
@@ -598,7 +615,7 @@ export class DockerSandbox implements Sandbox {
 
   async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     const started = performance.now();
-    const { exec, stream } = await this.startExec(argv, options, false);
+    const { exec, stream } = await this.startExec(options.confined && this.confinesAgents ? confined(argv) : argv, options, false);
     const output = new CappedOutput(options.maxOutputBytes);
     const parser = new MultiplexedStreamParser((payload) => {
       if (!output.push(payload)) stream.destroy();
@@ -629,14 +646,15 @@ export class DockerSandbox implements Sandbox {
     return { exitCode, output: output.bytes(), timedOut, ...(output.over ? { outputLimited: true, outputBytes: output.seen } : {}), durationMs: performance.now() - started };
   }
 
-  async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
+  async attach(command: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
+    const argv = options.confined && this.confinesAgents ? confined(command) : command;
     if (this.channel) {
       try {
         // A dead launcher shell (killed, or respawning itself) cannot launch: the engine does.
         const launcher = this.launcher && this.launcherShell?.isAlive ? this.launcher : execLauncher(this.container);
         return await FifoProcess.start(launcher, this.channel, argv, options);
       } catch (error) {
-        throw this.lost(`starting ${argv[0]}`, error);
+        throw this.lost(`starting ${command[0]}`, error);
       }
     }
     const { stream } = await this.startExec(argv, options, true);

@@ -7,6 +7,7 @@ import { apiReason, apiStatus, type Cluster } from './cluster.js';
 import { ExecAttachedProcess, openExec, sendStdin } from './exec-stream.js';
 import { SANDBOX_CONTAINER, sandboxPod, thisRunSelector, type PodOptions } from './pod-spec.js';
 import { PodWatch } from './pod-watch.js';
+import { confined } from '../harness-capability.js';
 
 export interface KubernetesRuntimeOptions extends PodOptions {
   /** A pod not running after this long is removed and its creation fails. Default 120 000 ms. */
@@ -160,7 +161,7 @@ export class KubernetesSandbox implements Sandbox {
     let opened: { close(): void } | undefined;
     let ws;
     try {
-      ws = await openExec(this.cluster, this.id, SANDBOX_CONTAINER, argv, { stdin: stdin !== undefined, workdir: options.workdir, env: options.env }, { output: (c) => {
+      ws = await openExec(this.cluster, this.id, SANDBOX_CONTAINER, options.confined ? confined(argv) : argv, { stdin: stdin !== undefined, workdir: options.workdir, env: options.env }, { output: (c) => {
         if (!output.over && !output.push(c)) opened?.close();
       }, closed: finish });
     } catch (error) {
@@ -188,7 +189,7 @@ export class KubernetesSandbox implements Sandbox {
   async attach(argv: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
     this.checkAlive(`starting ${argv[0]}`);
     try {
-      return await ExecAttachedProcess.start(this.cluster, this.id, SANDBOX_CONTAINER, argv, options);
+      return await ExecAttachedProcess.start(this.cluster, this.id, SANDBOX_CONTAINER, options.confined ? confined(argv) : argv, options);
     } catch (error) {
       throw this.lost(`starting ${argv[0]}`, error);
     }

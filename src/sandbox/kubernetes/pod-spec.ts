@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from '../docker/labels.js';
 import { IDLE_PROCESS_NAME, type SandboxSpec } from '../types.js';
+import { HARNESS_CAPABILITY } from '../harness-capability.js';
 
 /** The one container of a sandbox pod. */
 export const SANDBOX_CONTAINER = 'sandbox';
@@ -110,7 +111,8 @@ export function sandboxPod(spec: SandboxSpec, options: PodOptions = {}): V1Pod {
           securityContext: {
             allowPrivilegeEscalation: false,
             privileged: false,
-            capabilities: { drop: ['ALL'], add: [...spec.capabilities] },
+            // The harness's processes hold one capability the agent's drop (see harness-capability.ts).
+            capabilities: { drop: ['ALL'], add: [...new Set([...spec.capabilities, HARNESS_CAPABILITY])] },
           },
           resources: {
             requests: { cpu: '10m', memory: '32Mi' },

@@ -58,7 +58,7 @@ export class IntercodeExecRunner implements CommandRunner {
       return { ...base, output: 'Malformed command' };
     }
     const maxOutputBytes = this.options.maxOutputBytes ?? INTERCODE_EXEC_OUTPUT_BYTES;
-    const result = await this.sandbox.exec(argv, { workdir: newPath !== undefined ? '/' : this.workdir, timeoutMs, maxOutputBytes });
+    const result = await this.sandbox.exec(argv, { workdir: newPath !== undefined ? '/' : this.workdir, timeoutMs, maxOutputBytes, confined: true });
     if (result.outputLimited) {
       await killProcesses(this.sandbox).catch(() => undefined);
       const output = new TextDecoder('utf-8').decode(result.output);

@@ -22,6 +22,12 @@ export interface ShellSessionOptions {
   graceMs: number;
   /** Environment for the shell, on top of the image's. */
   env: Readonly<Record<string, string>>;
+  /**
+   * The harness's own shell (a control shell: the scorer's probe, the launcher, the
+   * restorer), which keeps the harness's capability. Default false: a shell that runs an
+   * agent's commands is started confined (see AttachOptions.confined).
+   */
+  harness: boolean;
 }
 
 export const DEFAULT_SHELL_OPTIONS: Omit<ShellSessionOptions, 'killOutputBytes'> = {
@@ -29,6 +35,7 @@ export const DEFAULT_SHELL_OPTIONS: Omit<ShellSessionOptions, 'killOutputBytes'>
   maxOutputBytes: 64 * 1024,
   startupTimeoutMs: 10_000,
   graceMs: 1_000,
+  harness: false,
   env: { PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', SYSTEMD_PAGER: 'cat', EDITOR: 'true', VISUAL: 'true', TERM: 'dumb' },
 };
 
@@ -414,6 +421,7 @@ export class ShellSession implements CommandRunner {
     const process = await this.sandbox.attach(['bash', '--noprofile', '--norc', '-c', SHELL_SCRIPT], {
       workdir: '/',
       env: { ...this.options.env, IC_CWD: this.currentCwd },
+      confined: !this.options.harness,
     });
     return this.connect(process);
   }
