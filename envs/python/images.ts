@@ -4,15 +4,16 @@ import { packagePath } from '../../src/package-path.js';
 
 const source = (name: string) => packagePath('envs', 'python', name);
 
-const once = (name: string) => {
+/** The files' texts joined as one program (read once). */
+const once = (...names: string[]) => {
   let text: Promise<Buffer> | undefined;
-  return () => (text ??= readFile(source(name)));
+  return () => (text ??= Promise.all(names.map((name) => readFile(source(name)))).then((parts) => Buffer.concat(parts)));
 };
 
-/** The agent's interpreter (envs/python/driver.py), sent over stdin at each start: no file in the image an agent could replace. */
-export const DRIVER_SOURCE = once('driver.py');
-/** The scorer (envs/python/scorer.py), sent over stdin into a new sandbox at each score. */
-export const SCORER_SOURCE = once('scorer.py');
+/** The agent's interpreter (envs/python/driver.py after the shared helpers), sent over stdin at each start: no file in the image an agent could replace. */
+export const DRIVER_SOURCE = once('sandbox_common.py', 'driver.py');
+/** The scorer (envs/python/scorer.py after the shared helpers), sent over stdin into a new sandbox at each score. */
+export const SCORER_SOURCE = once('sandbox_common.py', 'scorer.py');
 
 /** python3 on the base image; the programs the host runs in it come over stdin. */
 export async function pythonRecipe(): Promise<ImageRecipe> {

@@ -43,13 +43,6 @@ PR_SET_CHILD_SUBREAPER = 36
 MAX_RESULT_CHARS = 64 * 1024
 
 
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def read_exact(fd, n):
     data = b""
     while len(data) < n:
@@ -73,65 +66,7 @@ def read_frame(fd):
 
 
 # ---------------------------------------------------------------- processes
-
-def process_table():
-    table = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[0])
-    return table
-
-
-def descendants(root):
-    children = {}
-    for pid, (ppid, state) in process_table().items():
-        children.setdefault(ppid, []).append((pid, state))
-    found, stack = [], [root]
-    while stack:
-        for pid, state in children.get(stack.pop(), []):
-            found.append((pid, state))
-            stack.append(pid)
-    return found
-
-
-def kill_strays(root, keep):
-    """Kills every live descendant of `root` not in `keep` (stop all, then kill, until none)."""
-    killed = set()
-    for _ in range(100):
-        live = [pid for pid, state in descendants(root) if pid not in keep and state != "Z"]
-        if not live:
-            break
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in live:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-        killed.update(live)
-    return len(killed)
-
-
-def describe_status(status):
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = f"signal {sig}"
-        hint = {
-            "SIGKILL": " (the sandbox's memory limit, or killed)",
-            "SIGSEGV": " (a crash in C code, e.g. recursion too deep for the C stack)",
-        }.get(name, "")
-        return f"killed by {name}{hint}"
-    return f"exited with status {os.WEXITSTATUS(status)}"
-
+# (write_all, process_table, descendants, kill_strays, describe_status: sandbox_common.py, sent ahead of this program)
 
 def reap_all():
     while True:

@@ -1,0 +1,78 @@
+"""Process and output helpers shared by the Python env's in-sandbox programs.
+
+The host sends this text ahead of envs/python/driver.py and of envs/python/scorer.py, as one
+program over stdin (envs/python/images.ts): the helpers are defined once, and neither program
+is ever a file in the image an agent could replace.
+"""
+
+import os
+import signal
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def process_table():
+    """{pid: (ppid, state)} for every process visible in /proc."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        table[int(name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def descendants(root):
+    table = process_table()
+    children = {}
+    for pid, (ppid, state) in table.items():
+        children.setdefault(ppid, []).append((pid, state))
+    found, stack = [], [root]
+    while stack:
+        for pid, state in children.get(stack.pop(), []):
+            found.append((pid, state))
+            stack.append(pid)
+    return found
+
+
+def kill_strays(root, keep):
+    """Kills every live descendant of `root` not in `keep`: stop all first (a stopped
+    process cannot fork), then kill; repeat until a pass finds none. Returns the count."""
+    killed = set()
+    for _ in range(100):
+        live = [pid for pid, state in descendants(root) if pid not in keep and state != "Z"]
+        if not live:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in live:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        killed.update(live)
+    return len(killed)
+
+
+def describe_status(status):
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        hint = {
+            "SIGKILL": " (the sandbox's memory limit, or killed)",
+            "SIGSEGV": " (a crash in C code, e.g. recursion too deep for the C stack)",
+        }.get(name, "")
+        return f"killed by {name}{hint}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
