@@ -63,7 +63,7 @@ def read_frame(stream):
 
 
 # ---------------------------------------------------------------- code execution
-# (write_all, process_table, descendants, kill_strays, describe_status: sandbox_common.py, sent ahead of this program)
+# (write_all, process_table, descendants, kill_strays, describe_status, reap_all: sandbox_common.py, sent ahead of this program)
 
 def fresh_namespace():
     return {"__name__": "__main__", "__builtins__": builtins}
@@ -223,15 +223,6 @@ class Driver:
         except ChildProcessError:
             return 0
 
-    def reap_zombies(self):
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-
     def serve(self):
         self.reply({"ready": True, "python": sys.version.split()[0]})
         while True:
@@ -242,7 +233,7 @@ class Driver:
                 self.reply(self.handle(request))
             except Exception as e:  # noqa: BLE001 - a driver bug must reach the host, not hang it
                 self.reply({"id": request.get("id"), "driverError": "".join(traceback.format_exception(type(e), e, e.__traceback__))})
-            self.reap_zombies()
+            reap_all()
 
     def handle(self, request):
         if request["op"] == "exec":

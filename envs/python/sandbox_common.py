@@ -76,3 +76,14 @@ def describe_status(status):
         }.get(name, "")
         return f"killed by {name}{hint}"
     return f"exited with status {os.WEXITSTATUS(status)}"
+
+
+def reap_all():
+    """Reaps every child that has exited, without waiting for the others."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return

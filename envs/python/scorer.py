@@ -66,16 +66,26 @@ def read_frame(fd):
 
 
 # ---------------------------------------------------------------- processes
-# (write_all, process_table, descendants, kill_strays, describe_status: sandbox_common.py, sent ahead of this program)
+# (write_all, process_table, descendants, kill_strays, describe_status, reap_all: sandbox_common.py, sent ahead of this program)
 
-def reap_all():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def read_result(fd, deadline, limit):
+    """Reads fd until it holds one whole frame, ends, passes `limit` bytes or `deadline`.
+    Returns (data, why it stopped early: "time", "size" or None)."""
+    data = b""
+    while not complete_frame(data):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return data, "time"
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > limit:
+            return data, "size"
+    return data, None
 
 
 # ---------------------------------------------------------------- tests
@@ -180,21 +190,9 @@ def run_case(namespace, prelude, case, limit, memory_bytes, reaper, keep):
         finally:
             os._exit(0)
     os.close(write_end)
-    data, timed_out = b"", False
-    deadline = started + limit
     # The result is length-prefixed: a process the test forked may hold the pipe open.
-    while not complete_frame(data) and len(data) < 8 * MAX_RESULT_CHARS + 4096:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        ready, _, _ = select.select([read_end], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(read_end, 1 << 16)
-        if not chunk:
-            break
-        data += chunk
+    data, stopped = read_result(read_end, started + limit, 8 * MAX_RESULT_CHARS + 4096)
+    timed_out = stopped == "time"
     os.close(read_end)
     if timed_out:
         os.kill(pid, signal.SIGKILL)
@@ -328,23 +326,8 @@ def score_submission(request, scorer_pid, channel):
         finally:
             os._exit(0)
     os.close(write_end)
-    data, why = b"", None
-    limit = len(cases) * (8 * MAX_RESULT_CHARS + 4096) + 4096
-    while not complete_frame(data):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            why = "did not finish in time"
-            break
-        ready, _, _ = select.select([read_end], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(read_end, 1 << 16)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > limit:
-            why = "sent more than a result"
-            break
+    data, stopped = read_result(read_end, deadline, len(cases) * (8 * MAX_RESULT_CHARS + 4096) + 4096)
+    why = {"time": "did not finish in time", "size": "sent more than a result"}.get(stopped)
     os.close(read_end)
     kill_strays(scorer_pid, {scorer_pid})
     status = 0
