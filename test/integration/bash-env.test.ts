@@ -309,7 +309,9 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
   });
 
   it("changes hidden behind more untracked files than the scorer's shell keeps: the submit is truncated (state-unreadable), never scored", async () => {
-    const hider = await newEnv();
+    // Writing 8,000 names took past the default 10 s under gVisor on a loaded 2-core machine:
+    // the flood steps get a minute each (what is tested is the submit, not the flood's speed).
+    const hider = await newEnv({ shell: { timeoutMs: 60_000 } });
     await hider.reset({ task: taskIndex(GOLD.readOnly) });
     // ~24,000 names of ~205 characters: `git status --short` prints ~5 MB, past the 4 MiB
     // kept. In three steps: under gVisor one takes seconds.
@@ -321,7 +323,7 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect(submit).toMatchObject({ reward: 0, terminated: false, truncated: true });
     expect(submit.info.truncation).toMatchObject({ reason: 'state-unreadable', message: expect.stringMatching(/^git status printed more than the scorer's shell keeps/) });
     expect(submit.info.score).toBeUndefined();
-  });
+  }, 300_000);
 });
 
 const NL2BASH = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/intercode-data');
