@@ -20,19 +20,63 @@ export function sharedDir(env: NodeJS.ProcessEnv = process.env): string {
   return existsSync(near) || !existsSync(far) ? near : far;
 }
 
-const PARALLEL = [1, 8] as const;
 const INTERCODE_ATTEMPTS = 5;
+
+/** What one env's comparison needs: InterCode's task file, bench.sh's env, our run's own flags. */
+interface VsEnv {
+  /** InterCode's task file, under ../shared/intercode-data. */
+  data: readonly string[];
+  /** Other files the comparison needs (the testbed, the dump), under ../shared/intercode-data. */
+  inputs: readonly (readonly string[])[];
+  defaultTasks: number;
+  /** Our `run`'s env flags, given the resolved `inputs`. */
+  ourFlags(inputs: readonly string[], exec: string): string[];
+  /** Whether `run` keeps verified golds on disk (`--gold-cache-dir`): the first run gets an empty folder. */
+  goldCacheDir: boolean;
+  what: string;
+}
+
+const ENVS: Record<'bash' | 'sql' | 'python', VsEnv> = {
+  bash: {
+    data: ['nl2bash', 'nl2bash_fs_1.json'],
+    inputs: [['nl2bash', 'fs-1.tar']],
+    defaultTasks: 40,
+    ourFlags: ([fs1], exec) => ['--testbed', fs1!, '--exec', exec],
+    goldCacheDir: true,
+    what: "BashEnv on NL2Bash fs-1 (its testbed, fs-1.tar, on our side too)",
+  },
+  sql: {
+    data: ['sql', 'spider', 'ic_spider_dev.json'],
+    inputs: [['sql', 'spider', 'ic_spider_dbs.sql']],
+    defaultTasks: 200,
+    ourFlags: ([dump]) => ['--dump', dump!],
+    goldCacheDir: true,
+    what: 'SqlEnv (MariaDB) on Spider dev (ic_spider_dbs.sql loaded on our side too)',
+  },
+  python: {
+    data: ['python', 'mbpp', 'ic_mbpp.json'],
+    inputs: [],
+    defaultTasks: 100,
+    ourFlags: () => [],
+    goldCacheDir: false,
+    what: 'PythonEnv (rpyc) on MBPP',
+  },
+};
 
 const USAGE = `Usage: npm run bench -- vs-intercode [options]
 
-The original InterCode (Python, ../shared/baselines/intercode-py/bench.sh: its own BashEnv
-playing each gold command, then submit) on NL2Bash fs-1 tasks, then \`intercode run bash\` on
-the same tasks and testbed (fs-1.tar) with --parallel 1 and 8, each twice: a first run with an
-empty gold cache (every gold verified: two clean runs) and no sandbox kept warm (every
-kept-warm sandbox on the engine is removed first, as \`intercode cleanup --warm\` does), and a
-second run that finds the golds on disk and the first run's sandboxes kept warm (run's
-default --keep-warm). Then \`intercode run bash\` on the built-in tasks, twice alike, timed
-from process start to exit. The kept-warm sandboxes are removed again at the end.
+The original InterCode (Python, ../shared/baselines/intercode-py/bench.sh: its own env
+playing each gold, then submit) against \`intercode run <env>\` on the same tasks, for one env:
+  bash (default)  ${ENVS.bash.what}, tasks 0-39
+  sql             ${ENVS.sql.what}, tasks 0-199
+  python          ${ENVS.python.what}, tasks 0-99
+Ours runs with --parallel 1 and 8 (bash) or with run's default --parallel and 8 (sql,
+python), each twice: a first run with an empty gold cache folder (bash, sql: every gold
+verified) and no sandbox kept warm (every kept-warm sandbox on the engine is removed first,
+as \`intercode cleanup --warm\` does), and a second run that finds the golds on disk and the
+first run's sandboxes kept warm (run's default --keep-warm). Then \`intercode run <env>\` on
+the env's built-in tasks, twice alike, timed from process start to exit. The kept-warm
+sandboxes are removed again at the end.
 All in one run, one after another: ratios are only meaningful within one run on a loaded machine.
 Figures are episodes per second after set-up (InterCode: its constructor's start-up not timed;
 ours: --json's episodesPerSec, after setupSec). Needs ../shared/baselines/intercode-py and
@@ -40,16 +84,18 @@ ours: --json's episodesPerSec, after setupSec). Needs ../shared/baselines/interc
 absent) and a Docker engine.
 
 Options:
+  --env ENV      bash (default), sql or python
   --first N      first task index (default 0)
-  --tasks N      tasks (default 40)
+  --tasks N      tasks (default 40 for bash, 200 for sql, 100 for python)
   --passes N     InterCode passes over the tasks (default 2, as bench.sh)
-  --exec MODE    passed to run bash: session (default, run's own default) or intercode
+  --exec MODE    bash only, passed to run bash: session (default, run's own default) or intercode
   --json         print one JSON object:
-                 {"intercode":{"episodesPerSec","meanReward","below1"},
+                 {"env","intercode":{"episodesPerSec","meanReward","below1"},
                   "runs":[{"parallel","run","episodesPerSec","setupSec","elapsedSec","wallSec","solved","episodes","meanReward"}],
-                  "ratios":{"1":{"first","second"},"8":{"first","second"}},
+                  "ratios":{"<parallel>":{"first","second"},...},
                   "builtin":{"firstWallSec","secondWallSec","episodes","solved"},
                   "rewardsDiffering":[{"index","intercode":[per pass],"ours":[per run]}],"loadAverage1m","tasks","exec"}
+                 (runs' parallel 0 stands for run's default --parallel; "exec" is null but for bash)
   -h, --help     show this help
 `;
 
@@ -71,6 +117,7 @@ interface IntercodeJson {
 }
 
 export interface VsIntercodeResult {
+  env: 'bash' | 'sql' | 'python';
   intercode: { episodesPerSec: number; meanReward: number; below1: IntercodeJson['below1'] };
   runs: { parallel: number; run: 'first' | 'second'; episodesPerSec: number; setupSec: number; elapsedSec: number; wallSec: number; solved: number; episodes: number; meanReward: number }[];
   ratios: Record<string, { first: number; second: number }>;
@@ -79,7 +126,7 @@ export interface VsIntercodeResult {
   rewardsDiffering: { index: number; intercode: number[]; ours: number[] }[];
   loadAverage1m: number;
   tasks: number;
-  exec: string;
+  exec: string | null;
 }
 
 /**
@@ -121,23 +168,35 @@ const lastJsonLine = (text: string): unknown => JSON.parse(text.trim().split('\n
 
 export const vsIntercodeBench: Bench = {
   name: 'vs-intercode',
-  summary: "the original InterCode's BashEnv vs `intercode run bash` (1 and 8 envs, cold and warm gold cache) on NL2Bash fs-1: episodes/s and ratios",
+  summary: "the original InterCode's BashEnv, SqlEnv or PythonEnv vs `intercode run bash|sql|python` (cold and warm, default and 8 envs) on NL2Bash fs-1, Spider dev or MBPP: episodes/s and ratios",
   async run(args: readonly string[], io: BenchIO): Promise<number> {
-    const values = parseBenchArgs('vs-intercode', args, { first: { type: 'string' }, tasks: { type: 'string' }, passes: { type: 'string' }, exec: { type: 'string' } });
+    const values = parseBenchArgs('vs-intercode', args, { env: { type: 'string' }, first: { type: 'string' }, tasks: { type: 'string' }, passes: { type: 'string' }, exec: { type: 'string' } });
     if (values === 'help') {
       io.stdout.write(USAGE);
       return 0;
     }
+    const envName = typeof values.env === 'string' ? values.env : 'bash';
+    if (envName !== 'bash' && envName !== 'sql' && envName !== 'python') {
+      io.stderr.write(`vs-intercode: --env must be bash, sql or python, got "${envName}"\n`);
+      return 2;
+    }
+    if (envName !== 'bash' && values.exec !== undefined) {
+      io.stderr.write('vs-intercode: --exec applies to bash only\n');
+      return 2;
+    }
+    const vs = ENVS[envName];
     const first = values.first === '0' ? 0 : positiveNumber('--first', values.first, 0, true);
-    const count = positiveNumber('--tasks', values.tasks, 40, true);
+    const count = positiveNumber('--tasks', values.tasks, vs.defaultTasks, true);
     const passes = positiveNumber('--passes', values.passes, 2, true);
-    const exec = typeof values.exec === 'string' ? values.exec : 'session';
+    const exec = envName === 'bash' ? (typeof values.exec === 'string' ? values.exec : 'session') : null;
+    // bash: 1 and 8 envs, as before; sql and python: run's default (what a user gets) and 8.
+    const parallels = envName === 'bash' ? [1, 8] : [0, 8];
     const log = (line: string) => io.stderr.write(`[vs-intercode] ${line}\n`);
     const shared = sharedDir();
     const benchSh = join(shared, 'baselines', 'intercode-py', 'bench.sh');
-    const fs1 = join(shared, 'intercode-data', 'nl2bash', 'fs-1.tar');
-    const data = join(shared, 'intercode-data', 'nl2bash', 'nl2bash_fs_1.json');
-    const missing = [benchSh, fs1, data].find((path) => !existsSync(path));
+    const data = join(shared, 'intercode-data', ...vs.data);
+    const inputs = vs.inputs.map((parts) => join(shared, 'intercode-data', ...parts));
+    const missing = [benchSh, data, ...inputs].find((path) => !existsSync(path));
     if (missing) {
       io.stderr.write(`vs-intercode: ${missing} does not exist; this bench needs baselines/intercode-py and intercode-data in ../shared next to the checkout (or $INTERCODE_SHARED)\n`);
       return 1;
@@ -154,13 +213,14 @@ export const vsIntercodeBench: Bench = {
       await writeFile(taskFile, JSON.stringify(records.slice(first, first + count)));
       const loadAverage1m = loadavg()[0] ?? 0;
 
-      log(`InterCode (Python): ${count} tasks from ${first}, ${passes} pass(es)`);
+      log(`InterCode (Python), ${envName}: ${count} tasks from ${first}, ${passes} pass(es)`);
+      const benchArgs = [benchSh, envName, String(first), String(count), String(passes)];
       // InterCode's get_container lists every container of the engine, then inspects each: one
       // removed in between (other work on a shared engine) makes it fail with a 404. Tried again.
-      let ic = await runProcess('bash', [benchSh, String(first), String(count), String(passes)], () => undefined);
+      let ic = await runProcess('bash', benchArgs, () => undefined);
       for (let attempt = 2; ic.code !== 0 && attempt <= INTERCODE_ATTEMPTS && /No such container/.test(ic.stderrTail); attempt += 1) {
         log(`InterCode failed listing the engine's containers (one vanished meanwhile); attempt ${attempt} of ${INTERCODE_ATTEMPTS}`);
-        ic = await runProcess('bash', [benchSh, String(first), String(count), String(passes)], () => undefined);
+        ic = await runProcess('bash', benchArgs, () => undefined);
       }
       const intercode = lastJsonLine(ic.stdout) as IntercodeJson | null;
       if (ic.code !== 0 || !intercode) {
@@ -171,9 +231,9 @@ export const vsIntercodeBench: Bench = {
 
       const cli = packagePath('bin', 'intercode.js');
       const ours = async (extra: readonly string[], what: string) => {
-        const result = await runProcess(process.execPath, [cli, 'run', 'bash', ...extra, '--json'], () => undefined);
+        const result = await runProcess(process.execPath, [cli, 'run', envName, ...extra, '--json'], () => undefined);
         const parsed = lastJsonLine(result.stdout) as RunJson | null;
-        if (result.code !== 0 || !parsed) throw new Error(`intercode run bash (${what}) failed (exit ${result.code}):\n${result.stderrTail}`);
+        if (result.code !== 0 || !parsed) throw new Error(`intercode run ${envName} (${what}) failed (exit ${result.code}):\n${result.stderrTail}`);
         return { ...parsed, wallSec: result.wallSec };
       };
       // A first run finds nothing warm: neither golds (a new cache folder) nor sandboxes.
@@ -181,28 +241,32 @@ export const vsIntercodeBench: Bench = {
       coldStart = () => cleanup(docker, { warmOnly: true });
       const runs: VsIntercodeResult['runs'] = [];
       const rewards = new Map<number, number[]>();
-      for (const parallel of PARALLEL) {
+      const parallelFlag = (parallel: number) => (parallel === 0 ? [] : ['--parallel', String(parallel)]);
+      const parallelName = (parallel: number) => (parallel === 0 ? 'default --parallel' : `--parallel ${parallel}`);
+      const cacheFlag = (dir: string) => (vs.goldCacheDir ? ['--gold-cache-dir', dir] : []);
+      for (const parallel of parallels) {
         const cache = join(work, `golds-${parallel}`);
         for (const run of ['first', 'second'] as const) {
           if (run === 'first') await coldStart();
-          const r = await ours(['--data', taskFile, '--testbed', fs1, '--exec', exec, '--parallel', String(parallel), '--gold-cache-dir', cache], `--parallel ${parallel}, ${run} run`);
+          const r = await ours(['--data', taskFile, ...vs.ourFlags(inputs, exec ?? ''), ...parallelFlag(parallel), ...cacheFlag(cache)], `${parallelName(parallel)}, ${run} run`);
           runs.push({ parallel, run, episodesPerSec: r.episodesPerSec, setupSec: r.setupSec, elapsedSec: r.elapsedSec, wallSec: r.wallSec, solved: r.solved, episodes: r.episodes, meanReward: r.meanReward });
           for (const t of r.tasks) rewards.set(first + t.index, [...(rewards.get(first + t.index) ?? []), t.reward]);
-          log(`intercode run bash --parallel ${parallel}, ${run} run: ${r.episodesPerSec.toFixed(2)} episodes/s after ${r.setupSec.toFixed(2)} s set-up (${(r.episodesPerSec / intercode.episodesPerSec).toFixed(1)}× InterCode), ${r.solved}/${r.episodes} scored 1`);
+          log(`intercode run ${envName} ${parallelName(parallel)}, ${run} run: ${r.episodesPerSec.toFixed(2)} episodes/s after ${r.setupSec.toFixed(2)} s set-up (${(r.episodesPerSec / intercode.episodesPerSec).toFixed(1)}× InterCode), ${r.solved}/${r.episodes} scored 1`);
         }
       }
       const builtinCache = join(work, 'golds-builtin');
       await coldStart();
-      const b1 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, first run');
-      const b2 = await ours(['--gold-cache-dir', builtinCache], 'built-in tasks, second run');
+      const b1 = await ours(cacheFlag(builtinCache), 'built-in tasks, first run');
+      const b2 = await ours(cacheFlag(builtinCache), 'built-in tasks, second run');
       log(`built-in tasks: first run ${b1.wallSec.toFixed(2)} s, second ${b2.wallSec.toFixed(2)} s wall (${b2.solved}/${b2.episodes} scored 1)`);
 
       const rewardsDiffering = compareRewards(intercode.below1, passes, rewards);
       const ratio = (parallel: number, run: 'first' | 'second') => runs.find((r) => r.parallel === parallel && r.run === run)!.episodesPerSec / intercode.episodesPerSec;
       const result: VsIntercodeResult = {
+        env: envName,
         intercode: { episodesPerSec: intercode.episodesPerSec, meanReward: intercode.meanReward, below1: intercode.below1 },
         runs,
-        ratios: Object.fromEntries(PARALLEL.map((p) => [String(p), { first: ratio(p, 'first'), second: ratio(p, 'second') }])),
+        ratios: Object.fromEntries(parallels.map((p) => [String(p), { first: ratio(p, 'first'), second: ratio(p, 'second') }])),
         builtin: { firstWallSec: b1.wallSec, secondWallSec: b2.wallSec, episodes: b2.episodes, solved: b2.solved },
         rewardsDiffering,
         loadAverage1m,
@@ -225,19 +289,21 @@ export const vsIntercodeBench: Bench = {
   },
 };
 
+const ENV_CLASS: Record<VsIntercodeResult['env'], string> = { bash: 'BashEnv', sql: 'SqlEnv', python: 'PythonEnv' };
+
 function formatReport(r: VsIntercodeResult): string {
   const lines = [
-    `InterCode BashEnv (Python)        ${r.intercode.episodesPerSec.toFixed(2)} episodes/s, mean reward ${r.intercode.meanReward}`,
+    `InterCode ${ENV_CLASS[r.env].padEnd(10)} (Python)      ${r.intercode.episodesPerSec.toFixed(2)} episodes/s, mean reward ${r.intercode.meanReward}`,
     ...r.runs.map(
       (run) =>
-        `intercode run bash --parallel ${String(run.parallel).padEnd(2)} ${run.run.padEnd(6)} ${run.episodesPerSec.toFixed(2).padStart(7)} episodes/s ` +
+        `intercode run ${r.env} --parallel ${(run.parallel === 0 ? 'def' : String(run.parallel)).padEnd(3)} ${run.run.padEnd(6)} ${run.episodesPerSec.toFixed(2).padStart(7)} episodes/s ` +
         `(${(run.episodesPerSec / r.intercode.episodesPerSec).toFixed(1)}×), set-up ${run.setupSec.toFixed(2)} s, wall ${run.wallSec.toFixed(2)} s, ${run.solved}/${run.episodes} scored 1`,
     ),
     `built-in tasks                    first run ${r.builtin.firstWallSec.toFixed(2)} s, second run ${r.builtin.secondWallSec.toFixed(2)} s wall (${r.builtin.solved}/${r.builtin.episodes} scored 1)`,
     r.rewardsDiffering.length === 0
       ? 'every reward as InterCode\'s'
       : `rewards differing from InterCode's: ${r.rewardsDiffering.map((d) => `task ${d.index} (InterCode ${d.intercode.join('/')}, ours ${d.ours.join('/')})`).join(', ')}`,
-    `tasks ${r.tasks}, --exec ${r.exec}, 1-minute load at start ${r.loadAverage1m.toFixed(2)}`,
+    `tasks ${r.tasks}${r.exec === null ? '' : `, --exec ${r.exec}`}, 1-minute load at start ${r.loadAverage1m.toFixed(2)}`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -2,6 +2,8 @@
  * bench vs-intercode without running anything heavy: its help, a bad option, the clear exit
  * when the shared baselines are absent, and how rewards are compared with InterCode's passes.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compareRewards, sharedDir, vsIntercodeBench } from '../../src/bench/vs-intercode.js';
@@ -31,6 +33,34 @@ describe('bench vs-intercode', () => {
     expect(await vsIntercodeBench.run(['--help'], help.streams)).toBe(0);
     expect(help.out.stdout).toMatch(/--parallel 1 and 8/);
     await expect(vsIntercodeBench.run(['--envs', '3'], io().streams)).rejects.toThrow(/--envs is not an option of the vs-intercode bench/);
+  });
+
+  it('takes --env bash, sql or python; --exec is bash\'s alone', async () => {
+    const help = io();
+    expect(await vsIntercodeBench.run(['--help'], help.streams)).toBe(0);
+    expect(help.out.stdout).toMatch(/--env ENV +bash \(default\), sql or python/);
+    const bad = io();
+    expect(await vsIntercodeBench.run(['--env', 'ctf'], bad.streams)).toBe(2);
+    expect(bad.out.stderr).toBe('vs-intercode: --env must be bash, sql or python, got "ctf"\n');
+    const exec = io();
+    expect(await vsIntercodeBench.run(['--env', 'sql', '--exec', 'session'], exec.streams)).toBe(2);
+    expect(exec.out.stderr).toBe('vs-intercode: --exec applies to bash only\n');
+  });
+
+  it('--env sql needs the Spider dump: says so when it is absent', async () => {
+    const empty = await makeTempDir();
+    try {
+      process.env.INTERCODE_SHARED = empty.dir;
+      await mkdir(join(empty.dir, 'baselines', 'intercode-py'), { recursive: true });
+      await mkdir(join(empty.dir, 'intercode-data', 'sql', 'spider'), { recursive: true });
+      await empty.write('baselines/intercode-py/bench.sh', '#!/bin/sh\nexit 1\n');
+      await empty.write('intercode-data/sql/spider/ic_spider_dev.json', '[]');
+      const run = io();
+      expect(await vsIntercodeBench.run(['--env', 'sql'], run.streams)).toBe(1);
+      expect(run.out.stderr).toMatch(new RegExp(`^vs-intercode: ${empty.dir}/intercode-data/sql/spider/ic_spider_dbs.sql does not exist`));
+    } finally {
+      await empty.remove();
+    }
   });
 
   it('exits 1 saying what is missing when the shared baselines are absent', async () => {
