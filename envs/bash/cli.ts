@@ -68,10 +68,10 @@ export const bashCli: EnvCli = {
       .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
       .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
       .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
-      .option('--no-gold-cache', 'bash: run the gold command afresh for every score (no memory or disk cache)')
+      .option('--no-gold-cache', 'bash, sql: run the gold command afresh for every score (no memory or disk cache)')
       .option(
         '--gold-cache-dir <dir>',
-        `bash: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
+        `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
       )
       .option(
         '--reset <mode>',

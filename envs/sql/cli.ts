@@ -4,6 +4,7 @@ import { positiveInteger, timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createSqlEnvs } from './index.js';
 import { goldText } from '../../src/datasets/index.js';
+import { defaultGoldCacheDir } from '../../src/golds/index.js';
 
 interface SqlFlags extends CommonEnvFlags {
   dump?: string[];
@@ -15,6 +16,8 @@ interface SqlFlags extends CommonEnvFlags {
   maxRows?: string;
   database?: string;
   tool?: boolean;
+  goldCache?: boolean;
+  goldCacheDir?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -22,7 +25,8 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** The SQL environment's CLI flags and env construction. */
 export const sqlCli: EnvCli = {
   name: 'sql',
-  flagNames: ['dump', 'sqlite', 'embedded', 'writable', 'handicap', 'order', 'maxRows', 'database'],
+  // --no-gold-cache and --gold-cache-dir are added by the bash env (one option per name) and apply here too.
+  flagNames: ['dump', 'sqlite', 'embedded', 'writable', 'handicap', 'order', 'maxRows', 'database', 'goldCache', 'goldCacheDir'],
   addFlags(command: Command): void {
     command
       .option('--dump <file>', 'sql: a SQL dump the server image loads at build time (repeatable, loaded in order; default: the built-in database)', collect)
@@ -38,6 +42,7 @@ export const sqlCli: EnvCli = {
     const order = flags.order ?? 'intercode';
     if (order !== 'intercode' && order !== 'gold-order-by' && order !== 'none') throw new ConfigError('--order', `must be intercode, gold-order-by or none, got "${order}"`);
     if (flags.sqlite?.length && flags.dump?.length) throw new ConfigError('--sqlite', 'and --dump choose different backends; give one of them');
+    if (flags.goldCache === false && flags.goldCacheDir !== undefined) throw new ConfigError('--gold-cache-dir', 'cannot go with --no-gold-cache');
     const timeout = timeoutMs(flags.timeout);
     return createSqlEnvs(
       {
@@ -52,6 +57,8 @@ export const sqlCli: EnvCli = {
         ...(flags.maxRows ? { maxRows: positiveInteger('--max-rows', flags.maxRows) } : {}),
         ...(flags.database ? { defaultDatabase: flags.database } : {}),
         ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
+        goldCache: flags.goldCache ?? true,
+        ...(flags.goldCache === false ? {} : { goldCacheDir: flags.goldCacheDir ?? defaultGoldCacheDir() }),
         buildLog: log,
         engines,
       },

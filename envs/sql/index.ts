@@ -6,7 +6,7 @@ import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import type { SqlBackend } from './backend.js';
-import { SqlGoldCache } from './gold-cache.js';
+import { SqlGoldCache, sqlGoldStore } from './gold-cache.js';
 import type { SqlRewardOptions } from './reward.js';
 import { builtinDump, ensureSqlImage, readDumps } from './server-image.js';
 import { SqliteBackend } from './sqlite/sqlite-backend.js';
@@ -15,7 +15,7 @@ import { SqlEnv } from './sql-env.js';
 export { SqlEnv, renderOutcome, handicapText, type SqlEnvConfig, type SqlStepResult, type SqlStepInfo } from './sql-env.js';
 export { sqlReward, hasTopLevelOrderBy, type ScoredRows, type SqlRewardOptions, type SqlRewardResult } from './reward.js';
 export { kendallTauB } from './kendall.js';
-export { SqlGoldCache } from './gold-cache.js';
+export { SqlGoldCache, sqlGoldStore, SQL_OUTCOME_CODEC } from './gold-cache.js';
 export { SqliteBackend } from './sqlite/sqlite-backend.js';
 export { ensureSqlImage, builtinDump, readDumps } from './server-image.js';
 export { DatabaseNotFoundError, DumpLoadError } from './errors.js';
@@ -46,6 +46,14 @@ export interface SqlEnvOptions {
   defaultDatabase: string;
   trajectoryDir: string;
   seed: number;
+  /** Cache gold results (default true): in memory, and on disk under {@link goldCacheDir}. false: every score runs the gold. */
+  goldCache: boolean;
+  /**
+   * Where gold results verified on the read-only server (two runs agreed) are kept, keyed by
+   * the image (tag and id), database, gold and limits, so later runs trust them without running
+   * them (see SqlGoldCache). Default: none (memory only); the CLI gives defaultGoldCacheDir().
+   */
+  goldCacheDir: string;
   /**
    * The Docker engine(s) the server runs on. Default: DOCKER_HOST or the local socket.
    * Several only with `writable` (a server per session, spread over them); read-only mode
@@ -62,10 +70,10 @@ export const DEFAULT_SQL_LIMITS = { timeoutMs: 10_000, maxRows: 10_000, maxBytes
  * The backend the options ask for: embedded SQLite, or a server image with the dumps loaded.
  * @throws ConfigError for several engines in read-only mode.
  */
-async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend> {
+async function openBackend(options: Partial<SqlEnvOptions>): Promise<{ backend: SqlBackend; image?: { tag: string; id: string | null } }> {
   const writable = options.writable ?? false;
-  if (options.sqlite?.length) return SqliteBackend.fromFiles(options.sqlite, writable);
-  if (options.embedded) return SqliteBackend.fromScripts(new Map([['library', await readFile(BUILTIN_SQL_SCRIPT, 'utf8')]]), writable);
+  if (options.sqlite?.length) return { backend: await SqliteBackend.fromFiles(options.sqlite, writable) };
+  if (options.embedded) return { backend: await SqliteBackend.fromScripts(new Map([['library', await readFile(BUILTIN_SQL_SCRIPT, 'utf8')]]), writable) };
   const engines = options.engines ?? EngineSet.local();
   if (engines.several && !writable) {
     throw new ConfigError(
@@ -79,7 +87,9 @@ async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend>
   const server = { runtime: await engines.runtime(), image };
   // The MariaDB client library loads in ~40 ms: only an env on a server pays for it.
   const { PrivateServerBackend, SharedServerBackend } = await import('./mariadb/backends.js');
-  return writable ? new PrivateServerBackend(server) : SharedServerBackend.start(server);
+  if (writable) return { backend: new PrivateServerBackend(server) };
+  const [backend, id] = await Promise.all([SharedServerBackend.start(server), engines.imageId(image)]);
+  return { backend, image: { tag: image, id: id ?? null } };
 }
 
 /**
@@ -89,12 +99,14 @@ async function openBackend(options: Partial<SqlEnvOptions>): Promise<SqlBackend>
  */
 export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: number): Promise<SqlEnv[]> {
   const dataset = options.data === null ? [] : await loadDataset(options.data ?? BUILTIN_SQL_TASKS);
-  const backend = await openBackend(options);
+  const { backend, image } = await openBackend(options);
   let open = count;
   const release = async () => {
     if (--open === 0) await backend.close();
   };
-  const goldCache = new SqlGoldCache();
+  // Golds go to disk only from the read-only server: its data is fixed by the image (tag and id).
+  const store = image && options.goldCacheDir && options.goldCache !== false ? sqlGoldStore(options.goldCacheDir) : undefined;
+  const goldCache = options.goldCache === false ? undefined : new SqlGoldCache(store);
   return Array.from(
     { length: count },
     (_, i) =>
@@ -108,7 +120,8 @@ export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: numb
         },
         handicap: options.handicap ?? false,
         order: options.order ?? 'intercode',
-        goldCache,
+        ...(goldCache ? { goldCache } : {}),
+        ...(store && image ? { goldStoreImage: image } : {}),
         release,
         ...(options.defaultDatabase ? { defaultDatabase: options.defaultDatabase } : options.data === undefined ? { defaultDatabase: 'library' } : {}),
         ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),

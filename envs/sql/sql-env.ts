@@ -4,6 +4,7 @@ import { EnvStateError, SandboxError } from '../../src/errors.js';
 import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
 import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from './backend.js';
 import type { SqlGoldCache } from './gold-cache.js';
+import type { GoldKey } from '../../src/golds/gold-store.js';
 import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
 import { hasTopLevelOrderBy, sqlReward, type SqlRewardOptions } from './reward.js';
 import { isRepeatableRead, isSessionNeutral } from './statement-kind.js';
@@ -20,6 +21,8 @@ export interface SqlEnvConfig {
   order: SqlRewardOptions['order'];
   /** Shared gold results, used while the session is untouched (see {@link SqlBackend}). */
   goldCache?: SqlGoldCache;
+  /** The server image (tag and id) that the gold cache's disk entries are keyed by; without it, golds are kept in memory only. */
+  goldStoreImage?: { tag: string; id: string | null };
   /** Database for tasks without `db` (and for tool mode). */
   defaultDatabase?: string;
   /** Called once when the env closes (after its session is closed): releases a shared backend. */
@@ -27,6 +30,12 @@ export interface SqlEnvConfig {
   trajectoryDir?: string;
   seed?: number;
 }
+
+/**
+ * How statements run and rows convert (mariadb/session.ts, convert.ts, group-order.ts), as a
+ * gold's disk key holds it: bump it when they change, so results stored before are not trusted.
+ */
+const SQL_EXECUTION = 1;
 
 /** How golds are verified, recorded in every score: by the harness, outside the agent's session. */
 const GOLD_VERIFIED_BY = 'harness-session';
@@ -231,7 +240,20 @@ export class SqlEnv implements TaskEnv {
     if (!cache || (this.touched && !this.config.backend.dataFixed) || !isRepeatableRead(gold)) {
       return run().then((outcome) => ({ outcome, cached: false }));
     }
-    return cache.get(`${this.config.backend.identity}\0${this.databaseOf(task) ?? ''}\0${gold}`, run);
+    const database = this.databaseOf(task) ?? '';
+    return cache.get(`${this.config.backend.identity}\0${database}\0${gold}`, run, this.goldDiskKey(database, gold));
+  }
+
+  /**
+   * Everything a gold's result on the read-only server depends on: the image (its data and
+   * server), the database, the gold's text, the limits, and how statements are run
+   * ({@link SQL_EXECUTION}); undefined when golds are not kept on disk.
+   */
+  private goldDiskKey(database: string, gold: string): GoldKey | undefined {
+    const image = this.config.goldStoreImage;
+    if (!image || !this.config.backend.dataFixed) return undefined;
+    const { timeoutMs, maxRows, maxBytes } = this.config.limits;
+    return { env: 'sql', execution: SQL_EXECUTION, image: image.tag, imageId: image.id, database, gold, limits: { timeoutMs, maxRows, maxBytes } };
   }
 
   private async lose(error: SandboxError): Promise<SqlStepResult> {

@@ -12,11 +12,13 @@ import { join } from 'node:path';
 export type GoldKey = Readonly<Record<string, string | number | boolean | null | readonly unknown[] | Readonly<Record<string, unknown>>>>;
 
 /**
- * Where a gold's verification runs ran. Only `new-sandboxes` exists, the one trusted: each
- * run in a sandbox made for it from the image, never one restored after an earlier episode
- * (whose answer may be what that episode left: a directory's size, an atime).
+ * Where a gold's verification runs ran. `new-sandboxes`: each run in a sandbox made for it
+ * from the image, never one restored after an earlier episode (whose answer may be what that
+ * episode left: a directory's size, an atime). `fixed-data-server`: on the harness's own
+ * connection to a server whose data no session can change (the read-only SQL server), which
+ * answers a read as a new server from the same image would. A store trusts one kind only.
  */
-export type GoldVerification = 'new-sandboxes';
+export type GoldVerification = 'new-sandboxes' | 'fixed-data-server';
 
 /**
  * A stored entry: the gold was run twice in clean sandboxes and both runs agreed (`stable`),
@@ -56,7 +58,7 @@ function canonical(value: unknown): string {
  * canonical JSON), written atomically (a temporary file renamed into place), so concurrent
  * processes sharing a folder never read half an entry. An entry holds its key too: a file
  * whose key differs from the one asked for, that does not parse, or whose outcome `isOutcome`
- * rejects, or that does not say it was verified in new sandboxes, is treated as absent (and
+ * rejects, or that does not say it was verified as the store trusts, is treated as absent (and
  * overwritten by the next verification). Nothing here knows
  * what a gold is; envs give the key and the outcome's codec.
  */
@@ -64,6 +66,8 @@ export class GoldStore<T> {
   constructor(
     readonly dir: string,
     private readonly codec: { encode(outcome: T): unknown; decode(stored: unknown): T | undefined },
+    /** The only verification whose entries this store trusts. */
+    private readonly trusted: GoldVerification = 'new-sandboxes',
   ) {}
 
   /** The file an entry for `key` lives in. */
@@ -86,8 +90,8 @@ export class GoldStore<T> {
     }
     try {
       const entry = JSON.parse(text) as { format?: unknown; key?: unknown; verifiedIn?: unknown; stable?: unknown; outcome?: unknown; durationMs?: unknown };
-      if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key) || entry.verifiedIn !== 'new-sandboxes') return undefined;
-      const verified = { verifiedIn: entry.verifiedIn, ...(typeof entry.durationMs === 'number' && Number.isFinite(entry.durationMs) && entry.durationMs >= 0 ? { durationMs: entry.durationMs } : {}) } as const;
+      if (entry.format !== FORMAT || canonical(entry.key) !== canonical(key) || entry.verifiedIn !== this.trusted) return undefined;
+      const verified = { verifiedIn: this.trusted, ...(typeof entry.durationMs === 'number' && Number.isFinite(entry.durationMs) && entry.durationMs >= 0 ? { durationMs: entry.durationMs } : {}) } as const;
       if (entry.stable === false) return { stable: false, ...verified };
       if (entry.stable !== true) return undefined;
       const outcome = this.codec.decode(entry.outcome);
