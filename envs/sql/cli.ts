@@ -3,6 +3,7 @@ import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/en
 import { positiveInteger, timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createSqlEnvs } from './index.js';
+import { SQL_SERVER_PARALLEL } from './parallel.js';
 import { goldText } from '../../src/datasets/index.js';
 import { defaultGoldCacheDir } from '../../src/golds/index.js';
 
@@ -65,6 +66,8 @@ export const sqlCli: EnvCli = {
       count,
     );
   },
+  // The read-only server only: embedded SQLite runs in this process, and --writable starts a server per env.
+  defaultParallel: (flags: SqlFlags) => (flags.sqlite?.length || flags.embedded || flags.writable ? undefined : SQL_SERVER_PARALLEL),
   goldActions: (task) => [goldText(task), 'submit'],
   reactCommand: intercodeSqlReactCommand,
 };

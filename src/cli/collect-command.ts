@@ -58,7 +58,7 @@ export function registerCollectCommand(program: Command): void {
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);

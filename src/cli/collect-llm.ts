@@ -42,7 +42,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
+  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as LlmCollectFlags & Record<string, unknown>));
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
   const seed = nonNegativeInteger('--seed', flags.seed);

@@ -42,6 +42,11 @@ export interface EnvCli {
   createEnvs(flags: CommonEnvFlags & Record<string, unknown>, count: number, options: CreateEnvsOptions): Promise<TaskEnv[]>;
   /** The actions that solve `task` when played in order (the gold policy), ending with the submit. */
   goldActions(task: Task): string[];
+  /**
+   * Episodes in flight when --parallel is not given, where this env sustains more than one per
+   * CPU core (measured; see docs/performance.md); undefined: the engine's default.
+   */
+  defaultParallel?(flags: CommonEnvFlags & Record<string, unknown>): number | undefined;
   /** Replay of ReAct (`on-submit`) files: the command InterCode's parser took from a recorded action. Default: the text inside `execute[…]`. */
   reactCommand?(action: string): string;
 }

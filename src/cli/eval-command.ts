@@ -73,7 +73,7 @@ export function registerEvalCommand(program: Command): void {
     const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);

@@ -41,7 +41,7 @@ export function registerRunCommand(program: Command): void {
   addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
     const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
