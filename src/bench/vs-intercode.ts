@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -72,8 +73,8 @@ playing each gold, then submit) against \`intercode run <env>\` on the same task
   python          ${ENVS.python.what}, tasks 0-99
 Ours runs with --parallel 1 and 8 (bash) or with run's default --parallel and 8 (sql,
 python), each twice: a first run with an empty gold cache folder (bash, sql: every gold
-verified) and no sandbox kept warm (every kept-warm sandbox on the engine is removed first,
-as \`intercode cleanup --warm\` does), and a second run that finds the golds on disk and the
+verified) and no sandbox kept warm (every sandbox this bench kept warm is removed first;
+our runs carry a label of their own, so nothing else on the engine is touched), and a second run that finds the golds on disk and the
 first run's sandboxes kept warm (run's default --keep-warm). Then \`intercode run <env>\` on
 the env's built-in tasks, twice alike, timed from process start to exit. The kept-warm
 sandboxes are removed again at the end.
@@ -147,9 +148,9 @@ export function compareRewards(
 }
 
 /** Runs `command` with `args`; @returns stdout, exit code and wall seconds. Stderr lines go to `progress`. */
-function runProcess(command: string, args: readonly string[], progress: (line: string) => void): Promise<{ code: number | null; stdout: string; wallSec: number; stderrTail: string }> {
+function runProcess(command: string, args: readonly string[], progress: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; wallSec: number; stderrTail: string }> {
   const started = performance.now();
-  const child = spawn(command, args, { cwd: packagePath(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd: packagePath(), stdio: ['ignore', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderrTail = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -231,14 +232,18 @@ export const vsIntercodeBench: Bench = {
 
       const cli = packagePath('bin', 'intercode.js');
       const ours = async (extra: readonly string[], what: string) => {
-        const result = await runProcess(process.execPath, [cli, 'run', envName, ...extra, '--json'], () => undefined);
+        const result = await runProcess(process.execPath, [cli, 'run', envName, ...extra, '--json'], () => undefined, ourEnv);
         const parsed = lastJsonLine(result.stdout) as RunJson | null;
         if (result.code !== 0 || !parsed) throw new Error(`intercode run ${envName} (${what}) failed (exit ${result.code}):\n${result.stderrTail}`);
         return { ...parsed, wallSec: result.wallSec };
       };
       // A first run finds nothing warm: neither golds (a new cache folder) nor sandboxes.
       const docker = await connectEngine();
-      coldStart = () => cleanup(docker, { warmOnly: true });
+      // Our runs' sandboxes carry this bench's own run label, so a cold start removes only the
+      // sandboxes this bench kept warm, never those of other work on a shared engine.
+      const benchRun = `vs-intercode-${randomBytes(6).toString('hex')}`;
+      const ourEnv = { ...process.env, INTERCODE_TEST_RUN: benchRun };
+      coldStart = () => cleanup(docker, { warmOnly: true, testRun: benchRun });
       const runs: VsIntercodeResult['runs'] = [];
       const rewards = new Map<number, number[]>();
       const parallelFlag = (parallel: number) => (parallel === 0 ? [] : ['--parallel', String(parallel)]);
