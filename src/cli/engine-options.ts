@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_KEEP_WARM_SECONDS, defaultParallel, keepWarmMs, parseSandboxMode, type SandboxMode } from '../engine/index.js';
-import { positiveInteger } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
 
 /** Commander attributes of the flags {@link addEpisodeEngineFlags} adds. */
 export interface EpisodeEngineFlags {
