@@ -1,5 +1,5 @@
 import { loadDataset } from '../../src/datasets/index.js';
-import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { EnvSpec } from '../../src/env/registry.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
@@ -101,5 +101,3 @@ export const bashEnvSpec: EnvSpec<BashEnvOptions> = {
   description: 'NL2Bash tasks over a testbed file tree; InterCode bash reward',
   create: createBashEnv,
 };
-
-registerEnv(bashEnvSpec);

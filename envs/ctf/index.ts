@@ -1,5 +1,5 @@
 import { loadDataset } from '../../src/datasets/index.js';
-import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
@@ -84,5 +84,3 @@ export const ctfEnvSpec: EnvSpec<CtfEnvOptions> = {
   description: 'Capture-the-flag tasks with a forensics, crypto and reversing tool set; reward 1 for the gold flag',
   create: createCtfEnv,
 };
-
-registerEnv(ctfEnvSpec);

@@ -1,5 +1,5 @@
 import { loadDataset } from '../../src/datasets/index.js';
-import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { EnvSpec } from '../../src/env/registry.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
@@ -79,5 +79,3 @@ export const pythonEnvSpec: EnvSpec<PythonEnvOptions> = {
   description: 'MBPP/APPS-style function tasks in a persistent Python interpreter; scored by unit tests',
   create: createPythonEnv,
 };
-
-registerEnv(pythonEnvSpec);

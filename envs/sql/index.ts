@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { loadDataset } from '../../src/datasets/index.js';
-import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
@@ -140,5 +140,3 @@ export const sqlEnvSpec: EnvSpec<SqlEnvOptions> = {
   description: 'Text-to-SQL tasks (Spider, WikiSQL, your own) over MariaDB in a sandbox or embedded SQLite; InterCode SQL reward',
   create: createSqlEnv,
 };
-
-registerEnv(sqlEnvSpec);

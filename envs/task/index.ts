@@ -1,4 +1,4 @@
-import { registerEnv, type EnvSpec } from '../../src/env/registry.js';
+import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { directoryEntries, packEntries } from '../../src/images/tar.js';
@@ -144,5 +144,3 @@ export const taskEnvSpec: EnvSpec<TaskEnvOptions> = {
     return createTaskEnv({ ...options, data: options.data });
   },
 };
-
-registerEnv(taskEnvSpec);

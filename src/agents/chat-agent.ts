@@ -1,7 +1,7 @@
 import type { EpisodeContext, Turn } from '../policy/index.js';
 import { NO_TOKENS, type ChatMessage, type ChatReply, type ToolCall, type ToolSpec } from './model/chat-model.js';
 import { addReply, emptyUsage, type EpisodeUsage } from './model/usage.js';
-import { envPrompt, type EnvPrompt } from './prompts/env-prompts.js';
+import type { EnvPrompt } from './prompts/env-prompts.js';
 import type { AgentRecord, ModelTurn, Move, StrategyAgent, StrategyOptions } from './strategy.js';
 
 /**
@@ -26,7 +26,7 @@ export abstract class ChatAgent implements StrategyAgent {
   protected tools: readonly ToolSpec[] = [];
 
   constructor(protected readonly context: EpisodeContext, protected readonly options: StrategyOptions) {
-    this.prompt = envPrompt(context.envName);
+    this.prompt = options.prompt;
     // Every move that makes a turn is noted with the reply it came from (the latest assistant message).
     const move = this.move.bind(this);
     this.move = async (history) => {

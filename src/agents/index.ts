@@ -5,8 +5,8 @@ export { parseCompletion, parseTokens, wireMessages, wireTools, wireToolCall } f
 export { OpenAiChatClient, CLIENT_DEFAULTS, TOKEN_REQUESTS, type OpenAiClientOptions, type TokenRequest } from './model/openai-client.js';
 export { knownPrices, parsePrices, sumUsage, emptyUsage, type EpisodeUsage, type TokenPrices } from './model/usage.js';
 export { extractAction, cleanCode, type ActionSyntax, type Extraction } from './extract.js';
-export { ENV_PROMPTS, envPrompt, type EnvPrompt } from './prompts/env-prompts.js';
-export { stepScoring, type StepScoring } from './step-scoring.js';
+export type { EnvPrompt } from './prompts/env-prompts.js';
+export { SUBMIT_AS_IS, type StepScoring, type StepScoringRule } from './step-scoring.js';
 export { ChatAgent } from './chat-agent.js';
-export type { AgentRecord, EvalProtocol, ModelTurn, Move, Strategy, StrategyAgent, StrategyOptions } from './strategy.js';
+export type { AgentRecord, EnvAgentFacts, EvalProtocol, ModelTurn, Move, Strategy, StrategyAgent, StrategyOptions } from './strategy.js';
 export * from './strategies/index.js';

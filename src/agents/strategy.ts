@@ -8,6 +8,8 @@
 import type { Agent, EpisodeContext, Policy, Turn } from '../policy/index.js';
 import type { ChatMessage, ChatModel, ToolSpec, TurnTokens } from './model/chat-model.js';
 import type { EpisodeUsage, TokenPrices } from './model/usage.js';
+import type { EnvPrompt } from './prompts/env-prompts.js';
+import type { StepScoringRule } from './step-scoring.js';
 
 /** What an agent does next. */
 export type Move =
@@ -72,9 +74,17 @@ export interface Strategy extends Policy {
   begin(context: EpisodeContext): StrategyAgent;
 }
 
+/** What strategies and the evaluation read of an env (its EnvPlugin gives both): what the model is told, and what is scored after each action. */
+export interface EnvAgentFacts {
+  prompt: EnvPrompt;
+  stepScoring: StepScoringRule;
+}
+
 /** What every strategy is built from. */
 export interface StrategyOptions {
   model: ChatModel;
+  /** What the model is told about the env it acts in (the env's own facts). */
+  prompt: EnvPrompt;
   /** Prices of the model's tokens; omitted: costs are unknown (null). */
   prices?: TokenPrices;
   /** Keep only this many most recent messages after the opening ones (InterCode's dialogue_limit); omitted: all. */

@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBashEnvs, GoldCache } from '../../envs/bash/index.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import { createStrategy, OpenAiChatClient } from '../agents/index.js';
 import { goldText, type Task } from '../datasets/index.js';
 import { EpisodeEngine } from '../engine/index.js';
@@ -18,6 +19,7 @@ import { pooledEnvSlots } from '../server/pooled-env-slots.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { engineBench } from './engine-bench.js';
 import { formatTable } from './table.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 export interface RolloutsBenchOptions {
   parallel: number;
@@ -91,7 +93,7 @@ async function goldRecording(dir: string, tasks: readonly Task[]): Promise<MockS
     tasks.map((t, i) => [i, { environment: 'ic_bash', query: t.query, turn_history: { actions: [goldText(t)], observations: [''], rewards: [1], valid_action: [true] }, summary: { max_reward: 1 } }]),
   );
   await writeFile(file, JSON.stringify(episodes));
-  return startMockServer(await RecordedModel.load(file), 0);
+  return startMockServer(await RecordedModel.load(file, recordedEnvFence), 0);
 }
 
 async function measure(options: RolloutsBenchOptions, log: (line: string) => void): Promise<RolloutsBenchResult> {
@@ -109,13 +111,13 @@ async function measure(options: RolloutsBenchOptions, log: (line: string) => voi
   let belowOne = 0;
   try {
     await Promise.all([engine.pool?.ready(), slots.ready()]);
-    server = await EnvServer.start({ ...SERVER_DEFAULTS, slots, port: 0, metadata: { name: 'intercode-bash', description: 'rollouts bench', version: '0' }, log: () => undefined });
+    server = await EnvServer.start({ ...SERVER_DEFAULTS, slots, agentFacts: bashPlugin, port: 0, metadata: { name: 'intercode-bash', description: 'rollouts bench', version: '0' }, log: () => undefined });
     const client = new OpenAiChatClient({ baseUrl: model.baseUrl, model: 'recorded', tokens: 'ids', temperature: 1 });
-    const strategy = createStrategy('tools', { model: client });
+    const strategy = createStrategy('tools', { model: client, prompt: bashPlugin.prompt });
     const inProcess = async (K: number): Promise<number> => {
       let n = 0;
       await sampleGroups({
-        envName: 'bash', dataset: 'bench', strategy, model: 'recorded', tasks, executor: engine, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
+        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'bench', strategy, model: 'recorded', tasks, executor: engine, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
         scaleAdvantages: false, stamp: 'bench',
         onGroup: (records) => {
           n += records.length;

@@ -4,6 +4,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import { goldText } from '../datasets/index.js';
 import { EnvServer, SERVER_DEFAULTS } from '../server/env-server.js';
 import { pooledEnvSlots } from '../server/pooled-env-slots.js';
@@ -106,6 +107,7 @@ async function serverRow(envs: readonly BashEnv[], durationMs: number): Promise<
   const server = await EnvServer.start({
     ...SERVER_DEFAULTS,
     slots,
+    agentFacts: bashPlugin,
     port: 0,
     metadata: { name: 'intercode-bash', description: 'serve bench', version: '0' },
     log: () => undefined,

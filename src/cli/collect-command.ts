@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS, envPlugin } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
@@ -11,6 +12,7 @@ import { STRATEGIES } from '../agents/index.js';
 import { ROLLOUT_FORMATS } from '../rollouts/index.js';
 import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
 import { addModelFlags } from './model-flags.js';
+import { isSolved } from '../scoring/solved.js';
 
 interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
@@ -32,7 +34,7 @@ export function registerCollectCommand(program: Command): void {
   const command = program
     .command('collect')
     .description('play a policy in parallel envs and save the episodes as demonstrations (JSONL, or a replay-buffer folder); llm:MODEL writes rollouts for RL (groups of samples, server tokens; jsonl, hf-messages or ATIF)')
-    .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run), or llm:MODEL (a prompting strategy against an OpenAI-compatible server)', 'gold')
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
     .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
@@ -52,13 +54,13 @@ export function registerCollectCommand(program: Command): void {
         '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format")',
     );
   addModelFlags(command, '1');
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: CollectFlags, self: Command) => {
-    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
-    if (flags.policy.startsWith('llm:')) return collectWithLlm(cli, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
+    if (flags.policy.startsWith('llm:')) return collectWithLlm(plugin, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -66,13 +68,12 @@ export function registerCollectCommand(program: Command): void {
     const { demoFromRollout, demoTransitions, formatDemoLine } = await import('../../training/demos/demo-episode.js');
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
-    const { SOLVED } = await import('../../training/loops/trainer.js');
-    const resolved = await resolvePolicy(flags.policy, (task) => cli.goldActions(task), log);
+    const resolved = await resolvePolicy(flags.policy, (task) => plugin.goldActions(task), (env) => envPlugin(env, '--policy').exploration, log);
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
+    const envs = await plugin.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
     const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
-    const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
+    const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
     const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
@@ -91,10 +92,10 @@ export function registerCollectCommand(program: Command): void {
         {
           turnLimit,
           onEpisode: (done, played) => {
-            const demo = demoFromRollout(cli.name, played, resolved.policy.name);
+            const demo = demoFromRollout(plugin.name, played, resolved.policy.name);
             if (toJsonl) appendFileSync(flags.out, `${formatDemoLine(demo)}\n`);
             else buffer!.addMany(demoTransitions(demo, `${stamp}-${done}`));
-            if (played.reward >= SOLVED) solved += 1;
+            if (isSolved(played.reward)) solved += 1;
             rewardSum += played.reward;
             envSteps += played.turns.length;
             progress.update(done, `solved ${solved}`);

@@ -5,10 +5,13 @@ import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { experimentSettings, positiveInteger, type CommonEnvFlags, type EnvCli } from './env-cli.js';
+import { experimentSettings, type CommonEnvFlags } from './env-cli.js';
+import type { EnvPlugin } from '../../envs/index.js';
+import { positiveInteger } from '../env/flag-values.js';
 import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-flags.js';
 import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
+import { isSolved } from '../scoring/solved.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
 export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
@@ -35,14 +38,14 @@ export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngi
  * each task's group completes, in `--format` (to a .jsonl file), or as transitions to a
  * replay-buffer folder (`--format jsonl` only).
  */
-export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (line: string) => void): Promise<void> {
+export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, log: (line: string) => void): Promise<void> {
   const modelName = flags.policy.slice('llm:'.length);
   if (modelName === '') throw new ConfigError('--policy', 'llm: needs a model name, e.g. llm:gpt-4o-mini');
   if (flags.episodes !== undefined) throw new ConfigError('--episodes', 'is for gold, replay and checkpoint policies; with llm:… use --samples-per-task and --limit');
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as LlmCollectFlags & Record<string, unknown>));
+  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as LlmCollectFlags & Record<string, unknown>));
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
   const seed = nonNegativeInteger('--seed', flags.seed);
@@ -52,13 +55,14 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const model = modelFromFlags(modelName, flags);
   const strategy = createStrategy(flags.strategy, {
     model: model.client,
+    prompt: plugin.prompt,
     ...(model.prices ? { prices: model.prices } : {}),
     ...(dialogueLimit ? { dialogueLimit } : {}),
     refineTurns,
   });
   const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
   const settings = {
-    ...experimentSettings(cli, flags),
+    ...experimentSettings(plugin, flags),
     model: modelName,
     strategy: strategy.name,
     turns,
@@ -88,7 +92,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
   const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0 };
   const started = performance.now();
   try {
-    const envs = await cli.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
+    const envs = await plugin.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
     executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
@@ -97,8 +101,9 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
     if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
     const shown = (progress = new Progress('episodes', tasks.length * samplesPerTask));
     await sampleGroups({
-      envName: cli.name,
-      dataset: flags.data ?? `(built-in ${cli.name} tasks)`,
+      envName: plugin.name,
+      stepScoring: plugin.stepScoring,
+      dataset: flags.data ?? `(built-in ${plugin.name} tasks)`,
       strategy,
       model: modelName,
       tasks,
@@ -113,7 +118,7 @@ export async function collectWithLlm(cli: EnvCli, flags: LlmCollectFlags, log: (
       signal: stop.signal,
       onEpisode: (done, record: RolloutRecord) => {
         counts.episodes = done;
-        if (record.reward >= 1 - 1e-6) counts.solved += 1;
+        if (isSolved(record.reward)) counts.solved += 1;
         counts.rewardSum += record.reward;
         counts.envSteps += record.actions.length;
         if (record.tokens.episode !== null) counts.withIds += 1;

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_KEEP_WARM_SECONDS, defaultParallel, keepWarmMs, parseSandboxMode, type SandboxMode } from '../engine/index.js';
-import { positiveInteger } from './env-cli.js';
-import { SQL_SERVER_PARALLEL } from '../../envs/sql/parallel.js';
+import { positiveInteger } from '../env/flag-values.js';
 
 /** Commander attributes of the flags {@link addEpisodeEngineFlags} adds. */
 export interface EpisodeEngineFlags {
@@ -17,7 +16,7 @@ export interface EpisodeEngineFlags {
  */
 export function addEpisodeEngineFlags(command: Command): Command {
   return command
-    .option('--parallel <n>', `episodes in flight (default: ${defaultParallel()}, one per CPU core, at least 2; sql on its read-only server: ${SQL_SERVER_PARALLEL}; more for an LLM agent, which waits on the model)`)
+    .option('--parallel <n>', `episodes in flight (default: ${defaultParallel()}, one per CPU core, at least 2, or the env's own where it sustains more (docs/performance.md); more for an LLM agent, which waits on the model)`)
     .option(
       '--sandboxes <mode>',
       'pooled (default: a warm pool shared by the envs, each used sandbox restored in place) or fresh ' +
@@ -34,7 +33,7 @@ export function addEpisodeEngineFlags(command: Command): Command {
 
 /**
  * The checked values. @throws ConfigError naming the flag.
- * @param envDefault episodes in flight without --parallel where the env sustains more than {@link defaultParallel} (EnvCli.defaultParallel).
+ * @param envDefault episodes in flight without --parallel where the env sustains more than {@link defaultParallel} (EnvPlugin.defaultParallel).
  */
 export function episodeEngineFlags(flags: EpisodeEngineFlags, envDefault?: number): { parallel: number; sandboxes: SandboxMode; keepWarmMs: number } {
   return {

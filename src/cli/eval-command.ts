@@ -6,8 +6,9 @@ import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { readRunSettings } from '../eval/journal.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, experimentSettings, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, experimentSettings, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { nonNegativeInteger } from './model-flags.js';
@@ -54,7 +55,7 @@ export function registerEvalCommand(program: Command): void {
       'evaluate an LLM with a prompting strategy (InterCode\'s protocol): resumable runs in --out, an InterCode result log, ' +
         'and the paper\'s summary',
     )
-    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--env <env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .requiredOption('--out <dir>', 'run directory: settings, episodes.jsonl (resume point) and the InterCode result log')
     .option('--strategy <name>', `prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'try-again')
     .option('--turns <n>', 'turn limit (plan-solve: most plan steps carried out)', '10')
@@ -68,12 +69,12 @@ export function registerEvalCommand(program: Command): void {
     .option('--retries <n>', 'retries of a request after 429, 5xx, timeouts and connection failures (exponential backoff)', '6')
     .option('--limit <n>', 'evaluate only the first n tasks')
     .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","usage"}');
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: EvalFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: EvalFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
@@ -83,19 +84,19 @@ export function registerEvalCommand(program: Command): void {
     const apiKey = flags.apiKey ?? process.env.OPENAI_API_KEY;
     const prices = flags.prices ? parsePrices(flags.prices) : knownPrices(modelName);
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
-    const strategy = createStrategy(flags.strategy, { model, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
+    const strategy = createStrategy(flags.strategy, { model, prompt: plugin.prompt, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
     const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
     await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
 
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
+    const envs = await plugin.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);
     const settings = {
-      ...experimentSettings(cli, flags),
+      ...experimentSettings(plugin, flags),
       strategy: strategy.name,
       turns,
       refineTurns,
@@ -112,8 +113,9 @@ export function registerEvalCommand(program: Command): void {
     let result;
     try {
       result = await runEval({
-        envName: cli.name,
-        dataset: flags.data ?? `(built-in ${cli.name} tasks)`,
+        envName: plugin.name,
+        stepScoring: plugin.stepScoring,
+        dataset: flags.data ?? `(built-in ${plugin.name} tasks)`,
         turns,
         strategy,
         model: modelName,

@@ -1,17 +1,15 @@
 import type { Command } from 'commander';
-import { bashTestbedRecipe } from '../../envs/bash/index.js';
-import { pythonRecipe } from '../../envs/python/images.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { ConfigError } from '../errors.js';
 import { ensureImage, findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { ensureImageOnEngines } from '../sandbox/multi/image-provisioning.js';
 
-/** The images `images build` (and `setup`, and `doctor`'s check) cover; the SQL and CTF images are built on first use. */
-export const IMAGE_RECIPES: Record<string, (testbed?: string) => Promise<ImageRecipe>> = {
-  bash: (testbed) => bashTestbedRecipe(testbed),
-  python: () => pythonRecipe(),
-};
+/** The images `images build` (and `setup`, and `doctor`'s check) cover, by env: those whose env gives a recipe; the others are built on first use. */
+export const IMAGE_RECIPES: Readonly<Record<string, (testbed?: string) => Promise<ImageRecipe>>> = Object.fromEntries(
+  ENV_PLUGINS.flatMap((plugin) => (plugin.imageRecipe ? [[plugin.name, (testbed?: string) => plugin.imageRecipe!(testbed)]] : [])),
+);
 
 /**
  * Builds what is missing of the named envs' images (all of {@link IMAGE_RECIPES} when none).

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { RecordedModel, startMockServer } from '../mock-llm/index.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 interface MockLlmFlags {
   replay: string;
@@ -22,7 +23,7 @@ export function registerMockLlmCommand(program: Command): void {
     .action(async (flags: MockLlmFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('--port', `must be an integer 0–65535, got "${flags.port}"`);
-      const model = await RecordedModel.load(flags.replay);
+      const model = await RecordedModel.load(flags.replay, recordedEnvFence);
       const server = await startMockServer(model, port);
       process.stdout.write(`${JSON.stringify({ baseUrl: server.baseUrl, episodes: model.episodes, style: model.style })}\n`);
       process.stderr.write(`mock-llm: ${model.episodes} recorded episodes (${model.style} replies) at ${server.baseUrl}; Ctrl-C stops\n`);

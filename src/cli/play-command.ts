@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { createInterface } from 'node:readline/promises';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 
 interface PlayFlags extends CommonEnvFlags {
   task?: string;
@@ -17,17 +17,17 @@ const HELP = `Type actions (shell commands, SQL, code… as the env takes). "sub
 export function registerPlayCommand(program: Command): void {
   const command = program
     .command('play')
-    .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .argument('<env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .description('play tasks yourself in a sandbox: see the query, type commands, submit to see the reward and its parts')
     .option('--task <n>', 'first task index (default 0)')
     .option('--tool', 'no dataset: a plain sandbox (envs that have a tool mode)');
-  addEnvFlags(command, ENV_CLIS).action(async (envName: string, flags: PlayFlags, self: Command) => {
-    const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
+  addEnvFlags(command, ENV_PLUGINS).action(async (envName: string, flags: PlayFlags, self: Command) => {
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     if (flags.task !== undefined && !/^-?\d+$/.test(flags.task.trim())) throw new ConfigError('--task', `must be an integer task index, got "${flags.task}"`);
     const engines = commandEngines(flags, log);
-    const [env] = await cli.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log, engines });
-    if (!env) throw new Error(`${cli.name} made no env`);
+    const [env] = await plugin.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log, engines });
+    if (!env) throw new Error(`${plugin.name} made no env`);
     const rl = createInterface({ input: process.stdin, output: process.stdout, historySize: 1000, terminal: process.stdin.isTTY });
     // The iterator buffers from here on: piped input that arrives while a sandbox starts is not lost.
     const lines = rl[Symbol.asyncIterator]();

@@ -5,8 +5,9 @@ import { detectProtocol, replayTrajectories, type RecordingProtocol, type Replay
 import { QUERY_MISMATCH_POLICIES } from '../replay/task-match.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { nonNegativeInteger } from './model-flags.js';
 
@@ -56,7 +57,7 @@ export function registerReplayCommand(program: Command): void {
       're-execute a recorded trajectory, scoring after every action as if submitted then (no reset in between, ' +
         "as InterCode's logs were made), and compare with the recorded rewards",
     )
-    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--env <env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--parallel <n>', 'episodes in flight', '4')
     .option('--show <n>', 'how many disagreeing steps to list', '40')
     .option(
@@ -78,11 +79,11 @@ export function registerReplayCommand(program: Command): void {
       'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate",' +
         '"notExecuted":{"noCode","blocked"},"queryMismatches":[{"taskIndex","recordedQuery","dataQuery","foundAt","handling"}]}',
     );
-  addEnvFlags(command, ENV_CLIS)
+  addEnvFlags(command, ENV_PLUGINS)
     .option('--sandboxes <mode>', 'pooled (default: with --reset exact, a warm pool restored in place; InterCode\'s lifecycle keeps its own sandboxes) or fresh', 'pooled')
     .action(async (file: string, flags: ReplayFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
     const sandboxes = parseSandboxMode(flags.sandboxes);
     const show = nonNegativeInteger('--show', flags.show);
@@ -94,7 +95,7 @@ export function registerReplayCommand(program: Command): void {
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
+    const envs = await plugin.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
     // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
     const engine = new EpisodeEngine(envs, { sandboxes });
     log(describeEngine(engine));
@@ -109,7 +110,7 @@ export function registerReplayCommand(program: Command): void {
         onQueryMismatch,
         file,
         onEpisode: (done) => progress.update(done),
-        ...(cli.reactCommand ? { reactCommand: (action: string) => cli.reactCommand!(action) } : {}),
+        ...(plugin.reactCommand ? { reactCommand: (action: string) => plugin.reactCommand!(action) } : {}),
       });
     } finally {
       progress.stop();

@@ -3,8 +3,9 @@ import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index
 import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
 import { readEpisodeTurns } from '../rollouts/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { nonNegativeInteger } from './model-flags.js';
 import { Progress } from './progress.js';
 
@@ -41,28 +42,28 @@ export function registerRescoreCommand(program: Command): void {
       "recompute the rewards of stored rollouts: each episode's actions are played again in a new sandbox and scored as its strategy scored them; " +
         'reports how many episodes get the same reward and named reward components (NeMo Gym\'s reverify)',
     )
-    .requiredOption('--env <env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--env <env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--parallel <n>', 'episodes at once', '4')
     .option('--show <n>', 'how many disagreeing episodes to list', '20')
     .option('--json', 'print one JSON object: {"episodes","agreeingEpisodes","agreement","withComponents","recordedMeanReward","meanReward","disagreements":[{"sessionId","taskIndex","sampleIndex","recordedReward","reward","recordedComponents","components","agrees","truncated"}]}');
-  addEnvFlags(command, ENV_CLIS)
+  addEnvFlags(command, ENV_PLUGINS)
     .option('--sandboxes <mode>', 'pooled (a warm pool restored in place) or fresh (a new sandbox per episode)', 'pooled')
     .action(async (file: string, flags: RescoreFlags, self: Command) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+      const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
       const parallel = positiveInteger('--parallel', flags.parallel);
       const sandboxes = parseSandboxMode(flags.sandboxes);
       const show = nonNegativeInteger('--show', flags.show);
       const episodes = readEpisodeTurns(file);
       const engines = commandEngines(flags, log);
       // The envs `collect` and `serve` make (not replay's InterCode-compatible ones): the rollouts were played there.
-      const envs = await cli.createEnvs(flags as RescoreFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'collect', log, engines });
+      const envs = await plugin.createEnvs(flags as RescoreFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'collect', log, engines });
       const engine = new EpisodeEngine(envs, { sandboxes });
       log(describeEngine(engine));
       const progress = new Progress('episodes', episodes.length);
       let report: RescoreReport;
       try {
-        report = await rescoreEpisodes(engine, cli.name, envs[0]!.tasks, episodes, (done) => progress.update(done));
+        report = await rescoreEpisodes(engine, plugin, envs[0]!.tasks, episodes, (done) => progress.update(done));
       } finally {
         progress.stop();
         await engine.close();

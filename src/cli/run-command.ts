@@ -3,12 +3,12 @@ import { GoldPolicy, rollout } from '../policy/index.js';
 import { describeEngine, EpisodeEngine, longestFirst } from '../engine/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { addEnvFlags, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
+import { isSolved } from '../scoring/solved.js';
 
 /** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
-const SOLVED = 0.995;
 
 interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
   json?: boolean;
@@ -30,7 +30,7 @@ export interface TaskOutcome {
 export function registerRunCommand(program: Command): void {
   const command = program
     .command('run')
-    .argument('<env>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .argument('<env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .description('play every task of a dataset with its gold command as the agent (those whose golds took longest when verified first); print each reward, in task order, and a summary')
     .option(
       '--json',
@@ -38,20 +38,20 @@ export function registerRunCommand(program: Command): void {
         '"tasks":[{"index","reward","parts"}]}, ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
     );
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (envName: string, flags: RunFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
-    const cli = selectEnvCli(ENV_CLIS, '<env>', envName, self);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, cli.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
+    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
+    const envs = await plugin.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
     // No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed.
     const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
     await Promise.all(envs.slice(used.length).map((env) => env.close()));
     const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
     const tasks = envs[0]!.tasks;
-    const gold = new GoldPolicy((context) => cli.goldActions(context.task));
+    const gold = new GoldPolicy((context) => plugin.goldActions(context.task));
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
     let finished = 0;
@@ -67,10 +67,10 @@ export function registerRunCommand(program: Command): void {
           ({ index }) => durations[index],
         ),
         async (env, { task, index }) => {
-          const played = await rollout(env, gold, { envName: cli.name, task, turnLimit: 20 });
+          const played = await rollout(env, gold, { envName: plugin.name, task, turnLimit: 20 });
           const end = { reward: played.reward, info: played.turns.at(-1)?.info };
           outcomes[index] = { index, query: task.query, reward: end.reward, parts: end.info?.score?.parts ?? {} };
-          if (end.reward >= SOLVED) solvedSoFar += 1;
+          if (isSolved(end.reward)) solvedSoFar += 1;
           progress.update(++finished, `solved ${solvedSoFar}`);
         },
       );
@@ -81,7 +81,7 @@ export function registerRunCommand(program: Command): void {
       releaseEngines(engines, log);
     }
     const firstEpisode = engine.firstEpisodeAt ?? ended;
-    const solved = outcomes.filter((o) => o.reward >= SOLVED).length;
+    const solved = outcomes.filter((o) => isSolved(o.reward)).length;
     const summary = {
       episodes: outcomes.length,
       solved,

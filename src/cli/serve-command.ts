@@ -4,8 +4,9 @@ import { packageVersion } from './package-version.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { checkListening, EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 
 interface ServeFlags extends CommonEnvFlags {
   env: string;
@@ -39,7 +40,7 @@ export function registerServeCommand(program: Command): void {
         'stateless POST /reset /step, GET /state), MCP (/mcp: streamable HTTP, or OpenEnv\'s JSON-RPC dialect) and Prometheus metrics (GET /metrics); ' +
         'prints {"url","env","maxSessions","tasks"} when ready',
     )
-    .requiredOption('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')}`)
+    .requiredOption('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--port <port>', 'TCP port (0: any free one)', String(SERVER_DEFAULTS.port))
     .option('--host <address>', 'address to listen on; anything but loopback requires --token', SERVER_DEFAULTS.host)
     .option('--max-sessions <n>', 'sessions at once (one sandbox each); the next connection gets CAPACITY_REACHED', '64')
@@ -48,8 +49,8 @@ export function registerServeCommand(program: Command): void {
     .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that misses a ping is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
     .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
     .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))');
-  addEnvFlags(command, ENV_CLIS).action(async (flags: ServeFlags, self: Command) => {
-    const cli = selectEnvCli(ENV_CLIS, '--env', flags.env, self);
+  addEnvFlags(command, ENV_PLUGINS).action(async (flags: ServeFlags, self: Command) => {
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const port = Number(flags.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('--port', `must be an integer 0–65535, got "${flags.port}"`);
     const maxSessions = positiveInteger('--max-sessions', flags.maxSessions);
@@ -62,15 +63,16 @@ export function registerServeCommand(program: Command): void {
     checkListening(flags.host, token);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
-    const slots = pooledEnvSlots(cli.name, envs, spares === undefined ? {} : { spares });
+    const envs = await plugin.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
+    const slots = pooledEnvSlots(plugin.name, envs, spares === undefined ? {} : { spares });
     const version = packageVersion();
     let server: EnvServer;
     try {
-      log(`intercode serve: warming the ${cli.name} sandboxes`);
+      log(`intercode serve: warming the ${plugin.name} sandboxes`);
       await slots.ready();
       server = await EnvServer.start({
         slots,
+        agentFacts: plugin,
         host: flags.host,
         port,
         ...(token ? { token } : {}),
@@ -78,8 +80,8 @@ export function registerServeCommand(program: Command): void {
         heartbeatMs,
         maxMessageBytes,
         metadata: {
-          name: `intercode-${cli.name}`,
-          description: `InterCode ${cli.name} tasks as an OpenEnv environment: the action is {"code": string}; "submit" ends the episode and scores it.`,
+          name: `intercode-${plugin.name}`,
+          description: `InterCode ${plugin.name} tasks as an OpenEnv environment: the action is {"code": string}; "submit" ends the episode and scores it.`,
           version,
         },
         log,
@@ -95,8 +97,8 @@ export function registerServeCommand(program: Command): void {
         void server.close().then(resolve, resolve);
       });
     });
-    process.stdout.write(`${JSON.stringify({ url: server.url, env: cli.name, maxSessions, tasks: envs[0]!.tasks.length })}\n`);
-    log(`intercode serve: ${cli.name} at ${server.url} (WebSocket ${server.url.replace(/^http/, 'ws')}/ws, MCP ${server.url}/mcp), up to ${maxSessions} sessions`);
+    process.stdout.write(`${JSON.stringify({ url: server.url, env: plugin.name, maxSessions, tasks: envs[0]!.tasks.length })}\n`);
+    log(`intercode serve: ${plugin.name} at ${server.url} (WebSocket ${server.url.replace(/^http/, 'ws')}/ws, MCP ${server.url}/mcp), up to ${maxSessions} sessions`);
     await stopped;
     releaseEngines(engines, log);
     const stats = server.leases.stats();

@@ -5,8 +5,9 @@ import { ConfigError } from '../errors.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEnvFlags, positiveInteger, selectEnvCli, type CommonEnvFlags } from './env-cli.js';
-import { ENV_CLIS } from './env-clis.js';
+import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
+import { positiveInteger } from '../env/flag-values.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 
 interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags {
@@ -61,7 +62,7 @@ export function registerTrainCommand(program: Command): void {
   const command = program
     .command('train')
     .description('train a neural policy: behaviour cloning on demonstrations, then policy gradient on the env reward; checkpoints and metrics in checkpoints/<run>')
-    .option('--env <name>', `environment: ${ENV_CLIS.map((c) => c.name).join(', ')} (with --resume: the run's)`)
+    .option('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')} (with --resume: the run's)`)
     .option('--demos <path>', 'demonstrations: a JSONL file or a replay-buffer folder from `intercode collect` (not needed with --resume)')
     .requiredOption('--run <name>', 'the run\'s name: its folder is <checkpoints>/<name>')
     .option('--checkpoints <dir>', 'where run folders live', 'checkpoints')
@@ -79,7 +80,7 @@ export function registerTrainCommand(program: Command): void {
     .option('--entropy <coef>', 'entropy bonus coefficient', '0.01')
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_CLIS)).action(async (flags: TrainFlags, self: Command) => {
+  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
@@ -100,7 +101,7 @@ export function registerTrainCommand(program: Command): void {
       if (!flags.demos) throw new ConfigError('--demos', 'is required for a new run');
       envName = flags.env;
     }
-    const cli = selectEnvCli(ENV_CLIS, '--env', envName, self);
+    const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', envName, self);
     await selectBackend(log);
     const settings = flags.resume
       ? undefined
@@ -124,15 +125,16 @@ export function registerTrainCommand(program: Command): void {
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
     const engines = commandEngines(flags, log);
-    const envs = await cli.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
+    const envs = await plugin.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
     const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
-    const runner = new VecEpisodeRunner(cli.name, engine.vec, log);
+    const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
     let progress: Progress | undefined;
     try {
       if (settings) createRun(dir, settings, runner.tasks, demos);
       const summary = await train(dir, {
         runner,
+        exploration: plugin.exploration,
         resume: flags.resume ?? false,
         log,
         onIteration: (record, total) => {

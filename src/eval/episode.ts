@@ -1,12 +1,14 @@
-import { stepScoring, type Strategy, type StrategyAgent } from '../agents/index.js';
+import type { StepScoringRule, Strategy, StrategyAgent } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import type { Score, StepInfo, TaskEnv } from '../env/types.js';
 import type { Turn } from '../policy/index.js';
 import type { EvalEpisodeLog, TurnHistory } from './result-log.js';
-import { isSolved } from './summary.js';
+import { isSolved } from '../scoring/solved.js';
 
 export interface EpisodeSettings {
   envName: string;
+  /** The env's every-step rule: what is scored after an action. */
+  stepScoring: StepScoringRule;
   /** The data file's path, as written in the log's `dataset` field. */
   dataset: string;
   /** The turn limit the strategy is given (`--turns`). */
@@ -23,8 +25,8 @@ const NOT_RUN: StepInfo = { actionExecuted: false, exitCode: null, durationMs: 0
  * - a reply without an action costs a turn: its observation is the strategy's retry
  *   message, its reward 0, and it is an invalid action; nothing runs;
  * - `every-step`: after each action the episode is scored as if submitted then (the env's
- *   `peekScore`, nothing is reset; what is submitted is {@link stepScoring}'s: for Python
- *   the function the action defines, and an action defining none scores 0) and that reward
+ *   `peekScore`, nothing is reset; what is submitted is the env's `stepScoring` rule's: for
+ *   Python the function the action defines, and an action defining none scores 0) and that reward
  *   is fed back; the episode's reward is the best one; with `stopWhenSolved` the episode
  *   ends at reward 1;
  * - `on-submit`: only `submit` is scored; at the turn limit the runner submits (a turn of
@@ -72,7 +74,7 @@ export async function playEpisode(
       break;
     }
     ended = result.terminated;
-    const score = ended || scoring === 'on-submit' ? (result.info.score ?? null) : await stepScore(env, settings.envName, move.action);
+    const score = ended || scoring === 'on-submit' ? (result.info.score ?? null) : await stepScore(env, settings.stepScoring, move.action);
     const reward = ended || scoring === 'on-submit' ? result.reward : (score?.reward ?? 0);
     record({ action: move.action, observation: result.observation, reward, info: result.info }, result.info.actionExecuted, move.reply, score?.parts ?? null);
     if (stopWhenSolved && isSolved(reward)) break;
@@ -97,9 +99,9 @@ export async function playEpisode(
   };
 }
 
-/** The score of submitting now, as InterCode's every-step scoring did after `action` (see {@link stepScoring}); null when the action is not scored (reward 0). */
-export async function stepScore(env: TaskEnv, envName: string, action: string): Promise<Score | null> {
-  const scoring = stepScoring(envName, action);
+/** The score of submitting now, as InterCode's every-step scoring did after `action` (see {@link StepScoringRule}); null when the action is not scored (reward 0). */
+export async function stepScore(env: TaskEnv, rule: StepScoringRule, action: string): Promise<Score | null> {
+  const scoring = rule(action);
   if (scoring.kind === 'unscored') return null;
   return env.peekScore(scoring.submission);
 }

@@ -4,4 +4,4 @@ export type { EpisodeExecutor } from './executor.js';
 export { changedSettings, parseRunSettings, RunJournal, type RunSettings } from './journal.js';
 export { resultLogName, writeResultLog, type EvalEpisodeLog, type TurnHistory } from './result-log.js';
 export { runEval, type EvalOptions, type EvalResult } from './runner.js';
-export { isSolved, summarize, type EvalSummary, type GroupSummary } from './summary.js';
+export { summarize, type EvalSummary, type GroupSummary } from './summary.js';

@@ -4,7 +4,8 @@ import type { EpisodeExecutor } from './executor.js';
 import { playEpisode, type EpisodeSettings } from './episode.js';
 import { RunJournal, type RunSettings } from './journal.js';
 import { resultLogName, writeResultLog } from './result-log.js';
-import { isSolved, summarize, type EvalSummary } from './summary.js';
+import { isSolved } from '../scoring/solved.js';
+import { summarize, type EvalSummary } from './summary.js';
 
 export interface EvalOptions extends EpisodeSettings {
   strategy: Strategy;

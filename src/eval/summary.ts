@@ -1,8 +1,7 @@
 import { sumUsage, type EpisodeUsage } from '../agents/index.js';
+import { isSolved } from '../scoring/solved.js';
 import type { EvalEpisodeLog } from './result-log.js';
 
-/** A reward that counts as solved: InterCode's `max_reward == 1`, allowing for float sums of rounded parts. */
-export const isSolved = (reward: number) => reward >= 1 - 1e-6;
 
 export interface GroupSummary {
   episodes: number;

@@ -11,8 +11,6 @@ import { readRecordedTrajectories, type RecordedEpisode } from '../trajectory/in
 /** InterCode's observation for a reply it found no code in (multi-turn: "No SQL code was found…"; ReAct: "…did not contain sql code"). */
 const NO_CODE = /(?:^No \w+ code was found in your last response|did not contain \w+ code)/;
 
-const FENCE: Record<string, string> = { ic_bash: 'bash', ic_sql: 'sql', ic_python: 'python', ic_ctf: 'bash' };
-
 /** How a recorded file's replies are shaped. */
 export type RecordedStyle = 'code' | 'react' | 'plan';
 
@@ -39,9 +37,10 @@ export class RecordedModel {
 
   /**
    * Loads a recorded InterCode evaluation file (any layout {@link readRecordedTrajectories} reads).
+   * @param fenceOf the fence tag replies are written in, by the log's `environment` field (`ic_bash`); '' for none.
    * @throws TrajectoryError naming the file, episode and field when it is malformed.
    */
-  static async load(file: string): Promise<RecordedModel> {
+  static async load(file: string, fenceOf: (environment: string) => string): Promise<RecordedModel> {
     const episodes = await readRecordedTrajectories(file);
     const history = (e: RecordedEpisode) => ((e.raw as { turn_history?: Record<string, unknown> }).turn_history ?? {});
     const style: RecordedStyle = episodes.some((e) => Array.isArray(history(e).steps))
@@ -51,7 +50,7 @@ export class RecordedModel {
         : 'code';
     const scripts = episodes.map((e) => {
       const environment = String((e.raw as { environment?: unknown }).environment ?? '');
-      return { style, query: e.query.trim(), replies: repliesOf(e, style, FENCE[environment] ?? '', history(e)), calls: callsOf(e, style) };
+      return { style, query: e.query.trim(), replies: repliesOf(e, style, fenceOf(environment), history(e)), calls: callsOf(e, style) };
     });
     // Longest queries first, so a query that contains another one wins.
     scripts.sort((a, b) => b.query.length - a.query.length);

@@ -6,12 +6,12 @@
  * final probe of the sandbox, so every episode is replayed.
  */
 
-import { createStrategy, type ChatModel, type EvalProtocol } from '../agents/index.js';
+import { createStrategy, type ChatModel, type EnvAgentFacts, type EnvPrompt, type EvalProtocol } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { stepScore, type EpisodeExecutor } from '../eval/index.js';
-import { isSolved } from '../eval/summary.js';
+import { isSolved } from '../scoring/solved.js';
 import type { EpisodeTurns } from '../rollouts/index.js';
 import { REWARD_TOLERANCE } from './replay.js';
 
@@ -47,9 +47,14 @@ const NO_MODEL: ChatModel = {
   complete: () => Promise.reject(new ConfigError('rescore', 'replays recorded actions and never asks a model')),
 };
 
+/** What rescoring reads of the env: its name (checked against the file's), its prompts (strategies are built with them) and its every-step rule. */
+export interface RescoredEnv extends EnvAgentFacts {
+  name: string;
+}
+
 /** How episodes of `strategy` were scored (a file that names none: every-step, like `tools`). @throws ConfigError for an unknown strategy. */
-export function protocolOf(strategy: string | null): EvalProtocol {
-  return createStrategy(strategy ?? 'tools', { model: NO_MODEL }).protocol;
+export function protocolOf(strategy: string | null, prompt: EnvPrompt): EvalProtocol {
+  return createStrategy(strategy ?? 'tools', { model: NO_MODEL, prompt }).protocol;
 }
 
 const close = (a: number, b: number) => Math.abs(a - b) <= REWARD_TOLERANCE + 1e-9;
@@ -64,8 +69,8 @@ function sameComponents(recorded: Record<string, number>, now: Record<string, nu
  * scored as the episode's protocol scored it (a submit by the env, every-step by
  * peekScore after the action); turns that never ran (a reply without an action) score 0.
  */
-export async function rescoreEpisode(env: TaskEnv, envName: string, episode: EpisodeTurns, task: Task): Promise<RescoredEpisode> {
-  const { scoring, stopWhenSolved } = protocolOf(episode.strategy);
+export async function rescoreEpisode(env: TaskEnv, rescored: RescoredEnv, episode: EpisodeTurns, task: Task): Promise<RescoredEpisode> {
+  const { scoring, stopWhenSolved } = protocolOf(episode.strategy, rescored.prompt);
   await env.reset({ task });
   const rewards: number[] = [];
   const parts: (Record<string, number> | null)[] = [];
@@ -82,7 +87,7 @@ export async function rescoreEpisode(env: TaskEnv, envName: string, episode: Epi
       break;
     }
     const byEnv = result.terminated || scoring === 'on-submit';
-    const score = byEnv ? (result.info.score ?? null) : await stepScore(env, envName, turn.action);
+    const score = byEnv ? (result.info.score ?? null) : await stepScore(env, rescored.stepScoring, turn.action);
     const reward = byEnv ? result.reward : (score?.reward ?? 0);
     rewards.push(reward);
     parts.push(score?.parts ?? null);
@@ -112,13 +117,13 @@ export async function rescoreEpisode(env: TaskEnv, envName: string, episode: Epi
  */
 export async function rescoreEpisodes(
   executor: EpisodeExecutor,
-  envName: string,
+  rescored: RescoredEnv,
   tasks: readonly Task[],
   episodes: readonly EpisodeTurns[],
   onEpisode?: (done: number) => void,
 ): Promise<RescoreReport> {
   episodes.forEach((e, i) => {
-    if (e.env !== envName) throw new ConfigError('--env', `is ${envName}, but episode ${i + 1} of the file is of the ${e.env} env`);
+    if (e.env !== rescored.name) throw new ConfigError('--env', `is ${rescored.name}, but episode ${i + 1} of the file is of the ${e.env} env`);
     const task = tasks[e.taskIndex];
     if (!task || task.query.trim() !== e.query.trim()) {
       throw new ConfigError('--data', `episode ${i + 1} is of task ${e.taskIndex}, whose query in this dataset is ${task ? JSON.stringify(task.query.slice(0, 80)) : 'missing'}, not ${JSON.stringify(e.query.slice(0, 80))} (give the --data the rollouts were collected on)`);
@@ -128,7 +133,7 @@ export async function rescoreEpisodes(
   let done = 0;
   await executor.forEach([...episodes.keys()], async (env, i) => {
     const episode = episodes[i]!;
-    results[i] = await rescoreEpisode(env, envName, episode, tasks[episode.taskIndex]!);
+    results[i] = await rescoreEpisode(env, rescored, episode, tasks[episode.taskIndex]!);
     onEpisode?.(++done);
   });
   const n = results.length;

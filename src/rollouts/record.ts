@@ -9,7 +9,7 @@
 import { wireMessages, wireTools, type AgentRecord, type EpisodeUsage, type Strategy } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import type { EvalEpisodeLog } from '../eval/index.js';
-import { isSolved } from '../eval/index.js';
+import { isSolved } from '../scoring/solved.js';
 import { tokenRecord, type TokenRecord } from './token-record.js';
 
 export const ROLLOUT_FORMAT = 'intercode-rollout-v1';

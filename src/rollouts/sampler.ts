@@ -4,7 +4,7 @@
  * the group's rewards and advantages filled in.
  */
 
-import type { StrategyAgent, Strategy } from '../agents/index.js';
+import type { StepScoringRule, StrategyAgent, Strategy } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
 import { playEpisode, type EpisodeExecutor } from '../eval/index.js';
 import { groupAdvantages } from './groups.js';
@@ -12,6 +12,8 @@ import { buildRecord, type RolloutRecord } from './record.js';
 
 export interface SampleOptions {
   envName: string;
+  /** The env's every-step rule (see EpisodeSettings.stepScoring). */
+  stepScoring: StepScoringRule;
   /** The data file, as eval logs name it. */
   dataset: string;
   strategy: Strategy;
@@ -58,7 +60,7 @@ export async function sampleGroups(options: SampleOptions): Promise<void> {
     async (env, job) => {
       const seed = options.seed + (options.positions?.(job.task) ?? job.position) * K + job.sample;
       let agent: StrategyAgent | undefined;
-      const log = await playEpisode(env, options.strategy, job.task, { envName: options.envName, dataset: options.dataset, turns: options.turns, seed }, (a) => {
+      const log = await playEpisode(env, options.strategy, job.task, { envName: options.envName, stepScoring: options.stepScoring, dataset: options.dataset, turns: options.turns, seed }, (a) => {
         agent = a;
       });
       const record = buildRecord({

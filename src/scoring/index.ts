@@ -2,3 +2,4 @@
 export { EmptyVocabularyError, answerSimilarity, tfidfCosine, tfidfTokens } from './tfidf.js';
 export { erf } from './erf.js';
 export { pyRound } from './pyround.js';
+export { isSolved, SOLVED_REWARD } from './solved.js';

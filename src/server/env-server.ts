@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigError } from '../errors.js';
+import type { EnvAgentFacts } from '../agents/index.js';
 import { authorized, fromThisMachine, isLoopback } from './auth.js';
 import type { EnvSlots } from './env-slots.js';
 import { ROLLOUTS_PATH_ITEM, RolloutService } from './rollouts/index.js';
@@ -17,6 +18,8 @@ import { WebSocketTransport } from './transports/websocket.js';
 
 export interface EnvServerOptions {
   slots: EnvSlots;
+  /** The env's prompts and step scoring, for the strategies `POST /rollouts` plays. */
+  agentFacts: EnvAgentFacts;
   /** Any host that is not loopback needs a `token` (`serve`'s default: {@link SERVER_DEFAULTS}, as for the fields below). */
   host: string;
   /** 8000 is OpenEnv's; 0 picks a free port. */
@@ -79,7 +82,7 @@ export class EnvServer {
     this.leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
     this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
-    this.rollouts = new RolloutService({ slots, maxMessageBytes, version: metadata.version, log, onStreamed: (episodes) => this.metrics.rolloutsStreamed.inc({}, episodes) });
+    this.rollouts = new RolloutService({ slots, agentFacts: options.agentFacts, maxMessageBytes, version: metadata.version, log, onStreamed: (episodes) => this.metrics.rolloutsStreamed.inc({}, episodes) });
     this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
     this.mcp = new Mcp({
       leases: this.leases,

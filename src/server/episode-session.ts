@@ -3,6 +3,7 @@ import { seededRandom } from '../env/episode.js';
 import type { StepResult, TaskEnv } from '../env/types.js';
 import { EnvStateError, IntercodeError } from '../errors.js';
 import { capReply, WireError, type ActionData, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';
+import { isSolved } from '../scoring/solved.js';
 
 /** How an episode ended: scored (`solved` at reward 1, else `unsolved`), cut off, or left unfinished (a new reset, the session's end). */
 export type EpisodeOutcome = 'solved' | 'unsolved' | 'truncated' | 'abandoned';
@@ -101,7 +102,7 @@ export class EpisodeSession {
     if (done) {
       this.live = false;
       if (result.truncated) this.observer?.finished('truncated', result.info.truncation?.reason);
-      else this.observer?.finished(result.reward >= 1 ? 'solved' : 'unsolved');
+      else this.observer?.finished(isSolved(result.reward) ? 'solved' : 'unsolved');
     }
     return capReply(
       { observation: { output: result.observation, exit_code: result.info.exitCode, task: this.task, info: wireInfo(result) }, reward: result.reward, done },

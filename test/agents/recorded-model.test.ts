@@ -2,8 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractAction, ENV_PROMPTS, parsePlan, parseReactAction } from '../../src/agents/index.js';
+import { extractAction, parsePlan, parseReactAction } from '../../src/agents/index.js';
 import { RecordedModel } from '../../src/mock-llm/index.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
+import { recordedEnvFence } from '../../envs/index.js';
+
+const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.prompt]));
 
 let dir: string;
 beforeAll(async () => {
@@ -14,7 +18,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 async function load(name: string, content: unknown): Promise<RecordedModel> {
   const file = join(dir, name);
   await writeFile(file, JSON.stringify(content));
-  return RecordedModel.load(file);
+  return RecordedModel.load(file, recordedEnvFence);
 }
 const history = (actions: string[], observations: string[], extra: Record<string, unknown> = {}) => ({
   actions,

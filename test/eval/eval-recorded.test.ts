@@ -7,6 +7,8 @@ import { runEval, type EvalOptions } from '../../src/eval/index.js';
 import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-llm/index.js';
 import { VecEnv, VecEpisodeDriver } from '../../src/vec/index.js';
 import { FakeEnv, task } from './fake-env.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 /** Tasks and a recorded Try Again run over them, in InterCode's log layout. */
 const TASKS = [
@@ -34,7 +36,7 @@ let server: MockServer;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'intercode-eval-'));
   await writeFile(join(dir, 'recorded.json'), JSON.stringify(RECORDING));
-  server = await startMockServer(await RecordedModel.load(join(dir, 'recorded.json')), 0);
+  server = await startMockServer(await RecordedModel.load(join(dir, 'recorded.json'), recordedEnvFence), 0);
 });
 afterEach(async () => {
   await server.close();
@@ -45,9 +47,10 @@ function options(envs: FakeEnv[], out: string, overrides: Partial<EvalOptions> =
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', backoffMs: 1 });
   return {
     envName: 'bash',
+    stepScoring: bashPlugin.stepScoring,
     dataset: 'tasks.json',
     turns: 10,
-    strategy: createStrategy('try-again', { model, prices: { input: 1, output: 2 } }),
+    strategy: createStrategy('try-again', { prompt: bashPlugin.prompt, model, prices: { input: 1, output: 2 } }),
     model: 'recorded',
     tasks: TASKS,
     executor: new VecEpisodeDriver(new VecEnv(envs, { autoreset: 'disabled' })),

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { appsReward, mbppReward } from '../../envs/python/reward.js';
 import { definedFunctions, goldEntry, toPythonTask } from '../../envs/python/python-task.js';
 import { BUILTIN_PYTHON_TASKS } from '../../envs/python/index.js';
-import { pythonCli } from '../../envs/python/cli.js';
+import { pythonPlugin } from '../../envs/python/plugin.js';
 import { loadDataset, type Task } from '../../src/datasets/index.js';
 import { DatasetError } from '../../src/errors.js';
 import { detectProtocol } from '../../src/replay/replay.js';
@@ -100,7 +100,7 @@ describe('built-in Python tasks', () => {
     const styles = tasks.map((t) => toPythonTask(t, BUILTIN_PYTHON_TASKS).kind);
     expect(styles).toContain('mbpp');
     expect(styles).toContain('apps');
-    for (const t of tasks) expect(pythonCli.goldActions(t).at(-1)).toMatch(/^submit \w+$/);
+    for (const t of tasks) expect(pythonPlugin.goldActions(t).at(-1)).toMatch(/^submit \w+$/);
   });
 });
 

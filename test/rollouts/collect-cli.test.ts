@@ -16,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { intercodeFromSource } from '../setup/cli.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 const { engine } = await dockerTestFile();
 
@@ -43,7 +44,7 @@ describe.skipIf(skipWithoutEngine(engine, 'collect --policy llm tests'))('collec
       join(dir, 'recording.json'),
       JSON.stringify({ 0: episode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]), 1: episode(tasks[1]!.query, [tasks[1]!.gold]), 2: episode(tasks[2]!.query, ['echo 0']) }),
     );
-    server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json')), 0);
+    server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);
   }, 60_000);
   afterAll(async () => {
     await server?.close();

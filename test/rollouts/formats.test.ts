@@ -16,6 +16,8 @@ import {
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { VecEnv, VecEpisodeDriver } from '../../src/vec/index.js';
 import { FakeEnv, task } from '../eval/fake-env.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 const TASKS = [task(0, 'List the files in /srv', 'ls /srv'), task(1, 'Print the date', 'date'), task(2, 'Show the disk usage of /var', 'du -sh /var')];
 const recorded = (query: string, actions: string[], observations: string[], rewards: number[]) => ({
@@ -34,7 +36,7 @@ async function sample(tokens: 'none' | 'ids', strategyName = 'tools'): Promise<R
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', tokens, temperature: 1, backoffMs: 1 });
   const out: RolloutRecord[] = [];
   await sampleGroups({
-    envName: 'bash', dataset: 'd', strategy: createStrategy(strategyName, { model }), model: 'recorded', tasks: TASKS,
+    envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', strategy: createStrategy(strategyName, { prompt: bashPlugin.prompt, model }), model: 'recorded', tasks: TASKS,
     executor: new VecEpisodeDriver(new VecEnv([new FakeEnv(TASKS), new FakeEnv(TASKS)], { autoreset: 'disabled' })),
     turns: 4, samplesPerTask: 3, seed: 100, temperature: 1, scaleAdvantages: false, stamp: 'run',
     onGroup: (group) => void out.push(...group),
@@ -52,7 +54,7 @@ beforeAll(async () => {
       2: recorded(TASKS[2]!.query, ['du -sh /var | cat', 'submit'], ['4K', ''], [0.5, 0.5]),
     }),
   );
-  server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json')), 0);
+  server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json'), recordedEnvFence), 0);
   records.ids = await sample('ids');
   records.none = await sample('none');
   records.tryAgain = await sample('ids', 'try-again');

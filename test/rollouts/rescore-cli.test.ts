@@ -15,6 +15,7 @@ import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-
 import { formatRecord, type RolloutRecord } from '../../src/rollouts/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { intercodeFromSource as intercode } from '../setup/cli.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 const { engine } = await dockerTestFile();
 
@@ -46,7 +47,7 @@ describe.skipIf(skipWithoutEngine(engine, 'rescore tests'))('intercode rescore',
         3: episode(tasks[3]!.query, ['touch /testbed/intruder']),
       }),
     );
-    server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json')), 0);
+    server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);
     const run = await intercode([
       'collect', '--env', 'bash', '--policy', 'llm:recorded', '--base-url', server.baseUrl, '--samples-per-task', '2',
       '--limit', '4', '--turn-limit', '3', '--tokens', 'ids', '--out', out(), '--parallel', '2', '--json',

@@ -6,6 +6,7 @@ import { scriptedServer } from './scripted-server.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recordedEnvFence } from '../../envs/index.js';
 
 let closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -55,7 +56,7 @@ describe('token data from the server', () => {
       join(dir, 'rec.json'),
       JSON.stringify({ 0: { environment: 'ic_bash', query: 'Count the files', turn_history: { actions: ['ls', 'ls | wc -l'], observations: ['a b', '2'], rewards: [0, 1], valid_action: [true, true] }, summary: { max_reward: 1 } } }),
     );
-    const server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json')), 0);
+    const server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json'), recordedEnvFence), 0);
     closers.push(server.close);
     const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', tokens: 'ids' });
     const tools = [{ name: 'execute', description: 'run', parameters: { type: 'object' } }];

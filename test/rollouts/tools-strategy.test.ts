@@ -2,13 +2,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStrategy, OpenAiChatClient, toolCallAction, ENV_PROMPTS, type StrategyAgent } from '../../src/agents/index.js';
+import { createStrategy, OpenAiChatClient, toolCallAction, type StrategyAgent } from '../../src/agents/index.js';
 import { playEpisode, runEval } from '../../src/eval/index.js';
 import { RecordedModel, startMockServer } from '../../src/mock-llm/index.js';
 import { buildRecord } from '../../src/rollouts/index.js';
 import { VecEnv, VecEpisodeDriver } from '../../src/vec/index.js';
 import { FakeEnv, task } from '../eval/fake-env.js';
 import { scriptedServer } from './scripted-server.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
+import { recordedEnvFence } from '../../envs/index.js';
+
+const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.prompt]));
 
 const TASKS = [task(0, 'List the files in /srv', 'ls /srv'), task(1, 'Print the date', 'date')];
 let closers: (() => Promise<void>)[] = [];
@@ -21,9 +26,9 @@ async function play(replies: Parameters<typeof scriptedServer>[0], turns = 10) {
   const server = await scriptedServer(replies);
   closers.push(server.close);
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'm', backoffMs: 1 });
-  const strategy = createStrategy('tools', { model });
+  const strategy = createStrategy('tools', { prompt: bashPlugin.prompt, model });
   let agent: StrategyAgent | undefined;
-  const log = await playEpisode(new FakeEnv(TASKS), strategy, TASKS[0]!, { envName: 'bash', dataset: 'd', turns, seed: 7 }, (a) => (agent = a));
+  const log = await playEpisode(new FakeEnv(TASKS), strategy, TASKS[0]!, { envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', turns, seed: 7 }, (a) => (agent = a));
   const record = buildRecord({ envName: 'bash', task: TASKS[0]!, log, agent: agent!.record(), strategy, model: 'm', sample: { index: 0, seed: 7, temperature: 0 }, sessionId: 's' });
   return { log, record, bodies: server.bodies };
 }
@@ -96,13 +101,13 @@ describe('eval --strategy tools against the recorded model', () => {
         1: recorded(TASKS[1]!.query, ['echo', 'cal'], ['', ''], [0, 0]),
       }),
     );
-    const server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json')), 0);
+    const server = await startMockServer(await RecordedModel.load(join(dir, 'rec.json'), recordedEnvFence), 0);
     closers.push(server.close);
     const results: Record<string, number> = {};
     for (const name of ['tools', 'try-again']) {
       const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', backoffMs: 1 });
       const result = await runEval({
-        envName: 'bash', dataset: 'd', turns: 3, strategy: createStrategy(name, { model }), model: 'recorded', tasks: TASKS,
+        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', turns: 3, strategy: createStrategy(name, { prompt: bashPlugin.prompt, model }), model: 'recorded', tasks: TASKS,
         executor: new VecEpisodeDriver(new VecEnv([new FakeEnv(TASKS)], { autoreset: 'disabled' })), out: join(dir, name), settings: { strategy: name },
       });
       results[name] = result.summary.successRate;

@@ -7,7 +7,7 @@
  */
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
@@ -46,7 +46,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server frame caps'))('server frames c
     await client.opened;
     expect((await client.request({ type: 'reset', data: { task_id: 0 } })).type).toBe('observation');
     expect((await client.request({ type: 'step', data: { code: `echo ${big}` } })).data).toMatchObject({ code: 'VALIDATION_ERROR', limit_bytes: LIMIT, retryable: false });
-    const [gold] = bashCli.goldActions(envs[0]!.tasks[0]!);
+    const [gold] = bashPlugin.goldActions(envs[0]!.tasks[0]!);
     expect((await client.request({ type: 'step', data: { code: gold } })).type).toBe('observation');
     expect((await client.request({ type: 'step', data: { code: 'submit' } })).data).toMatchObject({ reward: 1, done: true });
     // Past 4x the limit the frame is not even buffered: the connection closes 1009, its slot comes back.

@@ -8,6 +8,8 @@ import type { Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
 import { EnvStateError, SandboxError } from '../../src/errors.js';
 import { EnvServer, type EnvServerOptions, type EnvSlots } from '../../src/server/index.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 
 export const tasks: Task[] = [0, 1, 2].map((index) => ({ index, id: String(index), query: `query ${index}`, gold: `gold ${index}`, metadata: {} }));
 
@@ -134,6 +136,7 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
 export function startLoopbackServer(slots: EnvSlots, name: string, options: Partial<EnvServerOptions> = {}): Promise<EnvServer> {
   return EnvServer.start({
     slots,
+    agentFacts: ENV_PLUGINS.find((p) => p.name === slots.envName) ?? bashPlugin,
     host: '127.0.0.1',
     port: 0,
     idleTimeoutMs: 60_000,

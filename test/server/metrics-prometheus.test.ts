@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
@@ -86,7 +86,7 @@ describe.skipIf(skipWithoutEngine(engine, 'metrics scraped by Prometheus') || !h
 
   it('counts the episodes, sessions and latencies this test produced; Prometheus returns them', async () => {
     const task = envs[0]!.tasks[0]!;
-    const [gold] = bashCli.goldActions(task);
+    const [gold] = bashPlugin.goldActions(task);
     const client = new TestClient(server.url, { authorization: `Bearer ${TOKEN}` });
     await client.opened;
     // 3 solved, 1 unsolved (submitted without the gold), 1 abandoned (reset again mid-episode).

@@ -6,7 +6,7 @@
  */
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
@@ -59,7 +59,7 @@ describe.skipIf(skipWithoutEngine(engine, 'OpenEnv dialect, hostile'))('OpenEnv 
     }
     client.send({ type: 'close' });
     // The HTTP session's episode was not ended by any of them: the gold still scores 1.
-    const [gold] = bashCli.goldActions(task);
+    const [gold] = bashPlugin.goldActions(task);
     expect((await rpc('tools/call', { session_id: session, name: 'execute', arguments: { code: gold } })).result!.data).toMatchObject({ done: false });
     expect((await rpc('tools/call', { session_id: session, name: 'submit', arguments: {} })).result!.data).toMatchObject({ reward: 1, done: true });
     expect((await rpc('openenv/session/close', { session_id: session })).result).toEqual({ session_id: session, closed: true });

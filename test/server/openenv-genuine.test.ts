@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import { registerServeCommand } from '../../src/cli/serve-command.js';
@@ -34,7 +34,7 @@ describe.skipIf(skipWithoutEngine(engine, 'genuine clients against serve') || mi
   let envs: BashEnv[];
   let server: EnvServer;
   const play = (scenario: string, arg: unknown = {}) => runInClientsChroot(SCRIPT, [server.url, scenario, JSON.stringify(arg)]);
-  const gold = (task: number) => bashCli.goldActions(envs[0]!.tasks[task]!)[0]!;
+  const gold = (task: number) => bashPlugin.goldActions(envs[0]!.tasks[task]!)[0]!;
 
   beforeAll(async () => {
     docker = requireEngine(engine);
@@ -59,7 +59,7 @@ describe.skipIf(skipWithoutEngine(engine, 'genuine clients against serve') || mi
   }, 120_000);
 
   it('GenericEnvClient plays tasks with action metadata (1.0 each) and gets a refusal for a field the schema lacks', async () => {
-    const episodes = [0, 1].map((task_id) => ({ task_id, actions: bashCli.goldActions(envs[0]!.tasks[task_id]!) }));
+    const episodes = [0, 1].map((task_id) => ({ task_id, actions: bashPlugin.goldActions(envs[0]!.tasks[task_id]!) }));
     const result = (await play('generic', { episodes })) as { episodes: { task_id: number; first: string; reward: number; done: boolean }[]; unknown_field: string | null; state: { step_count: number } };
     expect(result.episodes.map((e) => [e.task_id, e.reward, e.done])).toEqual([[0, 1, true], [1, 1, true]]);
     expect(result.episodes[0]!.first).toBe(envs[0]!.tasks[0]!.query);

@@ -24,8 +24,9 @@ import type { TaskEnv } from '../../src/env/types.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import { startLoopbackServer, TestClient, until } from './helpers.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 const { testRun, engine } = await dockerTestFile();
 const SLOTS = 4;
@@ -84,7 +85,7 @@ describe.skipIf(skipWithoutEngine(engine, 'rollout service over bash sandboxes')
         3: episode(tasks[3]!.query, ['sleep 3']),
       }),
     );
-    const model = await RecordedModel.load(join(dir, 'recording.json'));
+    const model = await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence);
     plain = await startMockServer(model, 0);
     // An inference server whose weights move on with every request it answers.
     stamping = await startMockServer(model, 0, { policyVersion: () => ++stamp });
@@ -169,7 +170,7 @@ describe.skipIf(skipWithoutEngine(engine, 'rollout service over bash sandboxes')
 
   it('names the reward components in the OpenEnv observation (/ws) and in MCP results', async () => {
     const task = envs[0]!.tasks[1]!;
-    const gold = bashCli.goldActions(task)[0]!;
+    const gold = bashPlugin.goldActions(task)[0]!;
     const ws = new TestClient(server.url);
     await ws.opened;
     await ws.request({ type: 'reset', data: { task_id: 1 } });

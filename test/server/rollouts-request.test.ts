@@ -14,6 +14,7 @@ import type { EnvServer, EnvSlots } from '../../src/server/index.js';
 import { parseRolloutRequest } from '../../src/server/rollouts/index.js';
 import { WireError } from '../../src/server/protocol.js';
 import { ScriptedEnv, startLoopbackServer, tasks } from './helpers.js';
+import { recordedEnvFence } from '../../envs/index.js';
 
 /** Slots over scripted envs (no sandboxes). */
 function scriptedSlots(n: number): EnvSlots & { taken: number } {
@@ -92,7 +93,7 @@ describe('POST /rollouts over scripted envs', () => {
       environment: 'ic_bash', query, turn_history: { actions, observations: actions.map(() => ''), rewards: actions.map(() => 0), valid_action: actions.map(() => true) }, summary: { max_reward: 0 },
     });
     await writeFile(join(dir, 'rec.json'), JSON.stringify({ 0: episode('query 0', ['gold 0']), 1: episode('query 1', ['echo no', 'submit']) }));
-    model = await startMockServer(await RecordedModel.load(join(dir, 'rec.json')), 0, { policyVersion: () => 'w3' });
+    model = await startMockServer(await RecordedModel.load(join(dir, 'rec.json'), recordedEnvFence), 0, { policyVersion: () => 'w3' });
     slots = scriptedSlots(2);
     server = await startLoopbackServer(slots, 'intercode-scripted');
   });

@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { EnvServer, pooledEnvSlots, type EnvSlots } from '../../src/server/index.js';
@@ -64,7 +64,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     const tasks = envs[0]!.tasks;
     expect(tasks.length).toBeGreaterThan(0);
     // Every task once, then again from the start until 64 sessions are filled.
-    const episodes = Array.from({ length: Math.max(SESSIONS, tasks.length) }, (_, i) => ({ task_id: i % tasks.length, actions: bashCli.goldActions(tasks[i % tasks.length]!) }));
+    const episodes = Array.from({ length: Math.max(SESSIONS, tasks.length) }, (_, i) => ({ task_id: i % tasks.length, actions: bashPlugin.goldActions(tasks[i % tasks.length]!) }));
     const file = join(tmpdir(), `intercode-episodes-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(episodes));
     const child = spawn(PYTHON, [join(CLIENT_DIR, 'play_episodes.py'), '--url', server.url, '--episodes', file, '--together'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -164,7 +164,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     expect(text(early)[0]).toMatch(/^SESSION_ERROR: step before reset/);
     const reset = await client.callTool({ name: 'reset', arguments: { task_id: 0 } });
     expect(text(reset)[0]).toBe(task.query);
-    const [, gold] = [null, bashCli.goldActions(task)[0]!];
+    const [, gold] = [null, bashPlugin.goldActions(task)[0]!];
     const ran = await client.callTool({ name: 'execute', arguments: { code: gold } });
     expect(JSON.parse(text(ran)[1]!)).toMatchObject({ reward: 0, done: false, exit_code: 0, task_id: 0 });
     const submitted = await client.callTool({ name: 'submit', arguments: {} });

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
-import { ENV_CLIS } from '../../src/cli/env-clis.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { TestClient, until, startLoopbackServer } from './helpers.js';
@@ -22,7 +22,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over python, ctf and sql envs'
   for (const name of ['python', 'ctf', 'sql']) {
     it(`${name}: the first 3 tasks' golds score 1 over /ws`, async () => {
       requireEngine(engine);
-      const cli = ENV_CLIS.find((c) => c.name === name)!;
+      const cli = ENV_PLUGINS.find((c) => c.name === name)!;
       const engines = commandEngines({}, log);
       const envs = await cli.createEnvs({}, 2, { purpose: 'serve', log, engines });
       const slots = pooledEnvSlots(name, envs);

@@ -5,7 +5,7 @@
  * the server leaves no pod of its own (before the file's label clean-up runs).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENV_CLIS } from '../../src/cli/env-clis.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { releaseEngines } from '../../src/cli/engine-flag.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
 import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';
@@ -37,7 +37,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server on Kubernetes') || skipWithout
   it('bash golds score 1 over /ws on pods; a dropped session gives its pod back; close leaves no pod', async () => {
     requireEngine(engine);
     requireCluster(cluster).close();
-    const cli = ENV_CLIS.find((c) => c.name === 'bash')!;
+    const cli = ENV_PLUGINS.find((c) => c.name === 'bash')!;
     engines = new EngineSet([{ endpoint: 'k8s', weight: 1 }], { log });
     const envs = await cli.createEnvs({}, 2, { purpose: 'serve', log, engines });
     const slots = pooledEnvSlots('bash', envs);

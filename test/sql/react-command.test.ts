@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { intercodeSqlReactCommand } from '../../envs/sql/cli.js';
+import { intercodeSqlReactCommand } from '../../envs/sql/plugin.js';
 
 describe("InterCode's ReAct SQL action parser (replay of on-submit files)", () => {
   it('takes the text of execute[…] up to the last ], dropping what follows', () => {

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskCli } from '../../envs/task/cli.js';
+import { taskPlugin } from '../../envs/task/plugin.js';
 import { createTaskEnvs, type TaskDirEnv } from '../../envs/task/index.js';
 import type { StepResult } from '../../src/env/types.js';
 import { ConfigError, DatasetError, EnvStateError } from '../../src/errors.js';
@@ -29,7 +29,7 @@ async function play(env: TaskDirEnv, taskId: string, actions: readonly string[])
   return env.step('submit');
 }
 
-const gold = (env: TaskDirEnv, taskId: string) => taskCli.goldActions(env.tasks.find((t) => t.id === taskId)!).slice(0, -1);
+const gold = (env: TaskDirEnv, taskId: string) => taskPlugin.goldActions(env.tasks.find((t) => t.id === taskId)!).slice(0, -1);
 
 describe.skipIf(skipWithoutEngine(engine, 'task env'))('task env in Docker', () => {
   let own: TaskDirEnv;

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { taskCli } from '../../envs/task/cli.js';
+import { taskPlugin } from '../../envs/task/plugin.js';
 import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
 import { packagePath } from '../../src/package-path.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
@@ -25,7 +25,7 @@ describe.skipIf(skipWithoutEngine(engine, 'serve --env task'))('serve --env task
   it('plays task directories over /ws: oracle 1, wrong 0', async () => {
     requireEngine(engine);
     const engines = commandEngines({}, log);
-    const envs = await taskCli.createEnvs({ data: DATA, keepWarm: '0' }, 2, { purpose: 'serve', log, engines });
+    const envs = await taskPlugin.createEnvs({ data: DATA, keepWarm: '0' }, 2, { purpose: 'serve', log, engines });
     const slots = pooledEnvSlots('task', envs);
     await slots.ready();
     const server = await startLoopbackServer(slots, 'task', { log });
@@ -38,7 +38,7 @@ describe.skipIf(skipWithoutEngine(engine, 'serve --env task'))('serve --env task
         expect(reset.type).toBe('observation');
         expect(JSON.stringify(reset.data)).toContain(JSON.stringify(task.query).slice(1, 40));
         let last = reset;
-        for (const code of taskCli.goldActions(task)) {
+        for (const code of taskPlugin.goldActions(task)) {
           last = await client.request({ type: 'step', data: { code } });
           expect(last.type, JSON.stringify(last.data)).toBe('observation');
         }

@@ -9,6 +9,8 @@ import { CandidateSet } from '../../training/policy/candidates.js';
 import { candidateFeatures, stateFeatures } from '../../training/policy/features.js';
 import { renderLearningCurves } from '../../training/plot/learning-curves.js';
 import type { MetricRecord } from '../../training/run/run-files.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
+import { sqlPlugin } from '../../envs/sql/plugin.js';
 
 const demo: DemoEpisode = {
   env: 'bash',
@@ -66,11 +68,11 @@ describe('features and candidates', () => {
   });
 
   it('offers harvested actions, submit and exploration, plus cat of files the last output listed', () => {
-    const set = new CandidateSet('bash', ['wc -l a', 'submit']);
+    const set = new CandidateSet(['wc -l a', 'submit'], bashPlugin.exploration);
     expect(set.forState('query', 0)).toEqual(['wc -l a', 'submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd']);
     expect(set.forState('/testbed/a.txt\n/testbed/dir\n', 1)).toContain('cat /testbed/a.txt');
     expect(set.forState('/testbed/a.txt\n/testbed/dir\n', 1)).not.toContain('cat /testbed/dir');
-    expect(new CandidateSet('sql', []).forState("[('users',), ('orders',)]", 1)).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
+    expect(new CandidateSet([], sqlPlugin.exploration).forState("[('users',), ('orders',)]", 1)).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
   });
 });
 

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bashCli, chooseBashBase } from '../../envs/bash/cli.js';
+import { bashPlugin, chooseBashBase } from '../../envs/bash/plugin.js';
 import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ConfigError, ImageError } from '../../src/errors.js';
@@ -42,7 +42,7 @@ describe('--base', () => {
   });
 
   it('is checked before any engine is contacted', async () => {
-    await expect(bashCli.createEnvs({ base: 'alpine' }, 1, { purpose: 'replay', log: () => undefined, engines: EngineSet.local() })).rejects.toBeInstanceOf(ConfigError);
+    await expect(bashPlugin.createEnvs({ base: 'alpine' }, 1, { purpose: 'replay', log: () => undefined, engines: EngineSet.local() })).rejects.toBeInstanceOf(ConfigError);
   });
 });
 

@@ -10,7 +10,7 @@ import type { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseResetMode } from '../../envs/bash/intercode-reset.js';
-import { chooseResetMode } from '../../envs/bash/cli.js';
+import { chooseResetMode } from '../../envs/bash/plugin.js';
 import { ConfigError } from '../../src/errors.js';
 
 function recordingFactory() {

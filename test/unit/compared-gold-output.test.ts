@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { comparedGoldOutput, detectComparedGoldOutput, parseComparedGoldOutput } from '../../envs/bash/compared-gold-output.js';
-import { chooseComparedGoldOutput } from '../../envs/bash/cli.js';
+import { chooseComparedGoldOutput } from '../../envs/bash/plugin.js';
 import { bashReward } from '../../envs/bash/reward.js';
 import { ConfigError } from '../../src/errors.js';
 import type { RecordedEpisode } from '../../src/trajectory/index.js';

@@ -8,7 +8,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
-import { ENV_CLIS } from '../../src/cli/env-clis.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 import { packagePath } from '../../src/package-path.js';
 import { registerCollectCommand } from '../../src/cli/collect-command.js';
 import { registerEvalCommand } from '../../src/cli/eval-command.js';
@@ -90,7 +90,7 @@ describe('EngineSet', () => {
 });
 
 describe("each env's CLI adapter builds its envs on the command's engines", () => {
-  it.each(ENV_CLIS.filter((c) => c.name !== 'sql').map((c) => [c.name, c] as const))('%s', async (_name, cli) => {
+  it.each(ENV_PLUGINS.filter((c) => c.name !== 'sql').map((c) => [c.name, c] as const))('%s', async (_name, cli) => {
     // The task env needs task directories (checked before any engine is asked).
     const flags = cli.name === 'task' ? { data: packagePath('test', 'fixtures', 'harbor-tasks', 'own') } : {};
     const error = await cli.createEnvs(flags, 2, { purpose: 'run', log: quiet, engines: unreachable() }).then(() => undefined, (e: unknown) => e);
@@ -98,7 +98,7 @@ describe("each env's CLI adapter builds its envs on the command's engines", () =
     expect((error as EngineUnreachableError).details.endpoint).toBe(`${NOWHERE_A}, ${NOWHERE_B}`);
   });
 
-  const sql = ENV_CLIS.find((c) => c.name === 'sql')!;
+  const sql = ENV_PLUGINS.find((c) => c.name === 'sql')!;
 
   it('sql, read-only: refuses several engines (one server shared by every episode), before connecting', async () => {
     const made = sql.createEnvs({}, 2, { purpose: 'run', log: quiet, engines: unreachable() });

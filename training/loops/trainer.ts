@@ -13,7 +13,7 @@ import { ConfigError } from '../../src/errors.js';
 import type { Policy, Rollout } from '../../src/policy/index.js';
 import { ReplayBuffer } from '../buffer/replay-buffer.js';
 import { demoTransitions, formatDemoLine, loadDemos, type DemoEpisode } from '../demos/demo-episode.js';
-import { CandidateSet, harvestActions } from '../policy/candidates.js';
+import { CandidateSet, harvestActions, type Exploration } from '../policy/candidates.js';
 import { ScorerNetwork, type NetworkShape } from '../policy/network.js';
 import { NeuralPolicy, RandomPolicy } from '../policy/neural-policy.js';
 import { derive, shuffled } from '../rng.js';
@@ -22,9 +22,7 @@ import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, t
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import type { EpisodeRunner } from './episode-runner.js';
 import { policyGradientStep } from './policy-gradient.js';
-
-/** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
-export const SOLVED = 0.995;
+import { isSolved } from '../../src/scoring/solved.js';
 
 export interface TrainSettings {
   env: string;
@@ -83,7 +81,7 @@ export function createRun(dir: string, settings: TrainSettings, tasks: readonly 
   const heldOut = ids.slice(0, heldOutCount);
   const train = ids.slice(heldOutCount);
   const trainIds = new Set(train);
-  const kept = demos.filter((d) => d.env === settings.env && trainIds.has(d.task_id) && d.reward >= SOLVED);
+  const kept = demos.filter((d) => d.env === settings.env && trainIds.has(d.task_id) && isSolved(d.reward));
   if (kept.length === 0) throw new ConfigError('--demos', `has no solved ${settings.env} episode of a training task (of ${demos.length} episodes)`);
   const config: RunConfig = { settings, split: { train, heldOut }, harvested: harvestActions(kept) };
   writeJson(paths.config, config);
@@ -94,11 +92,13 @@ export function createRun(dir: string, settings: TrainSettings, tasks: readonly 
 /** Success rate and mean reward of a set of rollouts. */
 function outcome(rollouts: readonly Rollout[]): { successRate: number; meanReward: number } {
   const n = Math.max(1, rollouts.length);
-  return { successRate: rollouts.filter((r) => r.reward >= SOLVED).length / n, meanReward: rollouts.reduce((s, r) => s + r.reward, 0) / n };
+  return { successRate: rollouts.filter((r) => isSolved(r.reward)).length / n, meanReward: rollouts.reduce((s, r) => s + r.reward, 0) / n };
 }
 
 export interface TrainOptions {
   runner: EpisodeRunner;
+  /** The env's exploratory actions, offered besides the demonstrated ones. */
+  exploration: Exploration;
   resume: boolean;
   log: (line: string) => void;
   /** Called after each iteration's record is written (progress display). */
@@ -141,7 +141,7 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
     });
   const trainTasks = pick(config.split.train);
   const heldOutTasks = pick(config.split.heldOut);
-  const candidates = new CandidateSet(settings.env, config.harvested);
+  const candidates = new CandidateSet(config.harvested, options.exploration);
   const network = new ScorerNetwork(settings.shape, derive(settings.seed, 'init'));
   const bcOptimizer = tf.train.adam(settings.bcLearningRate);
   const pgOptimizer = tf.train.adam(settings.pgLearningRate);

@@ -73,7 +73,7 @@ export function renderLearningCurves(name: string, metrics: readonly MetricRecor
   const panels: Panel[] = [
     { title: 'Loss', series: [series(metrics, 'behaviour cloning', '#1f77b4', ['bc'], 'loss'), series(metrics, 'policy gradient', '#d62728', ['pg'], 'loss')] },
     {
-      title: 'Success rate (reward ≥ 0.995)',
+      title: 'Success rate (reward 1)',
       yRange: [0, 1],
       series: [
         series(metrics, 'train (greedy)', '#2ca02c', ['baseline', 'eval'], 'successRate'),

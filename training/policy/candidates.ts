@@ -5,48 +5,25 @@
  * listed, DESCRIBE a table it showed).
  */
 
-type Exploration = { fixed: readonly string[]; fromObservation: (observation: string) => string[] };
-
-const PATH = /\/(?:[\w.-]+\/)*[\w.-]+/g;
-/** A table name alone on a line (`| users |`, `users`) or in a Python tuple (`('users',)`). */
-const TABLE_NAME = /^\|?\s*([A-Za-z_]\w*)\s*\|?$|\('([A-Za-z_]\w*)',?\)/gm;
-const MAX_DERIVED = 4;
-
-const firstDistinct = (items: Iterable<string>, limit: number) => [...new Set(items)].slice(0, limit);
-
-/** Exploratory actions per env name; an env without an entry gets none. */
-export const EXPLORATION: Readonly<Record<string, Exploration>> = {
-  bash: {
-    fixed: ['ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]).filter((p) => /\.\w+$/.test(p)), MAX_DERIVED).map((p) => `cat ${p}`),
-  },
-  ctf: {
-    fixed: ['ls -la', 'find . -maxdepth 2 -type f', 'pwd'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]), MAX_DERIVED).map((p) => `cat ${p}`),
-  },
-  sql: {
-    fixed: ['SHOW TABLES'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(TABLE_NAME)].map((m) => (m[1] ?? m[2])!), MAX_DERIVED).map((t) => `DESCRIBE ${t}`),
-  },
-  python: {
-    fixed: ['print(dir())', 'help()'],
-    fromObservation: () => [],
-  },
-};
+/** An env's exploratory actions: fixed ones, and ones read off the last observation (see EnvPlugin.exploration). */
+export interface Exploration {
+  fixed: readonly string[];
+  fromObservation: (observation: string) => string[];
+}
 
 export class CandidateSet {
   /** The actions offered in every state, in a stable order. */
   readonly fixed: readonly string[];
 
-  /** @param harvested actions from demonstrations, in first-seen order. */
-  constructor(readonly env: string, readonly harvested: readonly string[]) {
-    this.fixed = [...new Set([...harvested, 'submit', ...(EXPLORATION[env]?.fixed ?? [])])];
+  /** @param harvested actions from demonstrations, in first-seen order; @param exploration the env's exploratory actions. */
+  constructor(readonly harvested: readonly string[], private readonly exploration: Exploration) {
+    this.fixed = [...new Set([...harvested, 'submit', ...exploration.fixed])];
   }
 
   /** The candidates in a state whose last observation is `observation` (the query before any action). */
   forState(observation: string, step: number): string[] {
     if (step === 0) return this.fixed.slice();
-    const derived = EXPLORATION[this.env]?.fromObservation(observation) ?? [];
+    const derived = this.exploration.fromObservation(observation);
     return [...new Set([...this.fixed, ...derived])];
   }
 }

@@ -10,6 +10,7 @@ import { GoldPolicy, type Policy } from '../../src/policy/index.js';
 import { loadDemos } from '../demos/demo-episode.js';
 import { loadRunPolicy } from '../run/run-policy.js';
 import { selectBackend } from './backend.js';
+import type { Exploration } from './candidates.js';
 import { ReplayPolicy } from './replay-policy.js';
 
 export interface ResolvedPolicy {
@@ -20,8 +21,11 @@ export interface ResolvedPolicy {
 
 export const POLICY_FORMS = 'gold, replay:FILE, checkpoint:RUN';
 
-/** @throws ConfigError for an unknown or unavailable form; TrajectoryError for a bad replay file. */
-export async function resolvePolicy(spec: string, goldActions: (task: Task) => string[], log: (line: string) => void): Promise<ResolvedPolicy> {
+/**
+ * @param explorationOf a checkpoint's env's exploratory actions, by the env's name.
+ * @throws ConfigError for an unknown or unavailable form; TrajectoryError for a bad replay file.
+ */
+export async function resolvePolicy(spec: string, goldActions: (task: Task) => string[], explorationOf: (env: string) => Exploration, log: (line: string) => void): Promise<ResolvedPolicy> {
   const colon = spec.indexOf(':');
   const kind = colon < 0 ? spec : spec.slice(0, colon);
   const argument = colon < 0 ? '' : spec.slice(colon + 1);
@@ -36,7 +40,7 @@ export async function resolvePolicy(spec: string, goldActions: (task: Task) => s
     case 'checkpoint': {
       if (!argument) throw new ConfigError('--policy', 'checkpoint: needs a run folder, e.g. checkpoint:checkpoints/bash-1');
       await selectBackend(log);
-      return { policy: loadRunPolicy(argument, '--policy'), covers: () => true };
+      return { policy: loadRunPolicy(argument, '--policy', explorationOf), covers: () => true };
     }
     case 'llm':
       throw new ConfigError('--policy', `"${spec}": llm:MODEL policies are played by \`intercode collect\` (and \`intercode eval\`), not here; use ${POLICY_FORMS}`);

@@ -32,7 +32,7 @@ export interface MetricRecord {
   loss?: number;
   /** bc: share of minibatch states where the demonstrated action scored highest. */
   accuracy?: number;
-  /** Training tasks solved (reward ≥ 0.995). */
+  /** Training tasks solved (isSolved: reward 1, within 1e-6). */
   successRate?: number;
   meanReward?: number;
   heldOutSuccessRate?: number;

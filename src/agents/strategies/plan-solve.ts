@@ -1,4 +1,5 @@
 import type { EpisodeContext, Turn } from '../../policy/index.js';
+import { isSolved } from '../../scoring/solved.js';
 import { ChatAgent } from '../chat-agent.js';
 import { extractAction } from '../extract.js';
 import { planExecuteSystem, planRefineSystem, planStep, planSystem, reactQuestion, retryMessage } from '../prompts/templates.js';
@@ -61,7 +62,7 @@ class PlanSolveAgent extends ChatAgent {
       return this.code(await this.ask({ role: 'user', content: planStep(this.plan[done]!, observation) }));
     }
     const refineTurns = this.options.refineTurns ?? 0;
-    if (!last || this.refining >= refineTurns || last.reward >= 1) return { kind: 'stop' };
+    if (!last || this.refining >= refineTurns || isSolved(last.reward)) return { kind: 'stop' };
     const intro = this.refining === 0 ? [{ role: 'system' as const, content: planRefineSystem(this.prompt) }] : [];
     this.refining += 1;
     return this.code(await this.ask(...intro, { role: 'user', content: this.clip(last.observation, REFINE_OBSERVATION_LIMIT) }));

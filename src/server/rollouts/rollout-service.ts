@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createStrategy, OpenAiChatClient } from '../../agents/index.js';
+import { createStrategy, OpenAiChatClient, type EnvAgentFacts } from '../../agents/index.js';
 import type { TaskEnv } from '../../env/types.js';
 import type { EpisodeExecutor } from '../../eval/index.js';
 import { formatRecord, sampleGroups, type RolloutRecord } from '../../rollouts/index.js';
@@ -11,6 +11,8 @@ import { parseRolloutRequest, type RolloutRequest } from './rollout-request.js';
 
 export interface RolloutServiceOptions {
   slots: EnvSlots;
+  /** The env's prompts and step scoring (the strategies are built with them). */
+  agentFacts: EnvAgentFacts;
   maxMessageBytes: number;
   /** intercode-ts's version (ATIF's agent.version). */
   version: string;
@@ -167,12 +169,13 @@ export class RolloutService {
         signal: stop.signal,
         ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       });
-      const strategy = createStrategy(req.strategy, { model, refineTurns: 0 });
+      const strategy = createStrategy(req.strategy, { model, prompt: this.options.agentFacts.prompt, refineTurns: 0 });
       const all = envs[0]!.tasks;
       const tasks = req.tasks.map((i) => all[i]!);
       const format = (r: RolloutRecord) => formatRecord(r, req.format, this.options.version);
       await sampleGroups({
         envName: slots.envName,
+        stepScoring: this.options.agentFacts.stepScoring,
         dataset: `(served ${slots.envName} tasks)`,
         strategy,
         model: req.model,

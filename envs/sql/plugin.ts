@@ -1,11 +1,13 @@
-import type { Command } from 'commander';
-import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
-import { positiveInteger, timeoutMs } from '../../src/cli/env-cli.js';
-import { ConfigError } from '../../src/errors.js';
-import { createSqlEnvs } from './index.js';
-import { SQL_SERVER_PARALLEL } from './parallel.js';
+import { SUBMIT_AS_IS } from '../../src/agents/index.js';
 import { goldText } from '../../src/datasets/index.js';
+import { positiveInteger, timeoutMs } from '../../src/env/flag-values.js';
+import { ConfigError } from '../../src/errors.js';
+import { firstDistinct, MAX_DERIVED } from '../exploration.js';
+import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
+import { createSqlEnvs, sqlEnvSpec } from './index.js';
+import { SQL_SERVER_PARALLEL } from './parallel.js';
 import { defaultGoldCacheDir } from '../../src/golds/index.js';
+import { SQL_PROMPT } from './prompt.js';
 
 interface SqlFlags extends CommonEnvFlags {
   dump?: string[];
@@ -21,24 +23,33 @@ interface SqlFlags extends CommonEnvFlags {
   goldCacheDir?: string;
 }
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** A table name alone on a line (`| users |`, `users`) or in a Python tuple (`('users',)`). */
+const TABLE_NAME = /^\|?\s*([A-Za-z_]\w*)\s*\|?$|\('([A-Za-z_]\w*)',?\)/gm;
 
-/** The SQL environment's CLI flags and env construction. */
-export const sqlCli: EnvCli = {
+/** The SQL environment. */
+export const sqlPlugin: EnvPlugin = {
   name: 'sql',
-  // --no-gold-cache and --gold-cache-dir are added by the bash env (one option per name) and apply here too.
-  flagNames: ['dump', 'sqlite', 'embedded', 'writable', 'handicap', 'order', 'maxRows', 'database', 'goldCache', 'goldCacheDir'],
-  addFlags(command: Command): void {
-    command
-      .option('--dump <file>', 'sql: a SQL dump the server image loads at build time (repeatable, loaded in order; default: the built-in database)', collect)
-      .option('--sqlite <file>', 'sql: a SQLite file for the embedded backend, no Docker (repeatable; the database is named after the file)', collect)
-      .option('--embedded', 'sql: the built-in database on the embedded SQLite backend (no Docker)')
-      .option('--writable', 'sql: the agent may change data; each episode gets private state, thrown away at reset (default: read-only)')
-      .option('--handicap', "sql: the first observation also lists the database's tables and columns (InterCode's handicap runs)")
-      .option('--order <mode>', 'sql: the reward\'s order term: intercode (always, as published; default), gold-order-by (only when the gold sorts) or none (IoU alone, as InterCode\'s handicap and ReAct logs were scored)')
-      .option('--max-rows <n>', 'sql: rows kept from one result (default 10000)')
-      .option('--database <name>', 'sql: database for tasks without a "db" field, and for --tool');
-  },
+  spec: sqlEnvSpec,
+  flags: [
+    { flags: '--dump <file>', description: 'sql: a SQL dump the server image loads at build time (repeatable, loaded in order; default: the built-in database)', repeatable: true },
+    { flags: '--sqlite <file>', description: 'sql: a SQLite file for the embedded backend, no Docker (repeatable; the database is named after the file)', repeatable: true },
+    { flags: '--embedded', description: 'sql: the built-in database on the embedded SQLite backend (no Docker)' },
+    { flags: '--writable', description: 'sql: the agent may change data; each episode gets private state, thrown away at reset (default: read-only)' },
+    { flags: '--handicap', description: "sql: the first observation also lists the database's tables and columns (InterCode's handicap runs)" },
+    {
+      flags: '--order <mode>',
+      description: 'sql: the reward\'s order term: intercode (always, as published; default), gold-order-by (only when the gold sorts) or none (IoU alone, as InterCode\'s handicap and ReAct logs were scored)',
+    },
+    { flags: '--max-rows <n>', description: 'sql: rows kept from one result (default 10000)' },
+    { flags: '--database <name>', description: 'sql: database for tasks without a "db" field, and for --tool' },
+    // The same flags as bash's (the CLI adds an option once): golds verified on the scorer's connection are kept on disk.
+    { flags: '--no-gold-cache', description: 'bash, sql: run the gold command afresh for every score (no memory or disk cache)' },
+    {
+      flags: '--gold-cache-dir <dir>',
+      description: `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
+      changesResults: false,
+    },
+  ],
   async createEnvs(flags: SqlFlags, count: number, { log, engines }: CreateEnvsOptions) {
     const order = flags.order ?? 'intercode';
     if (order !== 'intercode' && order !== 'gold-order-by' && order !== 'none') throw new ConfigError('--order', `must be intercode, gold-order-by or none, got "${order}"`);
@@ -70,6 +81,12 @@ export const sqlCli: EnvCli = {
   defaultParallel: (flags: SqlFlags) => (flags.sqlite?.length || flags.embedded || flags.writable ? undefined : SQL_SERVER_PARALLEL),
   goldActions: (task) => [goldText(task), 'submit'],
   reactCommand: intercodeSqlReactCommand,
+  prompt: SQL_PROMPT,
+  stepScoring: SUBMIT_AS_IS,
+  exploration: {
+    fixed: ['SHOW TABLES'],
+    fromObservation: (obs) => firstDistinct([...obs.matchAll(TABLE_NAME)].map((m) => (m[1] ?? m[2])!), MAX_DERIVED).map((t) => `DESCRIBE ${t}`),
+  },
 };
 
 /**

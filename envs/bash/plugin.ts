@@ -1,10 +1,12 @@
-import type { Command } from 'commander';
-import type { CliPurpose, CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
-import { timeoutMs } from '../../src/cli/env-cli.js';
+import { SUBMIT_AS_IS } from '../../src/agents/index.js';
+import { timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
 import { defaultGoldCacheDir } from '../../src/golds/gold-store.js';
-import { createBashEnvs } from './index.js';
-import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
+import { firstDistinct, MAX_DERIVED, PATH } from '../exploration.js';
+import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin, EnvPurpose } from '../plugin.js';
+import { bashEnvSpec, createBashEnvs } from './index.js';
+import { BASH_BASES, bashTestbedRecipe, parseBashBase, type BashBase } from './images.js';
+import { BASH_PROMPT } from './prompt.js';
 import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
 import { detectComparedGoldOutput, parseComparedGoldOutput, type ComparedGoldOutput } from './compared-gold-output.js';
@@ -28,7 +30,7 @@ interface BashFlags extends CommonEnvFlags {
  * InterCode's recordings, so they default to its system (as they default to its exec mode).
  * @throws ConfigError for an unknown base.
  */
-export function chooseBashBase(value: string | undefined, purpose: CliPurpose): BashBase {
+export function chooseBashBase(value: string | undefined, purpose: EnvPurpose): BashBase {
   return parseBashBase(value ?? (purpose === 'replay' ? 'ubuntu-jammy' : 'debian-bookworm'));
 }
 
@@ -37,7 +39,7 @@ export function chooseBashBase(value: string | undefined, purpose: CliPurpose): 
  * InterCode's recordings, so they take its episode lifecycle (measured: more steps agree).
  * @throws ConfigError for an unknown mode.
  */
-export function chooseResetMode(value: string | undefined, purpose: CliPurpose): ResetMode {
+export function chooseResetMode(value: string | undefined, purpose: EnvPurpose): ResetMode {
   return parseResetMode(value ?? (purpose === 'replay' ? 'intercode' : 'exact'));
 }
 
@@ -57,34 +59,36 @@ export function chooseComparedGoldOutput(value: string | undefined, recording: r
   return mode;
 }
 
-/** The bash environment's CLI flags and env construction. */
-export const bashCli: EnvCli = {
+/** The bash environment. */
+export const bashPlugin: EnvPlugin = {
   name: 'bash',
-  flagNames: ['testbed', 'base', 'exec', 'hash', 'shell', 'goldCache', 'goldCacheDir', 'reset', 'evalObs'],
-  addFlags(command: Command): void {
-    command
-      .option('--testbed <path>', "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)")
-      .option('--base <system>', `bash: the system the image is built on, ${BASH_BASES.join(' or ')} (InterCode's: Ubuntu 22.04, bash 5.1; default for replay); default debian-bookworm`)
-      .option('--exec <mode>', 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)')
-      .option('--hash <mode>', 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)')
-      .option('--shell <path>', 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)')
-      .option('--no-gold-cache', 'bash, sql: run the gold command afresh for every score (no memory or disk cache)')
-      .option(
-        '--gold-cache-dir <dir>',
-        `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
-      )
-      .option(
-        '--reset <mode>',
+  spec: bashEnvSpec,
+  flags: [
+    { flags: '--testbed <path>', description: "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)" },
+    { flags: '--base <system>', description: `bash: the system the image is built on, ${BASH_BASES.join(' or ')} (InterCode's: Ubuntu 22.04, bash 5.1; default for replay); default debian-bookworm` },
+    { flags: '--exec <mode>', description: 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)' },
+    { flags: '--hash <mode>', description: 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)' },
+    { flags: '--shell <path>', description: 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)' },
+    { flags: '--no-gold-cache', description: 'bash, sql: run the gold command afresh for every score (no memory or disk cache)' },
+    {
+      flags: '--gold-cache-dir <dir>',
+      description: `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
+      changesResults: false,
+    },
+    {
+      flags: '--reset <mode>',
+      description:
         'bash: how episodes start, exact (a sandbox as the image made it; default for play/run/eval) or intercode (as InterCode, default for ' +
-          'replay: each env keeps one agent and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored ' +
-          'paths such as /root keep state, empty folders and /tmp vanish, and golds are never cached)',
-      )
-      .option(
-        '--eval-obs <mode>',
+        'replay: each env keeps one agent and one gold sandbox for the run, reset with git reset --hard; git clean -fd, so git-ignored ' +
+        'paths such as /root keep state, empty folders and /tmp vanish, and golds are never cached)',
+    },
+    {
+      flags: '--eval-obs <mode>',
+      description:
         "bash: the gold output the answer term compares, full (default) or tail (its last n characters, n the length of the agent's output, " +
-          "as the scoring behind InterCode's recorded Try Again fs-1 and fs-3 logs did); replay detects it from the recording",
-      );
-  },
+        "as the scoring behind InterCode's recorded Try Again fs-1 and fs-3 logs did); replay detects it from the recording",
+    },
+  ],
   async createEnvs(flags: BashFlags, count: number, { purpose, log, engines, recording }: CreateEnvsOptions) {
     const exec = flags.exec ?? (purpose === 'replay' ? 'intercode' : 'session');
     const hash = flags.hash ?? 'intercode';
@@ -116,4 +120,11 @@ export const bashCli: EnvCli = {
     );
   },
   goldActions: (task) => [goldText(task), 'submit'],
+  prompt: BASH_PROMPT,
+  stepScoring: SUBMIT_AS_IS,
+  exploration: {
+    fixed: ['ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd'],
+    fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]).filter((p) => /\.\w+$/.test(p)), MAX_DERIVED).map((p) => `cat ${p}`),
+  },
+  imageRecipe: (testbed) => bashTestbedRecipe(testbed),
 };

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import type { Command } from 'commander';
-import type { CommonEnvFlags, EnvCli } from '../../src/cli/env-cli.js';
-import { positiveInteger, timeoutMs } from '../../src/cli/env-cli.js';
+import { SUBMIT_AS_IS } from '../../src/agents/index.js';
 import { keepWarmMs, parseSandboxMode } from '../../src/engine/index.js';
+import { positiveInteger, timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError, DatasetError } from '../../src/errors.js';
-import { createTaskEnvs } from './index.js';
+import type { CommonEnvFlags, EnvPlugin } from '../plugin.js';
+import { createTaskEnvs, taskEnvSpec } from './index.js';
+import { TASK_PROMPT } from './prompt.js';
 
 interface TaskFlags extends CommonEnvFlags {
   internetTasksOffline?: boolean;
@@ -14,15 +15,14 @@ interface TaskFlags extends CommonEnvFlags {
   tool?: boolean;
 }
 
-/** The task-directory env's CLI flags and env construction. */
-export const taskCli: EnvCli = {
+/** The task-directory env. */
+export const taskPlugin: EnvPlugin = {
   name: 'task',
-  flagNames: ['internetTasksOffline', 'warmImages'],
-  addFlags(command: Command): void {
-    command
-      .option('--internet-tasks-offline', 'task: run tasks whose task.toml says allow_internet = true anyway, without network (sandboxes never get one; what needs it fails)')
-      .option('--warm-images <n>', 'task: images whose sandboxes are kept warm at once (least recently used closed past it; default 8)');
-  },
+  spec: taskEnvSpec,
+  flags: [
+    { flags: '--internet-tasks-offline', description: 'task: run tasks whose task.toml says allow_internet = true anyway, without network (sandboxes never get one; what needs it fails)' },
+    { flags: '--warm-images <n>', description: 'task: images whose sandboxes are kept warm at once (least recently used closed past it; default 8)' },
+  ],
   async createEnvs(flags: TaskFlags, count: number, { log, engines }) {
     if (!flags.data || flags.tool) throw new ConfigError('--data', 'is needed: a Harbor task directory, or a folder of them');
     const timeout = timeoutMs(flags.timeout);
@@ -48,4 +48,7 @@ export const taskCli: EnvCli = {
     }
     return [...(Array.isArray(task.gold) ? task.gold : [task.gold]), 'submit'];
   },
+  prompt: TASK_PROMPT,
+  stepScoring: SUBMIT_AS_IS,
+  exploration: { fixed: [], fromObservation: () => [] },
 };

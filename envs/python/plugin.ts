@@ -1,11 +1,13 @@
-import type { Command } from 'commander';
-import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/env-cli.js';
-import { timeoutMs } from '../../src/cli/env-cli.js';
+import type { StepScoringRule } from '../../src/agents/index.js';
 import type { Task } from '../../src/datasets/index.js';
+import { timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
+import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
+import { pythonRecipe } from './images.js';
+import { createPythonEnvs, pythonEnvSpec } from './index.js';
+import { PYTHON_PROMPT } from './prompt.js';
 import { APPS_DEFAULT_FUNCTION } from './python-env.js';
 import { goldEntry, toPythonTask, type EntryRule } from './python-task.js';
-import { createPythonEnvs } from './index.js';
 
 interface PythonFlags extends CommonEnvFlags {
   testTimeout?: string;
@@ -19,19 +21,27 @@ function appsGoldAction(program: string): string {
   return `def ${APPS_DEFAULT_FUNCTION}():\n    exec(compile(${JSON.stringify(program)}, '<gold>', 'exec'), {'__name__': '__main__'})`;
 }
 
-/** The Python environment's CLI flags and env construction. */
-export const pythonCli: EnvCli = {
+/** InterCode's test for a Python action that defines a function: its first line, exactly `def <name>(`. */
+const DEFINES_FUNCTION = /^def (\w+)\(/;
+
+/** `eval_n_turn.py`: an action defining a function is followed by `submit <its name>`; any other action is not scored. */
+export const pythonStepScoring: StepScoringRule = (action) => {
+  const defined = DEFINES_FUNCTION.exec(action)?.[1];
+  return defined === undefined ? { kind: 'unscored' } : { kind: 'submit', submission: defined };
+};
+
+/** The Python environment. */
+export const pythonPlugin: EnvPlugin = {
   name: 'python',
-  flagNames: ['testTimeout', 'entry', 'afterScore'],
-  addFlags(command: Command): void {
-    command
-      .option('--test-timeout <seconds>', 'python: time limit of each unit test (default 5)')
-      .option('--entry <rule>', 'python: the gold function a submission is bound to: tested (the one the tests call; default) or first-def (InterCode; default for replay)')
-      .option(
-        '--after-score <mode>',
-        "python: the interpreter after a score: keep (the agent's; default) or gold-state (the gold's namespace, as InterCode's scoring left it; default for replay)",
-      );
-  },
+  spec: pythonEnvSpec,
+  flags: [
+    { flags: '--test-timeout <seconds>', description: 'python: time limit of each unit test (default 5)' },
+    { flags: '--entry <rule>', description: 'python: the gold function a submission is bound to: tested (the one the tests call; default) or first-def (InterCode; default for replay)' },
+    {
+      flags: '--after-score <mode>',
+      description: "python: the interpreter after a score: keep (the agent's; default) or gold-state (the gold's namespace, as InterCode's scoring left it; default for replay)",
+    },
+  ],
   async createEnvs(flags: PythonFlags, count: number, { purpose, log, engines }: CreateEnvsOptions) {
     const entry = flags.entry ?? (purpose === 'replay' ? 'first-def' : 'tested');
     if (entry !== 'tested' && entry !== 'first-def') throw new ConfigError('--entry', `must be tested or first-def, got "${entry}"`);
@@ -63,4 +73,8 @@ export const pythonCli: EnvCli = {
     if (python.kind === 'apps') return [appsGoldAction(python.gold), `submit ${APPS_DEFAULT_FUNCTION}`];
     return [python.gold, `submit ${goldEntry(python, 'tested')}`];
   },
+  prompt: PYTHON_PROMPT,
+  stepScoring: pythonStepScoring,
+  exploration: { fixed: ['print(dir())', 'help()'], fromObservation: () => [] },
+  imageRecipe: () => pythonRecipe(),
 };

@@ -1,0 +1,82 @@
+/**
+ * The contract of an environment: one descriptor per env (envs/<name>/plugin.ts), listed
+ * once in envs/index.ts. Everything outside envs/ reads an env's facts from its descriptor
+ * (flags, construction, gold actions, prompts, step scoring, exploration, images) and never
+ * names an env.
+ */
+
+import type { EnvPrompt, StepScoringRule } from '../src/agents/index.js';
+import type { Task } from '../src/datasets/index.js';
+import type { EnvSpec } from '../src/env/registry.js';
+import type { TaskEnv } from '../src/env/types.js';
+import type { ImageRecipe } from '../src/images/recipe.js';
+import type { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import type { RecordedEpisode } from '../src/trajectory/index.js';
+import type { Exploration } from '../training/policy/candidates.js';
+
+/** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
+export type EnvPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect' | 'serve';
+
+/** Flags every env command shares (parsed by the CLI); each env adds its own through {@link EnvPlugin.flags}. */
+export interface CommonEnvFlags {
+  data?: string;
+  timeout?: string;
+  trajectories?: string;
+}
+
+/**
+ * One command-line flag of an env, as data (the CLI turns it into a commander option):
+ * `--name <value>` takes a value, `--name` is a switch, `--no-name` turns a default-on
+ * switch off. The parsed value reaches {@link EnvPlugin.createEnvs} under the camel-cased name.
+ */
+export interface EnvFlag {
+  /** Commander's flag syntax, e.g. `--wrong-flag <mode>`. */
+  flags: string;
+  description: string;
+  /** The flag may be given several times; its values arrive as a list, in order. */
+  repeatable?: true;
+  /** False for a flag that changes no result (a cache's folder): left out of what makes two runs the same experiment. */
+  changesResults?: false;
+}
+
+export interface CreateEnvsOptions {
+  purpose: EnvPurpose;
+  /** Image build progress and notes go here (stderr in the CLI). */
+  log: (line: string) => void;
+  /** The engines the command's `--engine` flags name: every env of the command shares them. */
+  engines: EngineSet;
+  /** `replay`: the recorded episodes, for envs that read how the recording was scored from its logs. */
+  recording?: readonly RecordedEpisode[];
+}
+
+/** Everything the harness knows of one environment. */
+export interface EnvPlugin {
+  /** The name users type: `intercode play <name>`, `--env <name>`. */
+  readonly name: string;
+  /** The library's registration (`make('intercode/<name>-v1')`). */
+  readonly spec: EnvSpec<never>;
+  /** This env's own flags (the common ones are the CLI's). */
+  readonly flags: readonly EnvFlag[];
+  /** `count` ready envs sharing whatever can be shared (images, gold caches, servers). */
+  createEnvs(flags: CommonEnvFlags & Record<string, unknown>, count: number, options: CreateEnvsOptions): Promise<TaskEnv[]>;
+  /** The actions that solve `task` when played in order (the gold policy), ending with the submit. */
+  goldActions(task: Task): string[];
+  /**
+   * Episodes in flight when --parallel is not given, where this env sustains more than one per
+   * CPU core (measured; see docs/performance.md); undefined: the engine's default.
+   */
+  defaultParallel?(flags: CommonEnvFlags & Record<string, unknown>): number | undefined;
+  /** Replay of ReAct (`on-submit`) files: the command InterCode's parser took from a recorded action. Default: the text inside `execute[…]`. */
+  reactCommand?(action: string): string;
+  /** What LLM strategies tell the model about this env. */
+  readonly prompt: EnvPrompt;
+  /** What the `every-step` protocol scores after an action (see StepScoringRule). */
+  readonly stepScoring: StepScoringRule;
+  /** Exploratory actions the in-process trained policy may take besides the demonstrated ones. */
+  readonly exploration: Exploration;
+  /**
+   * Its image's recipe, where `images build`, `setup` and `doctor` should cover it (other
+   * images are built on first use); `testbed` is `images build --testbed`, for an image that holds one.
+   */
+  imageRecipe?(testbed?: string): Promise<ImageRecipe>;
+}
