@@ -9,7 +9,7 @@ export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskE
 export { SandboxEnv, type EpisodeState, type SandboxEnvConfig } from './env/sandbox-env.js';
 export * from './sandbox/types.js';
 export { connectEngine, defaultEndpoint } from './sandbox/docker/engine.js';
-export { DockerRuntime } from './sandbox/docker/docker-sandbox.js';
+export { DockerRuntime } from './sandbox/docker/docker-runtime.js';
 export { cleanup } from './sandbox/docker/cleanup.js';
 export * from './sandbox/lifecycle/index.js';
 export * from './sandbox/multi/index.js';
