@@ -1,8 +1,11 @@
-/** What the package entry exports of the envs (their classes, factories and rewards); importing it registers every env of envs/index.ts. */
-export * from './index.js';
-export * from './bash/index.js';
-export * from './sql/index.js';
-export { SharedServerBackend, PrivateServerBackend } from './sql/mariadb/backends.js';
-export * from './ctf/index.js';
-export * from './task/index.js';
-export * from './python/index.js';
+/**
+ * What the package's root entry exports of the envs: each env's factories and options.
+ * Importing it registers every env of envs/index.ts, so `make('intercode/<name>-v1')` works.
+ * The rest of an env is under its subpath (`intercode-ts/envs/<name>`).
+ */
+import './index.js';
+export { createBashEnv, createBashEnvs, type BashEnvOptions } from './bash/index.js';
+export { createSqlEnv, createSqlEnvs, type SqlEnvOptions } from './sql/index.js';
+export { createCtfEnv, createCtfEnvs, type CtfEnvOptions } from './ctf/index.js';
+export { createPythonEnv, createPythonEnvs, type PythonEnvOptions } from './python/index.js';
+export { createTaskEnv, createTaskEnvs, type TaskEnvOptions } from './task/index.js';

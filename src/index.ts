@@ -1,34 +1,20 @@
 /**
- * intercode-ts: interactive coding tasks as RL environments. Importing the package
- * registers the built-in environments, so `make('intercode/bash-v1')` works; it touches
- * no Docker engine until an env is created.
+ * intercode-ts: interactive coding tasks as RL environments. The root entry holds what a
+ * user of the library needs: making envs (by id, or with each env's options), stepping
+ * them alone or as a batch, driving episodes, choosing where sandboxes run, and the typed
+ * errors. Everything else is under a subpath: `intercode-ts/env`, `/vec`, `/engine`,
+ * `/server`, `/rollouts`, `/sandbox`, `/pool`, `/agents`, `/eval`, `/trajectory`,
+ * `/datasets`, `/scoring`, `/golds`, `/policy`, `/replay`, `/mock-llm`, and
+ * `intercode-ts/envs/<bash|sql|ctf|python|task>` (see docs/architecture.md).
+ *
+ * Importing the package registers the built-in environments, so `make('intercode/bash-v1')`
+ * works; it touches no Docker engine until an env is created.
  */
 export * from './errors.js';
 export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './env/registry.js';
 export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './env/types.js';
-export { SandboxEnv, type EpisodeState, type SandboxEnvConfig } from './env/sandbox-env.js';
-export * from './sandbox/types.js';
-export { connectEngine, defaultEndpoint } from './sandbox/docker/engine.js';
-export { DockerRuntime } from './sandbox/docker/docker-sandbox.js';
-export { cleanup } from './sandbox/docker/cleanup.js';
-export * from './sandbox/lifecycle/index.js';
-export * from './sandbox/multi/index.js';
-export * from './sandbox/kubernetes/index.js';
-export { ShellSession, type ShellSessionOptions } from './sandbox/shell/shell-session.js';
-export { IntercodeExecRunner } from './sandbox/shell/intercode-exec-runner.js';
-export { renderObservation, type CommandEvent, type CommandResult, type CommandRunner } from './sandbox/shell/types.js';
-export { ensureBaseImage, ensureImage, BASE_IMAGE } from './images/image-builder.js';
-export type { ImageRecipe } from './images/recipe.js';
-export * from './datasets/index.js';
-export * from './trajectory/index.js';
-export * from './scoring/index.js';
-export { replayTrajectories, detectProtocol, type ReplayReport, type RecordingProtocol } from './replay/replay.js';
+export { VecEnv, pooledVecEnv, vecEnvFor, type AutoresetMode, type EnvStep, type PooledVecEnvOptions, type VecEnvOptions } from './vec/index.js';
+export { EpisodeEngine, type EpisodeEngineOptions } from './engine/index.js';
+export { EngineSet, type EngineSetOptions } from './sandbox/multi/engine-set.js';
+export type { ResourceLimits, SandboxSettings } from './sandbox/types.js';
 export * from '../envs/library.js';
-export * from './policy/index.js';
-export * from './pool/index.js';
-export * from './vec/index.js';
-export * from './engine/index.js';
-export * from './golds/index.js';
-export * from './agents/index.js';
-export * from './eval/index.js';
-export * from './mock-llm/index.js';

@@ -5,7 +5,7 @@
  * is removed.
  */
 import type Docker from 'dockerode';
-import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../sandbox/docker/docker-runtime.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../sandbox/types.js';
 import { summarize } from './stats.js';

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
 import { KubernetesRuntime } from '../sandbox/kubernetes/kubernetes-sandbox.js';
-import { DockerRuntime } from '../sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../sandbox/docker/docker-runtime.js';
 import type Docker from 'dockerode';
 import type { SandboxRuntime } from '../sandbox/types.js';
 import { BASE_IMAGE } from '../images/image-builder.js';
@@ -18,7 +18,7 @@ export interface StepBenchOptions {
   sessionSteps: number;
   /** Timed one-exec-per-step steps (after warm-up). */
   execSteps: number;
-  /** The OCI runtime of the main measurement (undefined: INTERCODE_RUNTIME, else the engine's default). */
+  /** The OCI runtime of the main measurement (undefined: the engine's default). */
   runtime?: string;
   /** Runtimes to compare afterwards in the same run, e.g. ['runc', 'runsc']. */
   compareRuntimes?: string[];

@@ -8,6 +8,7 @@ import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.j
 import { goldText } from '../datasets/index.js';
 import { thisRunFilter } from '../sandbox/docker/labels.js';
 import { EngineSet } from '../sandbox/multi/engine-set.js';
+import type { SandboxSettings } from '../sandbox/types.js';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
@@ -160,11 +161,11 @@ async function memoryPerSandboxMiB(docker: Docker): Promise<number> {
   return usage.length ? usage.reduce((a, b) => a + b, 0) / usage.length / 2 ** 20 : 0;
 }
 
-async function measure(docker: Docker, options: VecBenchOptions, log: (line: string) => void): Promise<{ rows: VecRow[]; sequential: number }> {
+async function measure(docker: Docker, options: VecBenchOptions, log: (line: string) => void, sandboxes: SandboxSettings): Promise<{ rows: VecRow[]; sequential: number }> {
   const machine = await describeMachine(docker);
   log(`engine: Docker ${machine.dockerServerVersion}; host: ${machine.hostCores} cores; load ${machine.loadAverage1m.toFixed(2)}`);
   const goldCache = new GoldCache();
-  const engines = options.engine === 'docker' ? EngineSet.local() : new EngineSet([{ endpoint: options.engine, weight: 1 }]);
+  const engines = options.engine === 'docker' ? EngineSet.local(sandboxes) : new EngineSet([{ endpoint: options.engine, weight: 1 }], { sandboxes });
   log(`sandboxes: ${options.engine === 'docker' ? 'local Docker engine' : `Kubernetes (${options.engine})`}, clean: ${options.clean}`);
   try {
     return await measureOn(engines, goldCache, options, log, docker);
@@ -273,22 +274,15 @@ export const vecBench: Bench = engineBench({
   parse: parseVecOptions,
   measure: async (docker, options, log) => {
     if (!options.runtimes) {
-      const { rows, sequential } = await measure(docker, options, log);
+      const { rows, sequential } = await measure(docker, options, log, {});
       return vecResult(rows, sequential);
     }
-    // Every DockerRuntime and pool made while it is set reads INTERCODE_RUNTIME (see --runtime).
-    const saved = process.env.INTERCODE_RUNTIME;
     const results: { runtime: string; result: VecBenchResult }[] = [];
-    try {
-      for (const runtime of options.runtimes) {
-        process.env.INTERCODE_RUNTIME = runtime;
-        log(`runtime ${runtime}`);
-        const { rows, sequential } = await measure(docker, options, log);
-        results.push({ runtime, result: vecResult(rows, sequential) });
-      }
-    } finally {
-      if (saved === undefined) delete process.env.INTERCODE_RUNTIME;
-      else process.env.INTERCODE_RUNTIME = saved;
+    for (const runtime of options.runtimes) {
+      log(`runtime ${runtime}`);
+      // Every sandbox and pool of this measurement is made under `runtime` (see SandboxSettings).
+      const { rows, sequential } = await measure(docker, options, log, { ociRuntime: runtime });
+      results.push({ runtime, result: vecResult(rows, sequential) });
     }
     return {
       ...results[0]!.result,

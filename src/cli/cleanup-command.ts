@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
-import { cleanup } from '../sandbox/docker/cleanup.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
-import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
-import { cleanupPods } from '../sandbox/kubernetes/pod-cleanup.js';
+import { backendOf } from '../sandbox/multi/backends.js';
 import { addEngineFlag, engineTargets, type EngineFlags } from './engine-flag.js';
 
 interface CleanupFlags extends EngineFlags {
@@ -30,19 +27,10 @@ export function registerCleanupCommand(program: Command): void {
     if (flags.warm && (flags.deadOnly || flags.images)) throw new ConfigError('--warm', 'removes only kept-warm sandboxes: use it without --dead-only and --images');
     const total = { containers: 0, images: 0 };
     for (const { endpoint } of engineTargets(flags)) {
-      if (isClusterTarget(endpoint)) {
-        // Pods by label in the target's namespace; images live on the nodes, not removed here.
-        const cluster = await loadCluster(parseClusterTarget(endpoint));
-        // Pods are never kept warm: --warm has nothing to remove there.
-        const pods = flags.warm ? 0 : await cleanupPods(cluster, { deadRunsOnly: !!flags.deadOnly });
-        total.containers += pods;
-        if (!flags.json) console.log(`${endpoint} (namespace ${cluster.namespace}): removed ${pods} pod(s)`);
-        continue;
-      }
-      const removed = await cleanup(await connectEngine(endpoint), { images: !!flags.images, deadRunsOnly: !!flags.deadOnly, warmOnly: !!flags.warm });
+      const removed = await backendOf(endpoint).cleanup(endpoint, { images: !!flags.images, deadRunsOnly: !!flags.deadOnly, warmOnly: !!flags.warm });
       total.containers += removed.containers;
       total.images += removed.images;
-      if (!flags.json) console.log(`${endpoint}: removed ${removed.containers}${flags.warm ? ' kept-warm' : ''} container(s)${flags.images ? ` and ${removed.images} image tag(s)` : ''}`);
+      if (!flags.json) console.log(removed.summary);
     }
     if (flags.json) console.log(JSON.stringify(total));
   });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { clusterCheck, clusterPidsCheck, runDoctor, type CheckResult } from '../doctor/index.js';
-import { checkCluster, isClusterTarget, parseClusterTarget, type ClusterTarget } from '../sandbox/kubernetes/index.js';
+import { runDoctor, type CheckResult } from '../doctor/index.js';
+import { backendOf, SANDBOX_BACKENDS } from '../sandbox/multi/backends.js';
 import { ConfigError } from '../errors.js';
 import { IMAGE_RECIPES } from './images-command.js';
 
@@ -22,7 +22,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--json', 'print one JSON object: {"healthy","endpoint","checks":[{"id","status","summary","fix"}]} (status ok, warn or fail)')
     .action(async (flags: { json?: boolean; engine?: string }) => {
       const recipes = Object.fromEntries(Object.entries(IMAGE_RECIPES).map(([name, recipe]) => [name, () => recipe()]));
-      const report = await runDoctor(recipes, {}, clusterChecks(flags.engine));
+      const report = await runDoctor(recipes, {}, backendChecks(flags.engine));
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else {
         for (const check of report.checks) {
@@ -36,21 +36,19 @@ export function registerDoctorCommand(program: Command): void {
 }
 
 /**
- * The cluster checks `--engine k8s…` asks for, or those KUBECONFIG implies (warnings at
- * worst): the cluster itself, then its nodes' pod pids limits when pods may be created.
+ * The checks of the backend `--engine` names (a problem fails), or of one the user's
+ * environment implies, e.g. a cluster through KUBECONFIG (a problem only warns).
+ * @throws ConfigError when `--engine` names a backend with no checks of its own (a Docker engine: doctor checks DOCKER_HOST's).
  */
-function clusterChecks(engine: string | undefined): (() => Promise<CheckResult[]>)[] {
-  let target: ClusterTarget;
+function backendChecks(engine: string | undefined): (() => Promise<CheckResult[]>)[] {
   if (engine !== undefined) {
-    if (!isClusterTarget(engine)) throw new ConfigError('--engine', `names the cluster doctor checks besides the Docker engine (DOCKER_HOST): k8s, k8s:CONTEXT or k8s:CONTEXT/NAMESPACE, got "${engine}"`);
-    target = parseClusterTarget(engine);
-  } else if (process.env.KUBECONFIG) target = {};
-  else return [];
-  return [
-    async () => {
-      const found = await checkCluster(target);
-      const cluster = clusterCheck(found, engine !== undefined);
-      return found.canCreatePods ? [cluster, clusterPidsCheck(found)] : [cluster];
-    },
-  ];
+    const backend = backendOf(engine);
+    if (!backend.doctorChecks) throw new ConfigError('--engine', `names the cluster doctor checks besides the Docker engine (DOCKER_HOST): k8s, k8s:CONTEXT or k8s:CONTEXT/NAMESPACE, got "${engine}"`);
+    backend.parseTarget(engine, '--engine');
+    return [() => backend.doctorChecks!(engine, true)];
+  }
+  return SANDBOX_BACKENDS.flatMap((backend) => {
+    const implied = backend.impliedDoctorTarget?.(process.env);
+    return implied !== undefined && backend.doctorChecks ? [() => backend.doctorChecks!(implied, false)] : [];
+  });
 }

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { defaultEndpoint } from '../sandbox/docker/engine.js';
-import { parseEngineTargets, type EngineTarget } from '../sandbox/multi/endpoints.js';
+import type { EngineTarget } from '../sandbox/multi/backend.js';
+import { parseEngineTargets } from '../sandbox/multi/endpoints.js';
 import { EngineSet } from '../sandbox/multi/engine-set.js';
+import type { SandboxSettings } from '../sandbox/types.js';
 
 /** Commander attribute of the flag {@link addEngineFlag} adds. */
 export interface EngineFlags {
@@ -28,7 +30,7 @@ export function addEngineFlag(command: Command): Command {
   );
 }
 
-/** Adds `--engine` and the flags of the sandboxes a command starts: `--runtime` and `--disk-limit` (see {@link applySandboxFlags}). */
+/** Adds `--engine` and the flags of the sandboxes a command starts: `--runtime` and `--disk-limit` (see {@link sandboxSettings}). */
 export function addSandboxFlags(command: Command): Command {
   return addEngineFlag(command)
     .option(
@@ -56,25 +58,34 @@ export function engineTargets(flags: Partial<EngineFlags>): EngineTarget[] {
  * @throws ConfigError naming --engine and the bad value.
  */
 export function commandEngines(flags: Partial<EngineFlags>, log: (line: string) => void): EngineSet {
-  applySandboxFlags(flags);
-  return new EngineSet(engineTargets(flags), { log });
+  return new EngineSet(engineTargets(flags), { log, sandboxes: sandboxSettings(flags) });
 }
 
+/** The user-facing variables {@link sandboxSettings} reads when a flag is not given. */
+export type SandboxVariables = Readonly<Record<'INTERCODE_RUNTIME' | 'INTERCODE_DISK_LIMIT_MIB', string | undefined>>;
+
 /**
- * `--runtime` and `--disk-limit` go to every DockerRuntime the command makes, on every
- * engine, through the variables DockerRuntime reads (INTERCODE_RUNTIME, INTERCODE_DISK_LIMIT_MIB).
- * @throws ConfigError naming the flag and the bad value.
+ * What every sandbox of the command is made with, on every engine: `--runtime`, else
+ * INTERCODE_RUNTIME; `--disk-limit`, else INTERCODE_DISK_LIMIT_MIB. Read here, once, at
+ * the CLI's boundary; the runtimes receive the result (see EngineSet, SandboxSettings).
+ * @throws ConfigError naming the flag (or the variable) and the bad value.
  */
-export function applySandboxFlags(flags: Partial<EngineFlags>): void {
-  if (flags.runtime !== undefined) {
-    if (!/^[A-Za-z0-9][\w.-]*$/.test(flags.runtime)) throw new ConfigError('--runtime', `must be a runtime name such as runc or runsc, got "${flags.runtime}"`);
-    process.env.INTERCODE_RUNTIME = flags.runtime;
+export function sandboxSettings(flags: Partial<EngineFlags>, env: SandboxVariables = process.env as SandboxVariables): SandboxSettings {
+  const settings: SandboxSettings = {};
+  const runtime = flags.runtime ?? (env.INTERCODE_RUNTIME || undefined);
+  if (runtime !== undefined) {
+    const source = flags.runtime !== undefined ? '--runtime' : 'INTERCODE_RUNTIME';
+    if (!/^[A-Za-z0-9][\w.-]*$/.test(runtime)) throw new ConfigError(source, `must be a runtime name such as runc or runsc, got "${runtime}"`);
+    settings.ociRuntime = runtime;
   }
-  if (flags.diskLimit !== undefined) {
-    const mib = Number(flags.diskLimit);
-    if (!Number.isInteger(mib) || mib < 1) throw new ConfigError('--disk-limit', `must be a positive whole number of MiB, got "${flags.diskLimit}"`);
-    process.env.INTERCODE_DISK_LIMIT_MIB = String(mib);
+  const diskLimit = flags.diskLimit ?? (env.INTERCODE_DISK_LIMIT_MIB || undefined);
+  if (diskLimit !== undefined) {
+    const source = flags.diskLimit !== undefined ? '--disk-limit' : 'INTERCODE_DISK_LIMIT_MIB';
+    const mib = Number(diskLimit);
+    if (!Number.isInteger(mib) || mib < 1) throw new ConfigError(source, `must be a positive whole number of MiB, got "${diskLimit}"`);
+    settings.diskLimitBytes = mib * 2 ** 20;
   }
+  return settings;
 }
 
 /** Stops the engines' health checks; with several, first logs how many sandboxes each engine took. */

@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
-import { connectEngine } from '../sandbox/docker/engine.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
-import { reapCrashedRuns } from '../sandbox/lifecycle/reaper.js';
-import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
-import { cleanupPods } from '../sandbox/kubernetes/pod-cleanup.js';
+import { backendOf } from '../sandbox/multi/backends.js';
 import { engineTargets } from './engine-flag.js';
 
 /**
@@ -17,15 +14,7 @@ export function addEnvLifecycle(program: Command, commands: readonly string[]): 
     if (!commands.includes(action.name())) return;
     installShutdownHandlers();
     for (const { endpoint } of engineTargets(action.opts())) {
-      if (isClusterTarget(endpoint)) {
-        const cluster = await loadCluster(parseClusterTarget(endpoint), { retryForMs: 0 });
-        const reaped = await cleanupPods(cluster, { deadRunsOnly: true }).catch(() => 0);
-        if (reaped > 0) process.stderr.write(`intercode: removed ${reaped} pod(s) left by crashed runs on ${endpoint}\n`);
-        continue;
-      }
-      const docker = await connectEngine(endpoint).catch(() => undefined);
-      if (!docker) continue;
-      const reaped = await reapCrashedRuns(docker);
+      const reaped = await backendOf(endpoint).reapCrashedRuns(endpoint);
       if (reaped > 0) process.stderr.write(`intercode: removed ${reaped} sandbox(es) left by crashed runs on ${endpoint}\n`);
     }
   });

@@ -3,18 +3,12 @@ import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { findImage } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import type { HostFacts } from '../setup/host-facts.js';
-import type { ClusterCheck } from '../sandbox/kubernetes/index.js';
-import { engineHoldsDiskLimit } from '../sandbox/docker/docker-sandbox.js';
+import type { HealthCheck } from '../sandbox/health.js';
+import { engineHoldsDiskLimit } from '../sandbox/docker/container-creation.js';
 import { unescapeMountPath } from '../sandbox/host-mounts.js';
 
 /** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
-export interface CheckResult {
-  id: string;
-  status: 'ok' | 'warn' | 'fail';
-  summary: string;
-  /** What to run or change, when the status is not ok. */
-  fix?: string;
-}
+export type CheckResult = HealthCheck;
 
 /** The engine's `docker info`, the part the checks read. */
 export interface EngineInfo {
@@ -128,40 +122,4 @@ export function freeDiskCheck(path: string, warnBelowGiB = 20, failBelowGiB = 5)
   if (free < failBelowGiB) return { id: 'free-disk', status: 'fail', summary: `${summary}: the images alone take ~3 GiB`, fix: `free space on ${where} (npx intercode cleanup --dead-only; docker image prune)` };
   if (free < warnBelowGiB) return { id: 'free-disk', status: 'warn', summary: `${summary}: enough for the images, tight for large runs`, fix: `free space on ${where}` };
   return { id: 'free-disk', status: 'ok', summary };
-}
-
-/**
- * The Kubernetes cluster `--engine k8s` would use. `required` (the user named the cluster)
- * makes a problem a failure; a cluster found only through KUBECONFIG makes it a warning.
- */
-export function clusterCheck(found: ClusterCheck, required: boolean): CheckResult {
-  const where = `namespace ${found.namespace || '?'} on ${found.server || 'no cluster'}`;
-  if (found.reachable && found.canCreatePods) return { id: 'cluster', status: 'ok', summary: `Kubernetes ${found.version}: pods may be created in ${where}` };
-  return {
-    id: 'cluster',
-    status: required ? 'fail' : 'warn',
-    summary: `Kubernetes (${where}): ${found.problem ?? 'not usable'}`,
-    fix: found.reachable
-      ? 'grant this identity create/get/list/watch/delete on pods and pods/exec in that namespace (docs/kubernetes.md)'
-      : 'check KUBECONFIG and the context (kubectl --context CONTEXT version), or run without --engine k8s',
-  };
-}
-
-/**
- * What bounds a fork bomb in a pod: Kubernetes has no per-pod pids limit of its own, only
- * each node's kubelet `podPidsLimit`. Warns for nodes without one, or whose configuration
- * could not be read.
- */
-export function clusterPidsCheck(found: ClusterCheck): CheckResult {
-  const limits = found.podPidsLimits;
-  const fix = "set the kubelet's podPidsLimit (e.g. 1024) on every node that runs sandboxes (docs/kubernetes.md)";
-  if (!limits) return { id: 'cluster-pids', status: 'warn', summary: `pod pids limits unknown: ${found.nodesProblem ?? 'nodes not read'}`, fix: `${fix}; doctor reads it with get on nodes and nodes/proxy` };
-  const unlimited = Object.entries(limits).filter(([, limit]) => limit !== null && limit <= 0).map(([node]) => node);
-  const unread = Object.entries(limits).filter(([, limit]) => limit === null).map(([node]) => node);
-  const listed = Object.entries(limits).map(([node, limit]) => `${node} ${limit === null ? '?' : limit <= 0 ? 'none' : limit}`).join(', ');
-  if (unlimited.length > 0) {
-    return { id: 'cluster-pids', status: 'warn', summary: `no pod pids limit on ${unlimited.join(', ')}: a fork bomb in a sandbox is bounded only by the node (podPidsLimit per node: ${listed})`, fix };
-  }
-  if (unread.length > 0) return { id: 'cluster-pids', status: 'warn', summary: `pod pids limits: ${listed} (${found.nodesProblem ?? 'some unread'})`, fix };
-  return { id: 'cluster-pids', status: 'ok', summary: `every pod's processes are limited (podPidsLimit per node: ${listed})` };
 }

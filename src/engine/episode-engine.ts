@@ -1,8 +1,7 @@
-import { SandboxEnv } from '../env/sandbox-env.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../env/types.js';
 import { oneOf } from '../errors.js';
 import type { PoolStats, WorkspacePool } from '../pool/workspace-pool.js';
-import { pooledVecEnv, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
+import { pooledVecEnv, sharePool, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { VecEpisodeDriver } from '../vec/episode-driver.js';
 
@@ -39,14 +38,11 @@ export interface EpisodeEngineOptions {
  */
 export type EngineMode = 'pooled' | 'fresh' | 'own';
 
-/** Idle sandboxes the engine's pool keeps ready beyond those in use. */
-const SPARES = 2;
-
 /**
  * The one way commands (run, eval, collect, train, replay; servers too) drive episodes:
  * the command's envs behind one {@link VecEnv} without autoreset, and a
  * {@link VecEpisodeDriver} that plays one episode per free env id. When every env is a
- * {@link SandboxEnv} that can share workspaces and `pooled` is asked for, the envs share one
+ * SandboxEnv that can share workspaces and `pooled` is asked for, the envs share one
  * warm {@link WorkspacePool} that fills in the background (the first episode starts as
  * soon as the first sandbox is ready) and restores used sandboxes in place.
  *
@@ -65,13 +61,11 @@ export class EpisodeEngine {
     readonly envs: readonly TaskEnv[],
     options: EpisodeEngineOptions = {},
   ) {
-    const poolable = envs.length > 0 && envs.every((env) => env instanceof SandboxEnv && env.sharesWorkspaces);
+    const poolable = sharePool(envs);
     const wanted = options.sandboxes ?? 'pooled';
     if (wanted === 'pooled' && poolable) {
-      // Two spares, not one per env (pooledVecEnv's default, tuned for trivial steps): a sandbox
-      // costs about ten restores of CPU to create, which a short run never earns back.
-      const pool = { ...options.pool, pool: { minIdle: SPARES, keepWarmMs: options.keepWarmMs ?? 0, ...options.pool?.pool } };
-      const { vec, pool: made } = pooledVecEnv(envs as SandboxEnv[], { ...pool, autoreset: 'disabled' });
+      const pool = { ...options.pool, workload: 'episodes' as const, pool: { keepWarmMs: options.keepWarmMs ?? 0, ...options.pool?.pool } };
+      const { vec, pool: made } = pooledVecEnv(envs, { ...pool, autoreset: 'disabled' });
       this.vec = vec;
       this.pool = made;
       this.mode = 'pooled';

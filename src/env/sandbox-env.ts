@@ -95,6 +95,7 @@ export abstract class SandboxEnv implements TaskEnv {
       }
     };
     return {
+      ...(runtime.ociRuntime !== undefined ? { ociRuntime: runtime.ociRuntime } : {}),
       create: async () => open(await runtime.create(spec)),
       openRunner: (sandbox) => this.openRunner(sandbox),
       destroy: async ({ sandbox, runner, control }) => {

@@ -33,6 +33,8 @@ export interface Workspace {
 
 /** How an env makes and unmakes its workspaces (the pool calls these; it knows nothing of envs). */
 export interface WorkspaceFactory {
+  /** The OCI runtime its sandboxes run under (SandboxRuntime.ociRuntime); undefined: the engine's default. */
+  readonly ociRuntime?: string;
   /** A new sandbox, started, with the runner and the control shell open. @throws SandboxError / ImageError. */
   create(): Promise<Workspace>;
   /** A new agent runner in an existing sandbox (after an in-place restore). */

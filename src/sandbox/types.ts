@@ -1,4 +1,3 @@
-import type { ShellSession } from './shell/shell-session.js';
 
 /**
  * The sandbox runtime contract. A sandbox is an isolated machine that runs processes and
@@ -178,7 +177,7 @@ export interface Sandbox {
    * harness shell already in this sandbox, instead of through the engine — where the
    * runtime's transport allows it.
    */
-  launchThrough?(shell: ShellSession): void;
+  launchThrough?(shell: HarnessShell): void;
   /**
    * Optional (with a transport whose pipes outlive this process): new pipes for a shell of
    * ours to move to and wait on (see ShellSession.handOver), recorded as `role` (a plain
@@ -195,6 +194,34 @@ export interface Sandbox {
   destroy(): Promise<void>;
 }
 
+/**
+ * A shell of the harness's own, already running in a sandbox, as the sandbox uses it to start
+ * processes and copy archives in (see Sandbox.launchThrough; ShellSession is one). Declared
+ * here, not taken from the shell, so that the sandbox contract names no client of its own.
+ */
+export interface HarnessShell {
+  /** False once the shell died (killed, or respawning itself): it cannot run anything then. */
+  readonly isAlive: boolean;
+  /** Runs `script` in the shell; `definitions`: shell code it needs in place first, sent once per shell process. */
+  run(script: string, options?: { timeoutMs?: number; definitions?: readonly string[] }): Promise<{ output: string; exitCode: number | null }>;
+}
+
+/**
+ * What the user sets for every sandbox of a run, whatever the backend (`--runtime`,
+ * `--disk-limit`): passed to the runtime that creates them, never read from the environment
+ * below the CLI.
+ */
+export interface SandboxSettings {
+  /**
+   * Docker: the OCI runtime by its name in the engine's configuration (`runc`, `runsc` for
+   * gVisor); Kubernetes: the name of a RuntimeClass (`runc`: the node's default). Undefined:
+   * the engine's default.
+   */
+  ociRuntime?: string;
+  /** Bytes each sandbox may write when its spec names no limit. Undefined: {@link DEFAULT_DISK_BYTES}. */
+  diskLimitBytes?: number;
+}
+
 export interface FileSystemChange {
   path: string;
   kind: 'modified' | 'added' | 'deleted';
@@ -209,6 +236,8 @@ export interface SandboxRuntime {
    * (`find /` lists them). Default: {@link name}.
    */
   readonly systemView?: string;
+  /** The OCI runtime (Docker) or RuntimeClass (Kubernetes) its sandboxes run under (see SandboxSettings.ociRuntime); undefined: the engine's default. */
+  readonly ociRuntime?: string;
   /** Creates and starts a sandbox. Throws SandboxError SANDBOX_UNAVAILABLE on failure. */
   create(spec: SandboxSpec): Promise<Sandbox>;
   /**

@@ -2,19 +2,17 @@ import { SandboxEnv } from '../env/sandbox-env.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
-import type { InPlaceRestorer } from '../pool/in-place-restore.js';
-import { WorkspacePool } from '../pool/workspace-pool.js';
-import { cleaningRestorer } from '../vec/index.js';
+import { sharedPool, sharePool } from '../vec/index.js';
 import type { EnvSlots } from './env-slots.js';
 
 export interface PooledEnvSlotsOptions {
-  /** Workspaces kept ready beyond those in use. Default: min(4, envs). */
+  /** Workspaces kept ready beyond those in use. Default: the `sessions` rule of spareWorkspaces, min(4, envs). */
   spares?: number;
 }
 
 /**
  * {@link EnvSlots} over envs made once at start (one per possible session). Envs that can
- * share workspaces (bash, python) share one warm {@link WorkspacePool} whose used
+ * share workspaces (bash, python) share one warm WorkspacePool (sharedPool) whose used
  * sandboxes are restored in place, as `collect` and `eval` do (see vecEnvFor); at most
  * `envs + spares + 1` sandboxes exist (the one more: the restorer's pristine template). Other SandboxEnvs (CTF) get a new sandbox per reset,
  * removed when the session ends; envs without sandboxes of their own (SQL sessions on a
@@ -23,25 +21,10 @@ export interface PooledEnvSlotsOptions {
  */
 export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], options: PooledEnvSlotsOptions = {}): EnvSlots {
   if (envs.length === 0) throw new ConfigError('envs', 'must hold at least one env');
-  const shared = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv && env.sharesWorkspaces);
-  let pool: WorkspacePool | undefined;
-  let restorer: InPlaceRestorer | undefined;
-  let sandboxLimit: number | undefined;
-  if (shared.length === envs.length) {
-    const factory = shared[0]!.workspaceFactory();
-    const r = cleaningRestorer(factory);
-    restorer = r;
-    const spares = options.spares ?? Math.min(4, envs.length);
-    pool = new WorkspacePool(factory, {
-      borrowers: envs.length,
-      minIdle: spares,
-      max: envs.length + spares,
-      ...(r ? { restore: (workspace) => r.restore(workspace) } : {}),
-    });
-    for (const env of shared) env.useWorkspaces(pool);
-    // Envs in use, the spares, and the restorer's pristine template.
-    sandboxLimit = envs.length + spares + (r ? 1 : 0);
-  }
+  // Envs in use, the spares, and the restorer's pristine template bound the sandboxes.
+  const { pool, restorer, sandboxLimit } = sharePool(envs)
+    ? sharedPool(envs, { workload: 'sessions', ...(options.spares !== undefined ? { pool: { minIdle: options.spares } } : {}) })
+    : { pool: undefined, restorer: undefined, sandboxLimit: undefined };
   const free = [...envs];
   const lent = new Set<TaskEnv>();
 

@@ -1,7 +1,7 @@
 import { SandboxEnv } from '../env/sandbox-env.js';
 import type { TaskEnv } from '../env/types.js';
 import { InPlaceRestorer } from '../pool/in-place-restore.js';
-import type { WorkspaceFactory } from '../pool/types.js';
+import type { Workspace, WorkspaceFactory } from '../pool/types.js';
 import { WorkspacePool, type WorkspacePoolOptions } from '../pool/workspace-pool.js';
 import { VecEnv, type VecEnvOptions } from './vec-env.js';
 
@@ -12,20 +12,19 @@ import { VecEnv, type VecEnvOptions } from './vec-env.js';
 export type CleanMode = 'restore' | 'replace';
 
 /**
- * `restore`, except under an OCI runtime other than runc (INTERCODE_RUNTIME, set by
- * `--runtime`): under gVisor (runsc) the in-place restore does not bring a sandbox back to
- * its image's state (test/integration/pool-restore.test.ts fails under runsc: gVisor's own
- * /dev, /proc and file metadata differ from what the restore rebuilds), so a used sandbox is
- * replaced by a new one (docs/security.md has the measured cost).
+ * `restore`, except under an OCI runtime other than runc (`ociRuntime`, from `--runtime`):
+ * under gVisor (runsc) the in-place restore does not bring a sandbox back to its image's
+ * state (test/integration/pool-restore.test.ts fails under runsc: gVisor's own /dev, /proc
+ * and file metadata differ from what the restore rebuilds), so a used sandbox is replaced
+ * by a new one (docs/security.md has the measured cost).
  */
-export function defaultCleanMode(): CleanMode {
-  return restoreSupported() ? 'restore' : 'replace';
+export function defaultCleanMode(ociRuntime: string | undefined): CleanMode {
+  return restoreSupported(ociRuntime) ? 'restore' : 'replace';
 }
 
-/** Whether the in-place restore can clean sandboxes of the OCI runtime in use (runc only). */
-function restoreSupported(): boolean {
-  const runtime = process.env.INTERCODE_RUNTIME;
-  return runtime === undefined || runtime === '' || runtime === 'runc';
+/** Whether the in-place restore can clean sandboxes of this OCI runtime (runc, or the engine's default, only). */
+function restoreSupported(ociRuntime: string | undefined): boolean {
+  return ociRuntime === undefined || ociRuntime === '' || ociRuntime === 'runc';
 }
 
 /**
@@ -34,38 +33,89 @@ function restoreSupported(): boolean {
  * clean (see {@link defaultCleanMode}) gets replacements whatever was asked.
  */
 export function cleaningRestorer(factory: WorkspaceFactory, clean: CleanMode = 'restore', keepWarmMs = 0): InPlaceRestorer | undefined {
-  return restoreSupported() && clean === 'restore' ? new InPlaceRestorer(factory, keepWarmMs) : undefined;
+  return restoreSupported(factory.ociRuntime) && clean === 'restore' ? new InPlaceRestorer(factory, keepWarmMs) : undefined;
 }
 
-export interface PooledVecEnvOptions extends VecEnvOptions {
+/**
+ * Who borrows from a shared pool, which sets how many spare workspaces it keeps ready:
+ * - `steps`: a VecEnv stepped back to back (a trainer, `collect`): a spare per env, two at
+ *   least — an env's reset then finds a restored workspace while the one it left is being
+ *   restored (measured with 4 envs under load: reset p50 24 ms with 2 spares, 7.6 ms with
+ *   4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
+ * - `episodes`: the episode engine's whole episodes (`eval`, `run`): two, not one per env —
+ *   a sandbox costs about ten restores of CPU to create, which a short run never earns back.
+ * - `sessions`: the server's sessions, which come and go: one per env up to four.
+ */
+export type PoolWorkload = 'steps' | 'episodes' | 'sessions';
+
+/** The spare workspaces a pool shared by `borrowers` envs keeps for `workload` (see {@link PoolWorkload}). */
+export function spareWorkspaces(borrowers: number, workload: PoolWorkload): number {
+  switch (workload) {
+    case 'steps':
+      return Math.max(2, borrowers);
+    case 'episodes':
+      return 2;
+    case 'sessions':
+      return Math.min(4, borrowers);
+  }
+}
+
+/** Whether `envs` can share one pool of workspaces: all SandboxEnvs that share workspaces (bash, python, ctf). */
+export function sharePool(envs: readonly TaskEnv[]): envs is readonly SandboxEnv[] {
+  return envs.length > 0 && envs.every((env) => env instanceof SandboxEnv && env.sharesWorkspaces);
+}
+
+export interface SharedPoolOptions {
+  /** Default `steps`. */
+  workload?: PoolWorkload;
   clean?: CleanMode;
   pool?: Partial<Omit<WorkspacePoolOptions, 'restore'>>;
 }
 
+/** A pool `envs` share, with the restorer that cleans its used workspaces (none: they are replaced). */
+export interface SharedPool {
+  pool: WorkspacePool;
+  restorer: InPlaceRestorer | undefined;
+  /** The most sandboxes that exist at once: lent, spare, and the restorer's pristine template. */
+  sandboxLimit: number;
+}
+
 /**
- * A VecEnv over `envs` (all of one kind and configuration) that share one warm
- * {@link WorkspacePool}: each reset hands over a ready workspace, and used ones are cleaned
+ * The one pooling rule: one warm {@link WorkspacePool} for `envs` (all of one kind and
+ * configuration, see {@link sharePool}), keeping {@link spareWorkspaces} spares ready and
+ * never growing past the envs and the spares (a creation costs ten restores of CPU, so a
+ * pool that grew while restores lagged only slowed them further); used workspaces are
+ * restored in place off the hot path, or replaced (see {@link cleaningRestorer}). Every env
+ * is pointed at it. `options.pool` overrides what it names.
+ * @throws Error when `envs` is empty.
+ */
+export function sharedPool(envs: readonly SandboxEnv[], options: SharedPoolOptions = {}): SharedPool {
+  const first = envs[0];
+  if (!first) throw new Error('a shared pool needs at least one env');
+  const factory = first.workspaceFactory();
+  const restorer = cleaningRestorer(factory, options.clean, options.pool?.keepWarmMs);
+  const minIdle = options.pool?.minIdle ?? spareWorkspaces(envs.length, options.workload ?? 'steps');
+  const settings = {
+    borrowers: envs.length,
+    minIdle,
+    max: envs.length + minIdle,
+    ...options.pool,
+    ...(restorer ? { restore: (workspace: Workspace) => restorer.restore(workspace) } : {}),
+  };
+  const pool = new WorkspacePool(factory, settings);
+  for (const env of envs) env.useWorkspaces(pool);
+  return { pool, restorer, sandboxLimit: settings.max + (restorer ? 1 : 0) };
+}
+
+export interface PooledVecEnvOptions extends VecEnvOptions, SharedPoolOptions {}
+
+/**
+ * A VecEnv over `envs` (all of one kind and configuration) that share one warm pool (see
+ * {@link sharedPool}): each reset hands over a ready workspace, and used ones are cleaned
  * off the hot path. Closing the VecEnv closes the envs, then the pool.
  */
 export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvOptions): { vec: VecEnv; pool: WorkspacePool } {
-  const first = envs[0];
-  if (!first) throw new Error('pooledVecEnv needs at least one env');
-  const factory = first.workspaceFactory();
-  const restorer = cleaningRestorer(factory, options.clean, options.pool?.keepWarmMs);
-  // A spare per env: an env's reset then finds a restored workspace while the one it
-  // left is being restored (measured with 4 envs under load: reset p50 24 ms with 2
-  // spares, 7.6 ms with 4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
-  const minIdle = options.pool?.minIdle ?? Math.max(2, envs.length);
-  const pool = new WorkspacePool(factory, {
-    borrowers: envs.length,
-    minIdle,
-    // No growth past what the envs and the spares need: a creation costs ten restores of
-    // CPU, so a pool that grew while restores lagged only slowed them further.
-    max: envs.length + minIdle,
-    ...options.pool,
-    ...(restorer ? { restore: (workspace) => restorer.restore(workspace) } : {}),
-  });
-  for (const env of envs) env.useWorkspaces(pool);
+  const { pool, restorer } = sharedPool(envs, options);
   const vec = new VecEnv(envs, {
     ...options,
     onClose: async () => {
@@ -77,14 +127,12 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
 }
 
 /**
- * The VecEnv for a CLI command's envs (as an EnvCli created them): SandboxEnvs that can
- * share workspaces ({@link SandboxEnv.sharesWorkspaces}: bash, python, ctf) share a warm pool whose used sandboxes are restored in place ({@link pooledVecEnv});
- * other envs are stepped as they are — a SandboxEnv then makes a new sandbox per reset, the
- * SQL env keeps its session on its own server.
- * @throws ConfigError when `envs` is empty.
+ * The VecEnv for a CLI command's envs (as an EnvCli created them): envs that can share a
+ * pool ({@link sharePool}) share a warm one whose used sandboxes are restored in place
+ * ({@link pooledVecEnv}); other envs are stepped as they are — a SandboxEnv then makes a
+ * new sandbox per reset, the SQL env keeps its session on its own server.
  */
 export function vecEnvFor(envs: readonly TaskEnv[], options: PooledVecEnvOptions): VecEnv {
-  const poolReady = envs.filter((env): env is SandboxEnv => env instanceof SandboxEnv && env.sharesWorkspaces);
-  if (envs.length > 0 && poolReady.length === envs.length) return pooledVecEnv(poolReady, options).vec;
+  if (sharePool(envs)) return pooledVecEnv(envs, options).vec;
   return new VecEnv(envs, options);
 }

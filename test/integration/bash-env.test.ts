@@ -23,6 +23,7 @@ import {
   skipWithoutEngine,
   testContainers,
   writeTree,
+  testEngines,
 } from '../setup/docker.js';
 
 const { testRun, engine } = await dockerTestFile();
@@ -68,7 +69,7 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
   const tempDirs: string[] = [];
 
   async function newEnv(options: Partial<BashEnvOptions> = {}): Promise<BashEnv> {
-    const created = await createBashEnv({ ...fixture.options, seed: 7, ...options });
+    const created = await createBashEnv({ ...fixture.options, seed: 7, engines: testEngines(), ...options });
     envs.push(created);
     return created;
   }
@@ -341,6 +342,7 @@ describe.skipIf(!fs1Present || skipWithoutEngine(engine, "BashEnv on InterCode's
   beforeAll(async () => {
     await bashTestbedImage(requireEngine(engine), join(NL2BASH, 'nl2bash/fs-1.tar'));
     env = await createBashEnv({
+      engines: testEngines(),
       data: join(NL2BASH, 'nl2bash/nl2bash_fs_1.json'),
       testbed: join(NL2BASH, 'nl2bash/fs-1.tar'),
       execMode: 'intercode',

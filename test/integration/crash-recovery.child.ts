@@ -6,7 +6,7 @@
  * Containers carry the parent's test label (INTERCODE_TEST_RUN is inherited).
  */
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { installShutdownHandlers } from '../../src/sandbox/lifecycle/shutdown.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';

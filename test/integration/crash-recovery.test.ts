@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBaseImage, BASE_IMAGE } from '../../src/images/image-builder.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { channelOwner, channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { RUN_LABEL, runLabelValue } from '../../src/sandbox/docker/labels.js';
 import { reapCrashedRuns } from '../../src/sandbox/lifecycle/reaper.js';

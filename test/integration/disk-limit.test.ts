@@ -15,14 +15,13 @@ import { createBashEnv } from '../../envs/bash/index.js';
 import { createPythonEnv } from '../../envs/python/index.js';
 import { transferImage } from '../../src/sandbox/multi/image-provisioning.js';
 import { createBtrfsDataRoot, btrfsDataRootUnavailable, type BtrfsDataRoot } from '../../src/sandbox/disk/btrfs-data-root.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { treeBytes } from '../../src/sandbox/disk/layer-usage.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, dockerTestFile, IN_CI, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, IN_CI, requireEngine, skipWithoutEngine, TEST_SANDBOX_SETTINGS, testEngines } from '../setup/docker.js';
 import { SecondDockerd, secondDockerdUnavailable } from '../setup/second-dockerd.js';
 
 const { engine } = await dockerTestFile();
@@ -90,13 +89,13 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
 
   describe('on the shared engine (no quota: watched)', () => {
     it('the limit is watched on overlay2, and reset info says so', async () => {
-      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const driver = ((await docker.info()) as { Driver: string }).Driver;
       expect(sandbox!.disk).toMatchObject({ limitBytes: LIMIT, enforcement: driver === 'overlay2' ? 'watched' : driver === 'btrfs' ? 'engine' : 'file-size' });
     });
 
     it('no single file outgrows the limit, however it is written', async () => {
-      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });
       const result = await shell.run(ONE_HUGE_FILE);
       expect(result.output).toMatch(/fallocate=(?!0)\d+/);
@@ -112,7 +111,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('many files written as fast as the shell can: the step says disk-limit, killed or not', async () => {
-      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });
       const watch = watchFreeSpace('/var/lib/docker');
       const result = await shell.run(MANY_FILES);
@@ -123,7 +122,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('many files past the limit, written at 2 GB/s: the command is killed mid-way and the step says disk-limit', async () => {
-      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 60_000 });
       const result = await shell.run(MANY_FILES_PACED);
       expect(diskEvent(result)).toMatchObject({ kind: 'disk-limit', limitBytes: LIMIT });
@@ -134,7 +133,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('the bash env ends the episode truncated (disk-limit), and the next episode is clean', async () => {
-      const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: EngineSet.local() });
+      const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: testEngines() });
       try {
         const first = await env.reset({ task: 0 });
         expect(first.info.disk).toEqual({ limitBytes: LIMIT, enforcement: 'watched' });
@@ -154,7 +153,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('a writer left running after its command is stopped by the disk guard, long before its end', async () => {
-      const [sandbox] = await sandboxes(new DockerRuntime(docker), 1);
+      const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });
       const started = await shell.run('(for i in $(seq 100); do fallocate -l 200M /bg$i || break; sleep 0.1; done) > /dev/null 2>&1 &');
       expect(started.events).toEqual([]);
@@ -169,7 +168,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('a writer left running between steps: the next step ends the episode truncated (disk-limit), and a submit is not scored', async () => {
-      const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: EngineSet.local() });
+      const env = await createBashEnv({ limits, shell: { timeoutMs: 30_000 }, engines: testEngines() });
       try {
         for (const last of ['echo next', 'submit']) {
           await env.reset({ task: 0 });
@@ -189,7 +188,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('the Python env, whose session does not watch the disk: files written past the limit end the episode truncated (disk-limit)', async () => {
-      const env = await createPythonEnv({ limits, session: { timeoutMs: 30_000 }, engines: EngineSet.local() });
+      const env = await createPythonEnv({ limits, session: { timeoutMs: 30_000 }, engines: testEngines() });
       try {
         await env.reset({ task: 0 });
         const step = await env.step('import os\nfor i in range(3):\n    fd = os.open(f"/py{i}", os.O_CREAT | os.O_WRONLY)\n    os.posix_fallocate(fd, 0, 200 * 2**20)\n    os.close(fd)');
@@ -202,7 +201,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
     });
 
     it('8 sandboxes each writing one 20 GB file leave the host within the sum of the limits', async () => {
-      const all = await sandboxes(new DockerRuntime(docker), 8);
+      const all = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 8);
       const shells = await Promise.all(all.map((s) => ShellSession.open(s, { timeoutMs: 60_000 })));
       const watch = watchFreeSpace('/var/lib/docker');
       await Promise.all(shells.map((shell) => shell.run('head -c 20G /dev/zero > /huge; fallocate -l 20G /huge2')));

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureImage } from '../../src/images/image-builder.js';
 import { cleanup } from '../../src/sandbox/docker/cleanup.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { OWNER_LABEL, TEST_LABEL } from '../../src/sandbox/docker/labels.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';

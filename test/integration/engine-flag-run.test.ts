@@ -15,7 +15,7 @@ import { BUILTIN_BASH_TASKS } from '../../envs/bash/index.js';
 import { builtinDump, createSqlEnvs } from '../../envs/sql/index.js';
 import { sqlDataRecipe } from '../../envs/sql/images.js';
 import { goldText } from '../../src/datasets/index.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
 import { EngineSet, type EngineStatus } from '../../src/sandbox/multi/index.js';
 import { makeTempDir } from '../datasets/tmp-files.js';

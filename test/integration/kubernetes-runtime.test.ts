@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../src/doctor/index.js';
 import { SandboxError } from '../../src/errors.js';
 import { manifestChanges } from '../../src/sandbox/file-manifest.js';
@@ -16,6 +16,7 @@ import { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandb
 import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
 import { podRunLabelValue, sandboxPod, type PodOptions } from '../../src/sandbox/kubernetes/pod-spec.js';
 import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
+import { podRuntime } from '../../src/sandbox/multi/kubernetes-backend.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
 import { HARNESS_CAPABILITY } from '../../src/sandbox/harness-capability.js';
 import { bashTestbedImage, probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
@@ -48,16 +49,10 @@ describe('Kubernetes runtime, without a cluster', () => {
     expect(podRunLabelValue()).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
   });
 
-  it('--runtime (INTERCODE_RUNTIME) reaches the pods as their RuntimeClass; runc is the node\'s default', () => {
+  it('--runtime (SandboxSettings.ociRuntime) reaches the pods as their RuntimeClass; runc is the node\'s default', () => {
     const classOf = (runtime: string | undefined) => {
-      if (runtime === undefined) vi.stubEnv('INTERCODE_RUNTIME', '');
-      else vi.stubEnv('INTERCODE_RUNTIME', runtime);
-      try {
-        const made = new KubernetesRuntime({ namespace: 'ns' } as unknown as Cluster);
-        return sandboxPod(spec, (made as unknown as { options: PodOptions }).options).spec!.runtimeClassName;
-      } finally {
-        vi.unstubAllEnvs();
-      }
+      const made = new KubernetesRuntime({ namespace: 'ns' } as unknown as Cluster, podRuntime(runtime === undefined ? {} : { ociRuntime: runtime }));
+      return sandboxPod(spec, (made as unknown as { options: PodOptions }).options).spec!.runtimeClassName;
     };
     expect(classOf('gvisor')).toBe('gvisor');
     expect(classOf('runc')).toBeUndefined();
@@ -160,16 +155,11 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
   }, 120_000);
 
   it('--runtime names a RuntimeClass: one the cluster lacks fails the creation with the API\'s reason', async () => {
-    vi.stubEnv('INTERCODE_RUNTIME', 'no-such-class');
-    try {
-      const other = new KubernetesRuntime(await loadCluster());
-      const error = await other.create(spec).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(SandboxError);
-      expect((error as Error).message).toMatch(/^Could not create a sandbox pod from .*RuntimeClass "no-such-class" not found/);
-      other.watch.close();
-    } finally {
-      vi.unstubAllEnvs();
-    }
+    const other = new KubernetesRuntime(await loadCluster(), podRuntime({ ociRuntime: 'no-such-class' }));
+    const error = await other.create(spec).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxError);
+    expect((error as Error).message).toMatch(/^Could not create a sandbox pod from .*RuntimeClass "no-such-class" not found/);
+    other.watch.close();
   }, 120_000);
 
   it('an image the node lacks is IMAGE_MISSING', async () => {

@@ -9,12 +9,11 @@
 import type Docker from 'dockerode';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnv } from '../../envs/bash/index.js';
-import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-runtime.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, UNDER_GVISOR } from '../setup/docker.js';
+import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, TEST_SANDBOX_SETTINGS, testEngines, UNDER_GVISOR } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
 
@@ -62,7 +61,7 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
   });
 
   async function openShell(transport: Transport): Promise<ShellSession> {
-    const runtime = new DockerRuntime(docker, { transport });
+    const runtime = new DockerRuntime(docker, { transport, ...TEST_SANDBOX_SETTINGS });
     const sandbox = await runtime.create({ image, hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES });
     made.push(sandbox);
     return ShellSession.open(sandbox, { timeoutMs: 4_000 });
@@ -234,7 +233,7 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
     });
 
     it('a command written into the scorer\'s shell: its descriptors cannot be opened, the episode is scored as without the attempt', async () => {
-      const env = await createBashEnv({ engines: EngineSet.local() });
+      const env = await createBashEnv({ engines: testEngines() });
       try {
         await env.reset({ task: 0 });
         // Before the agent's shells were confined (see harness-capability.ts) this reached the

@@ -6,12 +6,13 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SandboxError } from '../../src/errors.js';
-import { DockerRuntime, MASKED_PATHS } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
+import { MASKED_PATHS } from '../../src/sandbox/docker/container-creation.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandEvent, type CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxRuntime } from '../../src/sandbox/types.js';
-import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
+import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, TEST_SANDBOX_SETTINGS } from '../setup/docker.js';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
 
 const testRun = startTestRun();
@@ -20,7 +21,7 @@ const cluster = await kubernetesTestFile(testRun);
 
 /** The runtimes every test here runs on: Docker, and Kubernetes pods (images from the local engine, the node's). */
 const RUNTIMES = [
-  { name: 'Docker', skip: skipWithoutEngine(engine, 'ShellSession integration tests'), runtime: () => new DockerRuntime(requireEngine(engine)) as SandboxRuntime },
+  { name: 'Docker', skip: skipWithoutEngine(engine, 'ShellSession integration tests'), runtime: () => new DockerRuntime(requireEngine(engine), TEST_SANDBOX_SETTINGS) as SandboxRuntime },
   { name: 'Kubernetes', skip: skipWithoutEngine(engine, 'ShellSession integration tests') || skipWithoutCluster(cluster, 'ShellSession integration tests'), runtime: () => requireCluster(cluster) as SandboxRuntime },
 ];
 

@@ -8,7 +8,7 @@ import type Docker from 'dockerode';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime, type Transport } from '../../src/sandbox/docker/docker-runtime.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { CHANNEL_LABEL } from '../../src/sandbox/docker/labels.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';

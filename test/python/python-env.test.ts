@@ -13,7 +13,7 @@ import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import type { TestVerdict } from '../../envs/python/reward.js';
 import type { Task } from '../../src/datasets/index.js';
 import { replayTrajectories } from '../../src/replay/replay.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';

@@ -10,7 +10,7 @@ import { pythonRecipe } from '../../envs/python/images.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import type { Task } from '../../src/datasets/index.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';

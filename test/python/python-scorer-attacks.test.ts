@@ -10,7 +10,7 @@ import { pythonRecipe } from '../../envs/python/images.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import type { Task } from '../../src/datasets/index.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-sandbox.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';

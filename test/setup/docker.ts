@@ -36,6 +36,8 @@ import type { ImageRecipe } from '../../src/images/recipe.js';
 import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
 import { TEST_LABEL } from '../../src/sandbox/docker/labels.js';
+import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import type { SandboxSettings } from '../../src/sandbox/types.js';
 
 export type EngineProbe = { ok: true; docker: Docker } | { ok: false; error: EngineUnreachableError };
 
@@ -166,6 +168,18 @@ export async function bashTestbedImage(docker: Docker, testbed?: string): Promis
 
 /** Sandboxes run under gVisor in this test run (INTERCODE_RUNTIME=runsc, see .ci/gvisor-tests). */
 export const UNDER_GVISOR = process.env.INTERCODE_RUNTIME === 'runsc';
+
+/**
+ * What this test run's sandboxes are made with: INTERCODE_RUNTIME (runsc under
+ * .ci/gvisor-tests), read here as the CLI reads it, and handed to every runtime the gVisor
+ * test files make (the sandbox layer reads no variable).
+ */
+export const TEST_SANDBOX_SETTINGS: SandboxSettings = process.env.INTERCODE_RUNTIME ? { ociRuntime: process.env.INTERCODE_RUNTIME } : {};
+
+/** The local engine (DOCKER_HOST, else the socket), its sandboxes made with {@link TEST_SANDBOX_SETTINGS}. */
+export function testEngines(): EngineSet {
+  return EngineSet.local(TEST_SANDBOX_SETTINGS);
+}
 
 /**
  * For `it.skipIf(gvisorGap('why'))`: true under gVisor, printing why the test cannot hold

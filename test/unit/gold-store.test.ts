@@ -13,7 +13,7 @@ import { bashGoldStore, GoldCache } from '../../envs/bash/gold-cache.js';
 import type { BashOutcome } from '../../envs/bash/reward.js';
 import type { Task } from '../../src/datasets/index.js';
 import { defaultGoldCacheDir, GoldStore } from '../../src/golds/gold-store.js';
-import { dockerSystemView } from '../../src/sandbox/docker/docker-sandbox.js';
+import { dockerSystemView } from '../../src/sandbox/docker/container-creation.js';
 import type { SandboxRuntime } from '../../src/sandbox/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
 import { makeTempDir } from '../datasets/tmp-files.js';

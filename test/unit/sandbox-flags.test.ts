@@ -1,23 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseStepOptions } from '../../src/bench/step-options.js';
 import { parseVecOptions } from '../../src/bench/vec-options.js';
-import { applySandboxFlags } from '../../src/cli/engine-flag.js';
+import { sandboxSettings } from '../../src/cli/engine-flag.js';
 import { ConfigError } from '../../src/errors.js';
 import { defaultCleanMode } from '../../src/vec/make-vec-env.js';
 
-const saved = { runtime: process.env.INTERCODE_RUNTIME, disk: process.env.INTERCODE_DISK_LIMIT_MIB };
-afterEach(() => {
-  for (const [key, value] of [['INTERCODE_RUNTIME', saved.runtime], ['INTERCODE_DISK_LIMIT_MIB', saved.disk]] as const) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-});
+const NO_VARIABLES = { INTERCODE_RUNTIME: undefined, INTERCODE_DISK_LIMIT_MIB: undefined };
 
 describe('--runtime and --disk-limit', () => {
-  it('reach every DockerRuntime through INTERCODE_RUNTIME and INTERCODE_DISK_LIMIT_MIB', () => {
-    applySandboxFlags({ runtime: 'runsc', diskLimit: '512' });
-    expect(process.env.INTERCODE_RUNTIME).toBe('runsc');
-    expect(process.env.INTERCODE_DISK_LIMIT_MIB).toBe('512');
+  it('become the SandboxSettings every runtime of the command is given', () => {
+    expect(sandboxSettings({ runtime: 'runsc', diskLimit: '512' }, NO_VARIABLES)).toEqual({ ociRuntime: 'runsc', diskLimitBytes: 512 * 2 ** 20 });
+    expect(sandboxSettings({}, NO_VARIABLES)).toEqual({});
+  });
+  it('default to INTERCODE_RUNTIME and INTERCODE_DISK_LIMIT_MIB, read at the CLI; a flag wins', () => {
+    const env = { INTERCODE_RUNTIME: 'runsc', INTERCODE_DISK_LIMIT_MIB: '64' };
+    expect(sandboxSettings({}, env)).toEqual({ ociRuntime: 'runsc', diskLimitBytes: 64 * 2 ** 20 });
+    expect(sandboxSettings({ runtime: 'runc', diskLimit: '128' }, env)).toEqual({ ociRuntime: 'runc', diskLimitBytes: 128 * 2 ** 20 });
+    expect(sandboxSettings({}, { INTERCODE_RUNTIME: '', INTERCODE_DISK_LIMIT_MIB: '' })).toEqual({});
   });
   it.each([
     [{ runtime: 'runsc --network=host' }, '--runtime'],
@@ -26,16 +25,17 @@ describe('--runtime and --disk-limit', () => {
     [{ diskLimit: '1.5' }, '--disk-limit'],
     [{ diskLimit: 'lots' }, '--disk-limit'],
   ])('%j is refused naming %s', (flags, flag) => {
-    expect(() => applySandboxFlags(flags)).toThrow(ConfigError);
-    expect(() => applySandboxFlags(flags)).toThrow(flag);
+    expect(() => sandboxSettings(flags, NO_VARIABLES)).toThrow(ConfigError);
+    expect(() => sandboxSettings(flags, NO_VARIABLES)).toThrow(flag);
+  });
+  it('a bad variable is refused naming it', () => {
+    expect(() => sandboxSettings({}, { INTERCODE_RUNTIME: undefined, INTERCODE_DISK_LIMIT_MIB: 'lots' })).toThrow('INTERCODE_DISK_LIMIT_MIB');
+    expect(() => sandboxSettings({}, { INTERCODE_RUNTIME: 'a b', INTERCODE_DISK_LIMIT_MIB: undefined })).toThrow('INTERCODE_RUNTIME');
   });
   it('pooled envs restore in place under runc and replace sandboxes under another runtime', () => {
-    delete process.env.INTERCODE_RUNTIME;
-    expect(defaultCleanMode()).toBe('restore');
-    process.env.INTERCODE_RUNTIME = 'runc';
-    expect(defaultCleanMode()).toBe('restore');
-    process.env.INTERCODE_RUNTIME = 'runsc';
-    expect(defaultCleanMode()).toBe('replace');
+    expect(defaultCleanMode(undefined)).toBe('restore');
+    expect(defaultCleanMode('runc')).toBe('restore');
+    expect(defaultCleanMode('runsc')).toBe('replace');
   });
 });
 

@@ -1,72 +1,36 @@
 import type Docker from 'dockerode';
-import { createHash, randomBytes } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
-import { packagePath } from '../../package-path.js';
-import { constants, existsSync, rmSync, writeFileSync } from 'node:fs';
-import { access, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants, rmSync, writeFileSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { ImageError, SandboxError } from '../../errors.js';
-import {
-  DEFAULT_DISK_BYTES,
-  IDLE_PROCESS_NAME,
-  type DiskEnforcement,
-  type DiskLimit,
-  type AttachedProcess,
-  type AttachOptions,
-  type ExecOptions,
-  type ExecResult,
-  type FileSystemChange,
-  type Sandbox,
-  type SandboxRuntime,
-  type SandboxSpec,
-  type WarmRole,
-} from '../types.js';
-import { liveSandboxes } from '../lifecycle/registry.js';
-import { MultiplexedStreamParser } from './demux.js';
+import { SandboxError } from '../../errors.js';
 import { CappedOutput } from '../capped-output.js';
-import type { ShellSession } from '../shell/shell-session.js';
-import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
-import { channelDir, claimParked, listParked, newTag, runName, warmName, type ParkedSandbox } from './warm-sandboxes.js';
-import { liveKeeper } from './warm-keeper-lock.js';
-import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
-import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
-import { killProcesses } from '../shell/kill-processes.js';
-import { SHELL_SCRIPT, shellQuote } from '../shell/shell-script.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
-import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
-import { confined, HARNESS_CAPABILITY } from '../harness-capability.js';
-
-/** The shell program's digest: part of a parked sandbox's key (see warmKey). */
-const SHELL_DIGEST = createHash('sha256').update(SHELL_SCRIPT).digest('hex').slice(0, 16);
-
-function statusCode(error: unknown): number | undefined {
-  return typeof error === 'object' && error !== null && 'statusCode' in error
-    ? (error as { statusCode?: number }).statusCode
-    : undefined;
-}
+import { confined } from '../harness-capability.js';
+import { liveSandboxes } from '../lifecycle/registry.js';
+import { killProcesses } from '../shell/kill-processes.js';
+import { shellQuote } from '../shell/shell-script.js';
+import type {
+  AttachedProcess,
+  AttachOptions,
+  DiskEnforcement,
+  DiskLimit,
+  ExecOptions,
+  ExecResult,
+  FileSystemChange,
+  HarnessShell,
+  Sandbox,
+  SandboxSpec,
+} from '../types.js';
+import { MultiplexedStreamParser } from './demux.js';
+import { statusCode } from './engine.js';
+import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
+import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
 
 function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
   return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;
-}
-
-/**
- * How attached processes (the persistent shells) talk to us. `fifo`: named pipes in a host
- * directory mounted into the sandbox (the engine must run on this host; see FifoProcess).
- * `attach`: a stream relayed by the engine (works with any engine, remote ones included).
- */
-export type Transport = 'fifo' | 'attach';
-
-export interface DockerRuntimeOptions {
-  /** Default: `fifo` for an engine on a local Unix socket, `attach` otherwise. */
-  transport?: Transport;
-  /**
-   * The OCI runtime the engine runs sandboxes with, by its name in the engine's
-   * configuration: `runc`, `runsc` (gVisor)… Default: INTERCODE_RUNTIME, else the engine's default.
-   */
-  ociRuntime?: string;
 }
 
 /**
@@ -115,379 +79,13 @@ async function writableEtcFiles(info: Docker.ContainerInspectInfo): Promise<Map<
   return files;
 }
 
-/**
- * The kernel paths a sandbox sees empty: Docker's own defaults (given again: a list replaces
- * them), then the host's slab caches, memory blocks, block devices, terminals and backing
- * devices — 12,000 of the 16,500 entries this VM's /sys showed a sandbox. Nothing an agent's
- * task needs: they describe the host (its loop devices, its kernel's caches), and every
- * `find /` walked them (a third of its time here).
- */
-export const MASKED_PATHS: readonly string[] = [
-  '/proc/asound',
-  '/proc/acpi',
-  '/proc/kcore',
-  '/proc/keys',
-  '/proc/latency_stats',
-  '/proc/timer_list',
-  '/proc/timer_stats',
-  '/proc/sched_debug',
-  '/proc/scsi',
-  '/sys/firmware',
-  '/sys/devices/virtual/powercap',
-  '/sys/kernel/slab',
-  '/sys/devices/system/memory',
-  '/sys/devices/virtual/block',
-  '/sys/devices/virtual/tty',
-  '/sys/devices/virtual/bdi',
-];
-
-const MASKED_DIGEST = createHash('sha256').update(MASKED_PATHS.join('\n')).digest('hex').slice(0, 8);
-
-/** {@link SandboxRuntime.systemView} of Docker sandboxes under `ociRuntime` (undefined: the engine's default). */
-export function dockerSystemView(ociRuntime: string | undefined): string {
-  return `docker/${ociRuntime ?? 'default'}/masked:${MASKED_DIGEST}`;
-}
-
-/** Sandboxes as Docker containers: no network, resource limits, no new privileges. */
-export class DockerRuntime implements SandboxRuntime {
-  readonly name = 'docker';
-  private transport: Transport;
-  /** Set once the first sandbox proved the engine sees our channel directories. */
-  private fifoChecked = false;
-  /** The OCI runtime sandboxes run under (undefined: the engine's default). */
-  readonly ociRuntime: string | undefined;
-  private storage: Promise<string> | undefined;
-
-  constructor(
-    private readonly docker: Docker,
-    options: DockerRuntimeOptions = {},
-  ) {
-    const local = process.platform === 'linux' && Boolean((docker.modem as { socketPath?: unknown }).socketPath);
-    this.ociRuntime = options.ociRuntime ?? (process.env.INTERCODE_RUNTIME || undefined);
-    // FIFOs in a bind mount are runc's: gVisor's gofer does not open them (measured: the shell never starts).
-    const fifoCapable = local && (this.ociRuntime === undefined || this.ociRuntime === 'runc');
-    this.transport = options.transport ?? (process.env.INTERCODE_TRANSPORT === 'attach' || !fifoCapable ? 'attach' : 'fifo');
-    this.local = local;
-  }
-
-  private readonly local: boolean;
-
-  get systemView(): string {
-    return dockerSystemView(this.ociRuntime);
-  }
-
-  /**
-   * Whether agents' processes are started without the harness's capability (see
-   * harness-capability.ts): everywhere but under gVisor, whose kernel has no
-   * /proc/sys/kernel/cap_last_cap, so that setpriv cannot change the bounding set ("apply
-   * bounding set: Invalid argument"); there the agent's processes are as before, and can
-   * reach the harness's (docs/security.md, "Not covered").
-   */
-  get confinesAgents(): boolean {
-    return this.ociRuntime !== 'runsc';
-  }
-
-  private readonly images = new Map<string, Promise<{ id: string | undefined; bytes: number }>>();
-
-  /**
-   * An image's id and size on the engine, inspected once per process (id undefined and size
-   * 0 when it cannot be read: creating a container will say why).
-   */
-  private image(image: string): Promise<{ id: string | undefined; bytes: number }> {
-    let inspected = this.images.get(image);
-    if (!inspected) {
-      inspected = this.docker.getImage(image).inspect().then(
-        (info) => ({ id: info.Id, bytes: info.Size ?? 0 }),
-        () => ({ id: undefined, bytes: 0 }),
-      );
-      this.images.set(image, inspected);
-    }
-    return inspected;
-  }
-
-  /**
-   * How a sandbox's disk limit is held on an engine with storage driver `driver`: by the
-   * engine where it can, else watched where its layer can be read, else a file-size limit.
-   */
-  private diskEnforcement(driver: string): DiskEnforcement {
-    return engineHoldsDiskLimit(driver) ? 'engine' : this.local && driver === 'overlay2' ? 'watched' : 'file-size';
-  }
-
-  /** The engine's storage driver (asked once). */
-  private storageDriver(): Promise<string> {
-    this.storage ??= this.docker.info().then(
-      (info: { Driver?: string }) => info.Driver ?? 'unknown',
-      () => 'unknown',
-    );
-    return this.storage;
-  }
-
-  /** The transport new sandboxes use (`fifo` may fall back to `attach` after the first sandbox). */
-  get activeTransport(): Transport {
-    return this.transport;
-  }
-
-  create(spec: SandboxSpec): Promise<Sandbox> {
-    // Tracked from the start, so a shutdown also waits for (and removes) a sandbox still being made.
-    return liveSandboxes.adopt(this.createStarted(spec));
-  }
-
-  private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
-    const tag = newTag();
-    const channel = this.transport === 'fifo' ? await FifoChannel.create(tag) : undefined;
-    try {
-      const sandbox = await this.createContainer(spec, channel, tag);
-      if (channel && !this.fifoChecked) await this.checkChannel(sandbox, channel).catch(async (error: unknown) => {
-        await sandbox.destroy().catch(() => undefined);
-        throw error;
-      });
-      return sandbox;
-    } catch (error) {
-      await channel?.remove();
-      throw error;
-    }
-  }
-
-  /**
-   * An engine in a VM (Docker Desktop) or on another host mounts its own directory of that
-   * name, not ours: then fall back to `attach` for good.
-   */
-  private async checkChannel(sandbox: DockerSandbox, channel: FifoChannel): Promise<void> {
-    const token = randomBytes(8).toString('hex');
-    await writeFile(join(channel.shared, '.probe'), token);
-    const seen = await sandbox.exec(['cat', `${CHANNEL_MOUNT}/.probe`], { timeoutMs: 10_000 });
-    if (seen.output.toString() === token) this.fifoChecked = true;
-    else {
-      this.transport = 'attach';
-      sandbox.useAttach();
-    }
-  }
-
-  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string): Promise<DockerSandbox> {
-    const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
-    const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
-    const driver = await this.storageDriver();
-    const engineQuota = engineHoldsDiskLimit(driver);
-    // The engine's quota covers what the container references, its image included (btrfs qgroups).
-    const quotaBytes = engineQuota ? diskBytes + (await this.image(spec.image)).bytes : 0;
-    // gVisor's statx refuses a flag coreutils passes: a preloaded library drops it (see gvisor-statx.ts).
-    const statxShim = this.ociRuntime === 'runsc' ? await statxShimArchive() : undefined;
-    let container: Docker.Container;
-    try {
-      container = await this.docker.createContainer({
-        name: runName(tag),
-        Image: spec.image,
-        Hostname: spec.hostname,
-        // The spec's main process, by default an idle one; docker-init above it reaps orphans.
-        Entrypoint: spec.command ? [...spec.command.slice(0, 1)] : ['bash'],
-        Cmd: spec.command ? [...spec.command.slice(1)] : ['-c', `exec -a ${IDLE_PROCESS_NAME} sleep infinity`],
-        WorkingDir: '/',
-        ...(statxShim ? { Env: [STATX_SHIM_ENV] } : {}),
-        Labels: { ...ownerLabels(), ...spec.labels, ...(channel ? { [CHANNEL_LABEL]: channel.dir } : {}) },
-        NetworkDisabled: true,
-        HostConfig: {
-          NetworkMode: 'none',
-          Init: true,
-          Memory: spec.limits.memoryBytes,
-          MemorySwap: spec.limits.memoryBytes,
-          PidsLimit: spec.limits.pids,
-          NanoCpus: Math.round(spec.limits.cpus * 1e9),
-          CapDrop: ['ALL'],
-          // The harness's processes hold one capability the agent's drop (see harness-capability.ts).
-          CapAdd: [...new Set([...spec.capabilities, ...(this.confinesAgents ? [HARNESS_CAPABILITY] : [])])],
-          SecurityOpt: ['no-new-privileges:true'],
-          MaskedPaths: [...MASKED_PATHS],
-          // No file may outgrow the disk limit, whatever the engine (a write past it fails with EFBIG).
-          Ulimits: [{ Name: 'fsize', Soft: diskBytes, Hard: diskBytes }],
-          ...(engineQuota ? { StorageOpt: { size: String(quotaBytes) } } : {}),
-          ...(this.ociRuntime ? { Runtime: this.ociRuntime } : {}),
-          Binds: mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`),
-        },
-      });
-    } catch (error) {
-      if (statusCode(error) === 404) {
-        throw new ImageError('IMAGE_MISSING', `Image ${spec.image} does not exist; build it with \`intercode images build\`.`, {
-          details: { image: spec.image },
-          cause: error,
-        });
-      }
-      throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not create a sandbox from ${spec.image}`, {
-        details: { image: spec.image },
-        cause: error,
-      });
-    }
-    try {
-      if (statxShim) await container.putArchive(statxShim, { path: '/' });
-      await container.start();
-    } catch (error) {
-      await container.remove({ force: true }).catch(() => undefined);
-      throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not start a sandbox from ${spec.image}`, {
-        details: { image: spec.image },
-        cause: error,
-      });
-    }
-    const sandbox = new DockerSandbox(container, spec, channel, tag, this.confinesAgents);
-    await sandbox.holdDisk(this.diskEnforcement(driver), diskBytes);
-    return sandbox;
-  }
-
-  /**
-   * The configuration a parked sandbox must match to be adopted for `spec`: the image's id
-   * (a rebuilt tag is another image), the spec (limits, mounts, labels…), the OCI runtime,
-   * the masked kernel paths, the transport and channel root, the disk limit, the test run,
-   * and the shell program its control shell runs (another version of the harness may speak
-   * another protocol to it).
-   */
-  private async warmKey(spec: SandboxSpec): Promise<string> {
-    const { id: imageId } = await this.image(spec.image);
-    if (imageId === undefined) throw new Error(`image ${spec.image} cannot be inspected`);
-    const configuration = {
-      imageId,
-      spec,
-      ociRuntime: this.ociRuntime ?? null,
-      maskedPaths: MASKED_PATHS,
-      transport: this.transport,
-      channels: this.transport === 'fifo' ? channelRoot() : null,
-      diskBytes: spec.limits.diskBytes ?? defaultDiskBytes(),
-      testRun: ownerLabels()[TEST_LABEL] ?? null,
-      shell: SHELL_DIGEST,
-      // A sandbox made before agents' shells were confined lacks the capability they drop.
-      harnessCapability: this.confinesAgents ? HARNESS_CAPABILITY : null,
-    };
-    return createHash('sha256').update(JSON.stringify(configuration)).digest('hex').slice(0, 16);
-  }
-
-  async park(sandbox: Sandbox, role: WarmRole, ttlMs: number): Promise<boolean> {
-    // Without its keeper (code run from src/ before a build) a parked sandbox would never expire.
-    if (!this.keepsWarm || !(sandbox instanceof DockerSandbox) || ttlMs <= 0) return false;
-    const key = await this.warmKey(sandbox.spec).catch(() => undefined);
-    if (!key || !(await sandbox.parkAs(warmName(key, role, Date.now() + ttlMs, sandbox.tag), channelDir(sandbox.tag, 'warm')))) return false;
-    // This process's next adoption lists again (and may take this one back).
-    this.parkedLists.clear();
-    this.startKeeper();
-    return true;
-  }
-
-  /**
-   * Whether sandboxes can be kept warm between processes: with the FIFO transport (the claim
-   * on a parked sandbox is its channel directory, see warm-sandboxes.ts) and the compiled
-   * keeper (code run from src/ before a build has none: a parked sandbox would never expire).
-   */
-  private get keepsWarm(): boolean {
-    this.keeperBuilt ??= existsSync(KEEPER_SCRIPT);
-    return this.transport === 'fifo' && this.keeperBuilt;
-  }
-
-  /** Whether the compiled keeper exists (looked up once). */
-  private keeperBuilt: boolean | undefined;
-
-  async adopt(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined> {
-    if (!this.keepsWarm) return undefined;
-    return liveSandboxes.adopt(this.adoptParked(spec, role));
-  }
-
-  /** Parked sandboxes listed, per configuration and role, for {@link adoptParked} to claim from (see PARKED_LIST_MS; a parking here clears it). */
-  private readonly parkedLists = new Map<string, { listedAt: number; parked: Promise<ParkedSandbox[]> }>();
-
-  /** The next parked sandbox of `key` and `role` this process claims; undefined when none is left. */
-  private async claimNextParked(key: string, role: WarmRole): Promise<{ id: string; tag: string } | undefined> {
-    const listKey = `${key}.${role}`;
-    let listed = this.parkedLists.get(listKey);
-    if (!listed || performance.now() - listed.listedAt > PARKED_LIST_MS) {
-      listed = { listedAt: performance.now(), parked: listParked(this.docker, key, role) };
-      this.parkedLists.set(listKey, listed);
-    }
-    const parked = await listed.parked.catch(() => [] as ParkedSandbox[]);
-    for (let next = parked.shift(); next; next = parked.shift()) {
-      const claimed = await claimParked(this.docker, next);
-      if (claimed) return claimed;
-    }
-    return undefined;
-  }
-
-  private async adoptParked(spec: SandboxSpec, role: WarmRole): Promise<DockerSandbox | undefined> {
-    const key = await this.warmKey(spec).catch(() => undefined);
-    const found = key ? await this.claimNextParked(key, role) : undefined;
-    if (!found) return undefined;
-    // Its channel is this process's already (the claim).
-    const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
-    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag, this.confinesAgents);
-    try {
-      await sandbox.holdDisk(this.diskEnforcement(await this.storageDriver()), spec.limits.diskBytes ?? defaultDiskBytes());
-    } catch (error) {
-      await sandbox.destroy().catch(() => undefined);
-      throw error;
-    }
-    return sandbox;
-  }
-
-  /** The keeper this process started, until it exits (it takes a moment to write its pid file). */
-  private keeperChild: ChildProcess | undefined;
-
-  /**
-   * Makes sure the process that removes parked sandboxes when their time is up
-   * (warm-keeper.ts) runs: when none is alive, starts one, detached, so it outlives this
-   * process. It exits when none is left (looking once more after letting go of its lock,
-   * so a sandbox parked while it was exiting is never left without one).
-   */
-  private startKeeper(): void {
-    if (liveKeeper() !== undefined || this.keeperChild) return;
-    const socketPath = (this.docker.modem as { socketPath?: string }).socketPath!;
-    const child = spawn(process.execPath, [KEEPER_SCRIPT, socketPath], { detached: true, stdio: 'ignore' });
-    this.keeperChild = child;
-    const gone = () => {
-      if (this.keeperChild === child) this.keeperChild = undefined;
-    };
-    child.on('error', gone);
-    child.on('exit', gone);
-    // The lowest priority: its start-up alone (~0.3 s of CPU, measured) would otherwise take
-    // a share of the cores from the command that comes next, which it only has to outlive.
-    try {
-      if (child.pid !== undefined) setPriority(child.pid, KEEPER_NICENESS);
-    } catch {
-      // Not allowed here: it runs at ours.
-    }
-    child.unref();
-  }
-}
-
-/**
- * How long a listing of parked sandboxes serves adoptions before the engine is asked again:
- * a pool filling itself adopts one sandbox after another, and each engine listing costs the
- * engine milliseconds of CPU per container it holds.
- */
-const PARKED_LIST_MS = 2_000;
-
-/** The keeper's niceness: the lowest priority there is (it removes idle sandboxes, nothing waits on it). */
-const KEEPER_NICENESS = 19;
-
-/** The compiled keeper of parked sandboxes (warm-keeper.ts). */
-const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
-
-/** INTERCODE_DISK_LIMIT_MIB (set by `--disk-limit`), else {@link DEFAULT_DISK_BYTES}. */
-function defaultDiskBytes(): number {
-  const mib = Number(process.env.INTERCODE_DISK_LIMIT_MIB);
-  return Number.isInteger(mib) && mib > 0 ? mib * 2 ** 20 : DEFAULT_DISK_BYTES;
-}
-
-/**
- * Storage drivers on which sandboxes are created with `--storage-opt size=`, the engine then
- * holding their disk limit. Not overlay2: it holds one only on XFS with project quotas, which
- * this project cannot test (the kernel here refuses them); there the limit is watched.
- */
-const ENGINE_QUOTA_DRIVERS = new Set(['btrfs', 'zfs']);
-
-/** Whether sandboxes on an engine with this storage driver get a disk limit the engine holds. */
-export function engineHoldsDiskLimit(driver: string): boolean {
-  return ENGINE_QUOTA_DRIVERS.has(driver);
-}
-
+/** A sandbox as one Docker container (made by DockerRuntime, see container-creation.ts). */
 export class DockerSandbox implements Sandbox {
   readonly id: string;
   private destroyed = false;
   private inspection: Promise<Inspection> | undefined;
   private launcher: Launcher | undefined;
-  private launcherShell: ShellSession | undefined;
+  private launcherShell: HarnessShell | undefined;
   private diskLimit: DiskLimit | undefined;
   /** Stops the disk guard's watch of this sandbox (set with a watched limit). */
   private unguard: (() => void) | undefined;
@@ -562,7 +160,7 @@ export class DockerSandbox implements Sandbox {
    * Starts later attached processes through `shell` (one of ours in this sandbox) instead
    * of an engine exec, when the FIFO transport is in use. See shellLauncher.
    */
-  launchThrough(shell: ShellSession): void {
+  launchThrough(shell: HarnessShell): void {
     this.launcherShell = shell;
     this.launcher = shellLauncher(shell);
   }

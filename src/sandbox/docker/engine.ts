@@ -38,3 +38,8 @@ export async function connectEngine(
   // The ping used a timeout; long-running calls (builds, attach streams) must not.
   return new Docker(clientOptions(endpoint));
 }
+
+/** The HTTP status of an engine API error (404: no such container or image); undefined for other errors. */
+export function statusCode(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null && 'statusCode' in error ? (error as { statusCode?: number }).statusCode : undefined;
+}

@@ -7,8 +7,7 @@ import { tmpdir } from 'node:os';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ShellSession } from '../shell/shell-session.js';
-import type { AttachedProcess, AttachOptions } from '../types.js';
+import type { AttachedProcess, AttachOptions, HarnessShell } from '../types.js';
 import { shellQuote } from '../shell/shell-script.js';
 
 const execFileAsync = promisify(execFile);
@@ -72,7 +71,7 @@ const LONG_ARGUMENT = 256;
  * since it is in the container. A long argument (a shell's script) is sent to the launching
  * shell once, as a variable, not with every start (see ShellRunOptions.definitions).
  */
-export function shellLauncher(shell: ShellSession): Launcher {
+export function shellLauncher(shell: HarnessShell): Launcher {
   const variables = new Map<string, { name: string; definition: string }>();
   const word = (arg: string): { text: string; definition?: string } => {
     if (arg.length <= LONG_ARGUMENT) return { text: shellQuote(arg) };

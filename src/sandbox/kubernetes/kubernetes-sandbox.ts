@@ -40,17 +40,20 @@ export class KubernetesRuntime implements SandboxRuntime {
 
   private readonly options: KubernetesRuntimeOptions;
 
+  /** The pods' RuntimeClass (undefined: the node's default runtime). */
+  get ociRuntime(): string | undefined {
+    return this.options.runtimeClassName;
+  }
+
   /**
-   * @param options.runtimeClassName default: INTERCODE_RUNTIME (`--runtime`), the name of a
-   *   RuntimeClass of the cluster; `runc`, or nothing, is the node's default runtime.
+   * @param options.runtimeClassName the name of a RuntimeClass of the cluster (from
+   *   `--runtime`, see the Kubernetes backend); none: the node's default runtime.
    */
   constructor(
     readonly cluster: Cluster,
     options: KubernetesRuntimeOptions = {},
   ) {
-    const fromFlag = process.env.INTERCODE_RUNTIME;
-    const runtimeClassName = options.runtimeClassName ?? (fromFlag && fromFlag !== 'runc' ? fromFlag : undefined);
-    this.options = { ...options, ...(runtimeClassName ? { runtimeClassName } : {}) };
+    this.options = options;
     this.watch = new PodWatch(cluster, thisRunSelector());
   }
 

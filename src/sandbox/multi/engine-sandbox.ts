@@ -1,7 +1,6 @@
 import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, Sandbox, SandboxSpec } from '../types.js';
-import type { ShellSession } from '../shell/shell-session.js';
+import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, Sandbox, SandboxSpec } from '../types.js';
 
 /** What a sandbox needs to know of the engine holding it. */
 export interface HoldingEngine {
@@ -42,7 +41,7 @@ export class EngineSandbox implements Sandbox {
     return this.engine.endpoint;
   }
 
-  launchThrough(shell: ShellSession): void {
+  launchThrough(shell: HarnessShell): void {
     this.inner.launchThrough?.(shell);
   }
 

@@ -1,12 +1,9 @@
-import { ensureImage, type BuildLog } from '../../images/image-builder.js';
+import type { BuildLog } from '../../images/image-builder.js';
 import type { ImageRecipe } from '../../images/recipe.js';
-import { DockerRuntime } from '../docker/docker-sandbox.js';
-import { isClusterTarget, loadCluster, parseClusterTarget } from '../kubernetes/cluster.js';
-import { KubernetesRuntime } from '../kubernetes/kubernetes-sandbox.js';
-import { connectEngine, defaultEndpoint } from '../docker/engine.js';
-import type { SandboxRuntime } from '../types.js';
-import type { EngineTarget } from './endpoints.js';
-import { MultiEngineRuntime, type EngineStatus, type MultiEngineOptions } from './multi-engine-runtime.js';
+import { defaultEndpoint } from '../docker/engine.js';
+import type { SandboxRuntime, SandboxSettings } from '../types.js';
+import type { BackendOptions, EngineStatus, EngineTarget, MultiEngineOptions, OpenedBackend, SandboxBackend } from './backend.js';
+import { backendOf } from './backends.js';
 
 /** Puts an image where sandboxes will run. */
 export interface ImageProvisioning {
@@ -14,48 +11,42 @@ export interface ImageProvisioning {
   ensureImage(recipe: ImageRecipe, log: BuildLog): Promise<string>;
 }
 
-interface OpenedEngines extends ImageProvisioning {
-  runtime: SandboxRuntime;
-  multi: MultiEngineRuntime | undefined;
-  /** Stops what the runtime keeps running (a pod watch). */
-  close?: () => void;
-  /** One engine: its id for an image tag. */
-  imageId?: (tag: string) => Promise<string | undefined>;
+/** What an {@link EngineSet} is made with: its sandboxes' settings, where engine events go, and how several Docker engines are watched. */
+export interface EngineSetOptions extends Partial<Omit<MultiEngineOptions, 'sandboxes'>> {
+  /** What every sandbox is made with (`--runtime`, `--disk-limit`). Default: the engines' defaults. */
+  sandboxes?: SandboxSettings;
 }
 
 /**
- * The Docker engines an env's sandboxes run on — the one place engine targets become a
- * runtime and image provisioning. One target: a plain {@link DockerRuntime} and
- * `ensureImage` on that engine, so a single engine costs exactly what it did before there
- * were several. Several: a {@link MultiEngineRuntime} (sandboxes spread by weight, an
- * engine that stops answering skipped until it is back) and every image on every engine.
+ * The engines an env's sandboxes run on — the one place engine targets become a runtime and
+ * image provisioning, through the backend their form names (see SANDBOX_BACKENDS): one
+ * Docker engine, several (spread by weight, an engine that stops answering skipped until
+ * it is back, every image on every engine), or a Kubernetes cluster.
  *
  * Nothing connects until the first {@link runtime} or {@link ensureImage} call, so an env
  * that needs no Docker (SQL on embedded SQLite) never touches an engine. Give one set to
  * every env of a run: placement counts the sandboxes of all of them.
  */
 export class EngineSet implements ImageProvisioning {
-  private opened: Promise<OpenedEngines> | undefined;
-  private multi: MultiEngineRuntime | undefined;
-  private closeRuntime: (() => void) | undefined;
+  private opened: Promise<OpenedBackend> | undefined;
+  private openedBackend: OpenedBackend | undefined;
   private closed = false;
+  private readonly backend: SandboxBackend;
+  private readonly options: BackendOptions;
 
-  /** @param targets at least one; `options` apply when there are several. */
+  /** @param targets at least one, all of one backend; the health options apply to several Docker engines. */
   constructor(
     readonly targets: readonly EngineTarget[],
-    private readonly options: Partial<MultiEngineOptions> = {},
+    options: EngineSetOptions = {},
   ) {
     if (targets.length === 0) throw new RangeError('EngineSet needs at least one engine target');
+    this.backend = backendOf(targets[0]!.endpoint);
+    this.options = { ...options, sandboxes: options.sandboxes ?? {} };
   }
 
-  /** DOCKER_HOST, else the local socket. */
-  static local(): EngineSet {
-    return new EngineSet([{ endpoint: defaultEndpoint(), weight: 1 }]);
-  }
-
-  /** Whether sandboxes are pods of a Kubernetes cluster (`--engine k8s…`). */
-  get kubernetes(): boolean {
-    return isClusterTarget(this.targets[0]!.endpoint);
+  /** DOCKER_HOST, else the local socket; its sandboxes made with `sandboxes` (default: the engine's defaults). */
+  static local(sandboxes: SandboxSettings = {}): EngineSet {
+    return new EngineSet([{ endpoint: defaultEndpoint(), weight: 1 }], { sandboxes });
   }
 
   /** Whether sandboxes are spread over more than one engine. */
@@ -63,37 +54,13 @@ export class EngineSet implements ImageProvisioning {
     return this.targets.length > 1;
   }
 
-  private open(): Promise<OpenedEngines> {
+  private open(): Promise<OpenedBackend> {
     if (this.closed) throw new Error('EngineSet used after close()');
-    this.opened ??= (async (): Promise<OpenedEngines> => {
-      if (this.kubernetes) {
-        // Pods run images of the nodes' engines (imagePullPolicy Never): built on the local
-        // engine, which is the node's on a one-node cluster (see docs/kubernetes.md).
-        const runtime = new KubernetesRuntime(await loadCluster(parseClusterTarget(this.targets[0]!.endpoint)));
-        this.closeRuntime = () => runtime.close();
-        if (this.closed) runtime.close();
-        let docker: Promise<import('dockerode')> | undefined;
-        return {
-          runtime,
-          multi: undefined,
-          ensureImage: async (recipe, log) => ensureImage(await (docker ??= connectEngine()), recipe, log),
-          imageId: async (tag) => (await (docker ??= connectEngine())).getImage(tag).inspect().then((image) => image.Id, () => undefined),
-        };
-      }
-      if (!this.several) {
-        const docker = await connectEngine(this.targets[0]!.endpoint);
-        return {
-          runtime: new DockerRuntime(docker),
-          multi: undefined,
-          ensureImage: (recipe, log) => ensureImage(docker, recipe, log),
-          imageId: (tag) => docker.getImage(tag).inspect().then((image) => image.Id, () => undefined),
-        };
-      }
-      const multi = await MultiEngineRuntime.connect(this.targets, this.options);
-      this.multi = multi;
-      if (this.closed) multi.close();
-      return { runtime: multi, multi, ensureImage: (recipe, log) => multi.ensureImage(recipe, log) };
-    })();
+    this.opened ??= this.backend.open(this.targets, this.options).then((opened) => {
+      this.openedBackend = opened;
+      if (this.closed) opened.close();
+      return opened;
+    });
     // An engine that did not answer may answer on the next try.
     this.opened.catch(() => (this.opened = undefined));
     return this.opened;
@@ -109,7 +76,7 @@ export class EngineSet implements ImageProvisioning {
 
   /**
    * Builds or finds `recipe`'s image on every engine (with several: built once, copied to
-   * the others, see {@link MultiEngineRuntime.ensureImage}).
+   * the others, see MultiEngineRuntime.ensureImage).
    * @returns the tag to put in a SandboxSpec.
    * @throws EngineUnreachableError; ImageError when a build or copy fails.
    */
@@ -132,18 +99,17 @@ export class EngineSet implements ImageProvisioning {
    * image keeps its id, but which engine to ask is not fixed) or when the engine has no such image.
    */
   async imageId(tag: string): Promise<string | undefined> {
-    return (await this.open()).imageId?.(tag);
+    return (await this.open()).imageId(tag);
   }
 
   /** Each engine's state and share of the sandboxes; undefined with one engine (not tracked) or before any use. */
   status(): EngineStatus[] | undefined {
-    return this.multi?.status();
+    return this.openedBackend?.status();
   }
 
   /** Stops the background health checks of several engines. Sandboxes are left as they are. */
   close(): void {
     this.closed = true;
-    this.multi?.close();
-    this.closeRuntime?.();
+    this.openedBackend?.close();
   }
 }

@@ -2,38 +2,15 @@ import type Docker from 'dockerode';
 import { EngineUnreachableError, ImageError, SandboxError } from '../../errors.js';
 import type { BuildLog } from '../../images/image-builder.js';
 import type { ImageRecipe } from '../../images/recipe.js';
-import { DockerRuntime, dockerSystemView } from '../docker/docker-sandbox.js';
+import { DockerRuntime } from '../docker/docker-runtime.js';
+import { dockerSystemView } from '../docker/container-creation.js';
 import { connectEngine } from '../docker/engine.js';
 import { thisRunFilter } from '../docker/labels.js';
-import type { Sandbox, SandboxRuntime, SandboxSpec } from '../types.js';
-import type { EngineTarget } from './endpoints.js';
+import type { Sandbox, SandboxRuntime, SandboxSettings, SandboxSpec } from '../types.js';
+import type { EngineStatus, EngineTarget, MultiEngineOptions } from './backend.js';
 import { EngineSandbox, type HoldingEngine } from './engine-sandbox.js';
 import { ensureImageOnEngines } from './image-provisioning.js';
 import { pickEngine } from './placement.js';
-
-export interface MultiEngineOptions {
-  /** How often every engine is pinged (up ones to notice death, down ones to notice return). Default 2 s. */
-  healthIntervalMs: number;
-  /** A ping not answered within this counts as failed. Default 3 s. */
-  pingTimeoutMs: number;
-  /** Consecutive failed periodic pings that mark an engine down (a failed create needs one). Default 2. */
-  failuresBeforeDown: number;
-  /** Engine state changes and image provisioning. Default: nowhere. */
-  log: (line: string) => void;
-}
-
-/** One engine as {@link MultiEngineRuntime.status} reports it. */
-export interface EngineStatus {
-  endpoint: string;
-  weight: number;
-  up: boolean;
-  /** Sandboxes it holds now. */
-  live: number;
-  /** Sandboxes created on it so far. */
-  created: number;
-  /** Times it was found down. */
-  downs: number;
-}
 
 class Engine implements HoldingEngine {
   /** Set while the engine answers (an engine down from the start has none yet). */
@@ -54,7 +31,7 @@ class Engine implements HoldingEngine {
   ) {}
 
   connected(docker: Docker): void {
-    this.client = { docker, runtime: new DockerRuntime(docker) };
+    this.client = { docker, runtime: new DockerRuntime(docker, this.owner.sandboxSettings) };
     this.up = true;
   }
 
@@ -86,8 +63,19 @@ class Engine implements HoldingEngine {
  */
 export class MultiEngineRuntime implements SandboxRuntime {
   readonly name = 'docker-multi';
-  /** Every engine's sandboxes run under INTERCODE_RUNTIME, as a DockerRuntime's do. */
-  readonly systemView = dockerSystemView(process.env.INTERCODE_RUNTIME || undefined);
+  /** Every engine's sandboxes run under the same OCI runtime (see MultiEngineOptions.sandboxes). */
+  get systemView(): string {
+    return dockerSystemView(this.ociRuntime);
+  }
+
+  get ociRuntime(): string | undefined {
+    return this.options.sandboxes.ociRuntime;
+  }
+
+  /** What each engine's DockerRuntime makes its sandboxes with. */
+  get sandboxSettings(): SandboxSettings {
+    return this.options.sandboxes;
+  }
   private readonly engines: Engine[];
   private readonly options: MultiEngineOptions;
   /** The tag create() is given for each image asked for → its recipe (envs asking for the same image share one entry). */
@@ -97,7 +85,7 @@ export class MultiEngineRuntime implements SandboxRuntime {
   private readonly timer: NodeJS.Timeout;
 
   private constructor(targets: readonly EngineTarget[], clients: (Docker | undefined)[], options: Partial<MultiEngineOptions>) {
-    this.options = { healthIntervalMs: 2_000, pingTimeoutMs: 3_000, failuresBeforeDown: 2, log: () => undefined, ...options };
+    this.options = { healthIntervalMs: 2_000, pingTimeoutMs: 3_000, failuresBeforeDown: 2, log: () => undefined, sandboxes: {}, ...options };
     this.engines = targets.map((t, i) => {
       const engine = new Engine(t.endpoint, t.weight, this);
       const client = clients[i];

@@ -1,0 +1,4 @@
+/** `intercode-ts/env`: the env API — the registry (`make`, `registerEnv`), the env contract and the sandbox-backed base env. */
+export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './registry.js';
+export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
+export { SandboxEnv, type EpisodeState, type SandboxEnvConfig } from './sandbox-env.js';

@@ -1,0 +1,87 @@
+import { ConfigError } from '../../errors.js';
+import { ensureImage } from '../../images/image-builder.js';
+import { cleanup } from '../docker/cleanup.js';
+import { DockerRuntime } from '../docker/docker-runtime.js';
+import { connectEngine } from '../docker/engine.js';
+import { reapCrashedRuns } from '../lifecycle/reaper.js';
+import type { EngineTarget, SandboxBackend } from './backend.js';
+import { MultiEngineRuntime } from './multi-engine-runtime.js';
+
+const ENDPOINT_FORMS = /^(unix:\/\/\/|\/|tcp:\/\/|https?:\/\/)/;
+
+/**
+ * Parses `<endpoint>[=<weight>]` (weight 1 when left out), e.g. `unix:///run/docker-b.sock=2`.
+ * @throws ConfigError naming `flag` when the endpoint has no known form or the weight is not a positive number.
+ */
+function parseDockerTarget(value: string, flag: string): EngineTarget {
+  const match = /^(.*)=([^=]*)$/.exec(value);
+  const endpoint = match ? match[1]! : value;
+  const weightText = match ? match[2]! : '1';
+  const weight = Number(weightText);
+  if (!ENDPOINT_FORMS.test(endpoint)) {
+    throw new ConfigError(flag, `must be unix:///path, /path, tcp://host:port or http(s)://host:port, optionally =weight; got "${value}"`);
+  }
+  if (endpoint.startsWith('tcp:') || endpoint.startsWith('http')) {
+    try {
+      new URL(endpoint.replace(/^tcp:/, 'http:'));
+    } catch {
+      throw new ConfigError(flag, `has an endpoint that is not a URL: "${endpoint}"`);
+    }
+  }
+  if (weightText.trim() === '' || !Number.isFinite(weight) || weight <= 0) {
+    throw new ConfigError(flag, `weight must be a positive number, got "${weightText}" in "${value}"`);
+  }
+  return { endpoint, weight };
+}
+
+/**
+ * Sandboxes as containers of Docker engines: one engine, a plain {@link DockerRuntime}
+ * (a single engine costs exactly what it did before there were several); several, a
+ * {@link MultiEngineRuntime} spreading them by weight. Last in the list: every `--engine`
+ * value no other backend claims is parsed as a Docker endpoint (or refused as one).
+ */
+export const dockerBackend: SandboxBackend = {
+  name: 'docker',
+  combinable: true,
+  matches: () => true,
+  parseTarget: parseDockerTarget,
+
+  async open(targets, options) {
+    if (targets.length === 1) {
+      const docker = await connectEngine(targets[0]!.endpoint);
+      return {
+        runtime: new DockerRuntime(docker, options.sandboxes),
+        ensureImage: (recipe, log) => ensureImage(docker, recipe, log),
+        imageId: (tag) => docker.getImage(tag).inspect().then((image) => image.Id, () => undefined),
+        status: () => undefined,
+        close: () => undefined,
+      };
+    }
+    const multi = await MultiEngineRuntime.connect(targets, options);
+    return {
+      runtime: multi,
+      ensureImage: (recipe, log) => multi.ensureImage(recipe, log),
+      // A copied image keeps its id, but which engine to ask is not fixed.
+      imageId: async () => undefined,
+      status: () => multi.status(),
+      close: () => multi.close(),
+    };
+  },
+
+  async cleanup(endpoint, request) {
+    const removed = await cleanup(await connectEngine(endpoint), {
+      images: request.images,
+      deadRunsOnly: request.deadRunsOnly,
+      warmOnly: request.warmOnly,
+      ...(request.testRun ? { testRun: request.testRun } : {}),
+    });
+    const summary = `${endpoint}: removed ${removed.containers}${request.warmOnly ? ' kept-warm' : ''} container(s)${request.images ? ` and ${removed.images} image tag(s)` : ''}`;
+    return { ...removed, summary };
+  },
+
+  async reapCrashedRuns(endpoint, options = {}) {
+    const docker = await connectEngine(endpoint).catch(() => undefined);
+    return docker ? reapCrashedRuns(docker, options) : 0;
+  },
+  // No doctorChecks: the default engine's are doctor's own (they need the host's facts: runtimes, cgroups, free disk).
+};
