@@ -1,9 +1,12 @@
 /**
  * The actions a candidate-scoring policy chooses among: every distinct action seen in the
- * demonstrations it was built from, `submit`, and exploratory actions of the env — fixed
+ * demonstrations it was built from, `submit`, exploratory actions of the env — fixed
  * ones (ls, SHOW TABLES, dir()) and ones read off the last observation (cat a file it
- * listed, DESCRIBE a table it showed).
+ * listed, DESCRIBE a table it showed) — and, with a retriever, the commands of the
+ * descriptions most like the query, adapted to it (commands no demonstration showed).
  */
+import type { CommandRetriever } from '../corpus/command-retriever.js';
+import type { PolicyState } from './features.js';
 
 type Exploration = { fixed: readonly string[]; fromObservation: (observation: string) => string[] };
 
@@ -34,20 +37,35 @@ export const EXPLORATION: Readonly<Record<string, Exploration>> = {
   },
 };
 
+/** Retrieved candidates: the adapted commands of the `perState` nearest descriptions. */
+export interface Retrieval {
+  retriever: CommandRetriever;
+  perState: number;
+}
+
 export class CandidateSet {
   /** The actions offered in every state, in a stable order. */
   readonly fixed: readonly string[];
 
   /** @param harvested actions from demonstrations, in first-seen order. */
-  constructor(readonly env: string, readonly harvested: readonly string[]) {
+  constructor(
+    readonly env: string,
+    readonly harvested: readonly string[],
+    readonly retrieval?: Retrieval,
+  ) {
     this.fixed = [...new Set([...harvested, 'submit', ...(EXPLORATION[env]?.fixed ?? [])])];
   }
 
-  /** The candidates in a state whose last observation is `observation` (the query before any action). */
-  forState(observation: string, step: number): string[] {
-    if (step === 0) return this.fixed.slice();
-    const derived = EXPLORATION[this.env]?.fromObservation(observation) ?? [];
-    return [...new Set([...this.fixed, ...derived])];
+  /** The adapted commands retrieved for the state's query (and, after the first action, its last output), best first. */
+  retrieved(state: PolicyState): string[] {
+    if (!this.retrieval) return [];
+    return this.retrieval.retriever.commandsFor(state.query, this.retrieval.perState, state.step > 0 ? { observation: state.observation } : {});
+  }
+
+  /** The candidates in `state`: the fixed ones, actions read off its last output, the retrieved ones. */
+  forState(state: PolicyState): string[] {
+    const derived = state.step === 0 ? [] : (EXPLORATION[this.env]?.fromObservation(state.observation) ?? []);
+    return [...new Set([...this.fixed, ...derived, ...this.retrieved(state)])];
   }
 }
 
