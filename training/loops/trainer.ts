@@ -204,7 +204,8 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
   const pgOptimizer = tf.train.adam(settings.pgLearningRate);
   const buffer = new ReplayBuffer({ capacity: Math.max(1, demos.reduce((n, d) => n + d.actions.length, 0)) });
   demos.forEach((d, i) => buffer.addMany(demoTransitions(d, `demo-${i}`)));
-  const fromDemo = (t: PolicyState) => candidates.forState({ query: t.query, observation: t.observation, previousAction: t.previousAction, step: t.step });
+  // A demonstrated action is offered in its own state even where retrieval does not find it (adapted differently, or past the nearest).
+  const fromDemo = (t: PolicyState & { action: string }) => [...new Set([t.action, ...candidates.forState({ query: t.query, observation: t.observation, previousAction: t.previousAction, step: t.step })])];
   let imitation: ReturnType<typeof corpusImitation> | undefined;
   const corpusImitationData = () => (imitation ??= corpusImitation(corpus, retriever!, settings.retrieved ?? 0));
 

@@ -1,6 +1,6 @@
 /**
  * The actions a candidate-scoring policy chooses among: every distinct action seen in the
- * demonstrations it was built from, `submit`, exploratory actions of the env — fixed
+ * demonstrations it was built from (without retrieval), `submit`, exploratory actions of the env — fixed
  * ones (ls, SHOW TABLES, dir()) and ones read off the last observation (cat a file it
  * listed, DESCRIBE a table it showed) — and, with a retriever, the commands of the
  * descriptions most like the query, adapted to it (commands no demonstration showed).
@@ -47,13 +47,18 @@ export class CandidateSet {
   /** The actions offered in every state, in a stable order. */
   readonly fixed: readonly string[];
 
-  /** @param harvested actions from demonstrations, in first-seen order. */
+  /**
+   * @param harvested actions from demonstrations, in first-seen order: offered in every state
+   * when there is no retrieval; with one, a demonstration's command reaches the states of
+   * queries like its own through the retriever instead, so a held-out query is not offered
+   * the training tasks' golds wholesale (the policy would learn to memorise them).
+   */
   constructor(
     readonly env: string,
     readonly harvested: readonly string[],
     readonly retrieval?: Retrieval,
   ) {
-    this.fixed = [...new Set([...harvested, 'submit', ...(EXPLORATION[env]?.fixed ?? [])])];
+    this.fixed = [...new Set([...(retrieval ? [] : harvested), 'submit', ...(EXPLORATION[env]?.fixed ?? [])])];
   }
 
   /** The adapted commands retrieved for the state's query (and, after the first action, its last output), best first. */
