@@ -70,6 +70,15 @@ describe('slot filling', () => {
     expect(adaptCommand('wc -l file.txt', slots)).toBe('wc -l /testbed/dir1/notes.txt');
   });
 
+  it('reads "the NAME directory", relative paths and extensions named as words', () => {
+    expect(querySlots('Count the lines of all php files in the testbed directory tree')).toMatchObject({ paths: ['/testbed'], extensions: ['php'] });
+    expect(querySlots('Print unique paths under "testbed/dir1" compared to "testbed/dir2"').paths).toEqual(['/testbed/dir1', '/testbed/dir2']);
+    // A written path wins over a named directory; "the current directory" names none.
+    expect(querySlots('Copy the logs folder to /backup').paths).toEqual(['/backup']);
+    expect(querySlots('List python files in the current directory')).toMatchObject({ paths: [], extensions: ['py'] });
+    expect(adaptCommand("find . -name '*.java' | xargs wc -l", querySlots('Count the lines of all php files in the testbed directory tree'))).toBe("find /testbed -name '*.php' | xargs wc -l");
+  });
+
   it('fills sizes with find\'s suffixes', () => {
     expect(adaptCommand('find /tmp -size +100k', querySlots('files in /testbed larger than 2 MB'))).toBe('find /testbed -size +2M');
   });

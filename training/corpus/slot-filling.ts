@@ -1,6 +1,6 @@
 /**
  * Slot filling: a command retrieved for a similar description is adapted to the query at
- * hand — its paths, file-name patterns, quoted strings, file names and numbers replaced by
+ * hand — its paths (written, relative ones read from /, or "the NAME directory" read as /NAME when none is written), file-name patterns, quoted strings, file names and numbers replaced by
  * those the query names (and, for a file the query names without its directory, by the
  * path an earlier observation showed for it). A command whose slots the query does not
  * name keeps them.
@@ -10,7 +10,7 @@
 export interface QuerySlots {
   /** Absolute paths, in order of appearance. */
   paths: string[];
-  /** File extensions without the dot ("java" from `".java" files` or `*.java`). */
+  /** File extensions without the dot ("java" from `".java" files`, `*.java` or "java files"). */
   extensions: string[];
   /** Quoted strings that are neither paths nor patterns ("Hello"). */
   quoted: string[];
@@ -20,7 +20,13 @@ export interface QuerySlots {
   numbers: { value: string; unit: 'days' | 'minutes' | 'lines' | 'size' }[];
 }
 
-const ABSOLUTE_PATH = /(?:^|[\s"'`(=,])(\/(?:[\w.+-]+\/?)*)/g;
+const ABSOLUTE_PATH = /(?:^|[\s"'`(=,])(\/?(?:[\w.+-]+\/)+[\w.+-]*|\/[\w.+-]+)/g;
+/** "the testbed directory", "the logs folder": a directory named by a word (read as /word when the query names no path). */
+const NAMED_DIRECTORY = /\bthe\s+([a-z][\w-]*)\s+(?:directory|folder|dir)\b/gi;
+const NOT_A_DIRECTORY_NAME = new Set(['current', 'home', 'root', 'parent', 'same', 'working', 'given', 'specified', 'entire', 'whole', 'user', 'target', 'destination', 'source', 'output', 'input', 'temporary', 'tmp', 'other']);
+/** "php files", "java source files": an extension named as a word. */
+const EXTENSION_WORD = /\b(php|java|py|python|txt|text|c|cpp|h|sh|shell|html|js|css|xml|json|log|md|pdf|jpg|png|gz|tar|zip|conf|csv)\s+(?:source\s+|script\s+)?files?\b/gi;
+const EXTENSION_OF_WORD: Record<string, string> = { python: 'py', text: 'txt', shell: 'sh' };
 const EXTENSION = /(?:^|[\s"'`(*])\.([A-Za-z0-9]{1,6})\b(?![./\w])/g;
 const QUOTED = /"([^"]+)"|'([^']+)'|`([^`]+)`/g;
 const FILE_NAME = /(?:^|[\s"'`(])([\w-]+\.[A-Za-z0-9]{1,6})(?=$|[\s"'`),.;:?!])/g;
@@ -46,14 +52,21 @@ const distinct = (items: string[]) => [...new Set(items)];
 
 /** The slots a query names; `observation` (the episode's outputs so far) lends full paths to bare file names. */
 export function querySlots(query: string, observation = ''): QuerySlots {
-  const paths = distinct([...query.matchAll(ABSOLUTE_PATH)].map((m) => m[1]!.replace(/\/$/, '') || '/').filter((p) => p.length > 1));
-  const extensions = distinct([...query.matchAll(EXTENSION)].map((m) => m[1]!));
+  const written = distinct(
+    [...query.matchAll(ABSOLUTE_PATH)]
+      .map((m) => m[1]!.replace(/\/$/, ''))
+      .filter((p) => p.length > 1 && !/^[\w-]+\.[A-Za-z0-9]{1,6}$/.test(p))
+      .map((p) => (p.startsWith('/') ? p : `/${p}`)),
+  );
+  const named = [...query.matchAll(NAMED_DIRECTORY)].map((m) => m[1]!.toLowerCase()).filter((w) => !NOT_A_DIRECTORY_NAME.has(w));
+  const paths = written.length > 0 ? written : distinct(named.map((w) => `/${w}`));
+  const extensions = distinct([...[...query.matchAll(EXTENSION)].map((m) => m[1]!), ...[...query.matchAll(EXTENSION_WORD)].map((m) => EXTENSION_OF_WORD[m[1]!.toLowerCase()] ?? m[1]!.toLowerCase())]);
   const quoted = distinct(
     [...query.matchAll(QUOTED)].map((m) => (m[1] ?? m[2] ?? m[3])!).filter((q) => !q.startsWith('/') && !/^\*?\.\w+$/.test(q) && !/^[\w-]+\.\w{1,6}$/.test(q)),
   );
-  const named = distinct([...query.matchAll(FILE_NAME)].map((m) => m[1]!).filter((f) => !/^\d+\.\d+$/.test(f)));
+  const fileNames = distinct([...query.matchAll(FILE_NAME)].map((m) => m[1]!).filter((f) => !/^\d+\.\d+$/.test(f)));
   const listed = observation.match(/\/(?:[\w.+-]+\/)*[\w.+-]+/g) ?? [];
-  const files = named.map((f) => listed.find((p) => p.endsWith(`/${f}`)) ?? f);
+  const files = fileNames.map((f) => listed.find((p) => p.endsWith(`/${f}`)) ?? f);
   const numbers = [...query.matchAll(NUMBER_UNIT)].map((m) => {
     const unit = unitOf(m[2]!);
     return { value: unit === 'size' ? `${m[1]}${sizeSuffix(m[2]!)}` : m[1]!, unit };
