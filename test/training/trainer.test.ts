@@ -98,6 +98,18 @@ describe('training loop (toy env, no Docker)', () => {
     expect(untimed(readMetrics(runPaths(b).metrics))).toEqual(untimed(metrics));
   }, 120_000);
 
+  it('with corpus imitation: imitates the shipped corpus between retrieval and cloning, and repeats exactly from the same seed', async () => {
+    const [a, b] = [freshRun(), freshRun()];
+    const settings = { bcEpochs: 2, pgIterations: 1, evalEvery: 1, retrieved: 3, corpus: 'nl2bash' as const, corpusEpochs: 2, corpusPairsPerEpoch: 32 };
+    const summary = await trainToy(a, { resume: false, settings });
+    await trainToy(b, { resume: false, settings });
+    const metrics = readMetrics(runPaths(a).metrics);
+    expect(metrics.map((m) => m.phase).slice(0, 5)).toEqual(['baseline', 'retrieval', 'corpus', 'corpus', 'bc']);
+    expect(metrics.filter((m) => m.phase === 'corpus').every((m) => m.loss! > 0 && m.accuracy! >= 0)).toBe(true);
+    expect(summary.nearDuplicates.corpusKept + summary.nearDuplicates.corpusRemoved).toBe(12_607);
+    expect(untimed(readMetrics(runPaths(b).metrics))).toEqual(untimed(metrics));
+  }, 180_000);
+
   it('removes training tasks that are near-duplicates of a held-out task, and records them', async () => {
     const dir = freshRun();
     await trainToy(dir, { resume: false, settings: { bcEpochs: 1, pgIterations: 0, removeNearDuplicates: true } });
