@@ -28,6 +28,10 @@ interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags {
   pgLr: string;
   entropy: string;
   evalEvery: string;
+  corpus?: string;
+  corpusEpochs: string;
+  corpusPairs: string;
+  retrieved?: string;
   json?: boolean;
 }
 
@@ -54,8 +58,13 @@ function sampling(value: string): 'uniform' | 'prioritized' {
   return value;
 }
 
+function corpusName(value: string): 'nl2bash' | 'none' {
+  if (value !== 'nl2bash' && value !== 'none') throw new ConfigError('--corpus', `must be nl2bash or none, got "${value}"`);
+  return value;
+}
+
 /**
- * `intercode train`: random-policy baseline, behaviour cloning on demonstrations, then
+ * `intercode train`: random-policy baseline, retrieval without learning, corpus imitation, behaviour cloning on demonstrations, then
  * REINFORCE on the env's reward, checkpointing every iteration to checkpoints/<run>.
  */
 export function registerTrainCommand(program: Command): void {
@@ -78,6 +87,10 @@ export function registerTrainCommand(program: Command): void {
     .option('--pg-episodes <n>', 'episodes per policy-gradient iteration', '24')
     .option('--pg-lr <rate>', 'policy-gradient Adam learning rate', '0.003')
     .option('--entropy <coef>', 'entropy bonus coefficient', '0.01')
+    .option('--corpus <name>', 'nl2bash (the shipped NL2Bash corpus, near-duplicates of held-out tasks removed) or none: imitated first and searched for candidates (default: nl2bash for bash, else none)')
+    .option('--corpus-epochs <n>', 'corpus-imitation epochs', '3')
+    .option('--corpus-pairs <n>', 'corpus pairs drawn per corpus-imitation epoch', '2048')
+    .option('--retrieved <n>', 'candidates retrieved per state: the commands of the n nearest descriptions, adapted to the query (default: 8 for bash, else 0)')
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
@@ -121,6 +134,11 @@ export function registerTrainCommand(program: Command): void {
           entropyCoef: fraction('--entropy', flags.entropy, { max: 1 }),
           evalEvery: positiveInteger('--eval-every', flags.evalEvery),
           shape: DEFAULT_SHAPE,
+          removeNearDuplicates: true,
+          corpus: corpusName(flags.corpus ?? (envName === 'bash' ? 'nl2bash' : 'none')),
+          corpusEpochs: nonNegativeInteger('--corpus-epochs', flags.corpusEpochs),
+          corpusPairsPerEpoch: positiveInteger('--corpus-pairs', flags.corpusPairs),
+          retrieved: nonNegativeInteger('--retrieved', flags.retrieved ?? (envName === 'bash' ? '8' : '0')),
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
@@ -150,7 +168,9 @@ export function registerTrainCommand(program: Command): void {
       }
       const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
       console.log(`run ${dir}: ${summary.trainTasks} training tasks, ${summary.heldOutTasks} held out, ${summary.candidates} candidate actions`);
+      console.log(`  near-duplicates of held-out tasks removed: ${summary.nearDuplicates.trainTasks} training tasks, ${summary.nearDuplicates.corpusRemoved} corpus pairs (${summary.nearDuplicates.corpusKept} kept)`);
       console.log(`  random policy   train ${pct(summary.baseline.train)}  held-out ${pct(summary.baseline.heldOut)}`);
+      if (summary.retrieval) console.log(`  retrieval       train ${pct(summary.retrieval.train)}  held-out ${pct(summary.retrieval.heldOut)}`);
       console.log(`  after cloning   train ${pct(summary.afterBc.train)}  held-out ${pct(summary.afterBc.heldOut)}`);
       console.log(`  final           train ${pct(summary.final.train)}  held-out ${pct(summary.final.heldOut)}`);
       console.log(`  env steps/s during policy gradient ${summary.envStepsPerSec.toFixed(2)}; ${summary.iterations} iterations in ${summary.elapsedSec.toFixed(1)} s`);

@@ -90,7 +90,7 @@ describe.skipIf(!haveChromium && !IN_CI)('plot page in headless Chromium', () =>
     expect(loss.curves.map((c) => [c.colour, c.points])).toEqual([['rgb(31, 119, 180)', 5], ['rgb(214, 39, 40)', 3]]);
     expect(loss.dots).toBe(8);
     expect(result.charts[1]!.curves.map((c) => c.points)).toEqual([3, 3, 3]);
-    expect(result.rows).toEqual(['train success held-out success', 'random policy 0.0 % 0.0 %', 'last evaluation 100.0 % 25.0 %']);
+    expect(result.rows).toEqual(['train success held-out success held-out mean reward', 'random policy 0.0 % 0.0 % 0.250', 'after imitation 90.0 % 20.0 % 0.500', 'last evaluation 100.0 % 25.0 % 0.550']);
   });
 
   it('paints every series in a screenshot', () => {

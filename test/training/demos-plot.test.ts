@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { TrajectoryError } from '../../src/errors.js';
 import { ReplayBuffer } from '../../training/buffer/replay-buffer.js';
 import { demoTransitions, formatDemoLine, loadDemos, parseDemos, type DemoEpisode } from '../../training/demos/demo-episode.js';
+import { CommandRetriever } from '../../training/corpus/command-retriever.js';
 import { CandidateSet } from '../../training/policy/candidates.js';
 import { candidateFeatures, stateFeatures } from '../../training/policy/features.js';
 import { renderLearningCurves } from '../../training/plot/learning-curves.js';
@@ -69,10 +70,22 @@ describe('features and candidates', () => {
 
   it('offers harvested actions, submit and exploration, plus cat of files the last output listed', () => {
     const set = new CandidateSet(['wc -l a', 'submit'], bashPlugin.exploration);
-    expect(set.forState('query', 0)).toEqual(['wc -l a', 'submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd']);
-    expect(set.forState('/testbed/a.txt\n/testbed/dir\n', 1)).toContain('cat /testbed/a.txt');
-    expect(set.forState('/testbed/a.txt\n/testbed/dir\n', 1)).not.toContain('cat /testbed/dir');
-    expect(new CandidateSet([], sqlPlugin.exploration).forState("[('users',), ('orders',)]", 1)).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
+    const state = (observation: string, step: number) => ({ query: 'query', observation, previousAction: step ? 'ls' : '', step });
+    expect(set.forState(state('query', 0))).toEqual(['wc -l a', 'submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd']);
+    expect(set.forState(state('/testbed/a.txt\n/testbed/dir\n', 1))).toContain('cat /testbed/a.txt');
+    expect(set.forState(state('/testbed/a.txt\n/testbed/dir\n', 1))).not.toContain('cat /testbed/dir');
+    expect(new CandidateSet([], sqlPlugin.exploration).forState(state("[('users',), ('orders',)]", 1))).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
+  });
+
+  it('adds the retrieved commands, adapted to the query, and to the path the last output showed', () => {
+    const retriever = new CommandRetriever([
+      { description: 'count the lines of notes.txt', command: 'wc -l notes.txt' },
+      { description: 'show the disk usage of a folder', command: 'du -sh /home/me' },
+    ]);
+    const set = new CandidateSet(['submit'], bashPlugin.exploration, { retriever, perState: 1 });
+    const query = 'count the lines of todo.txt in /testbed';
+    expect(set.forState({ query, observation: query, previousAction: '', step: 0 })).toEqual(['submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd', 'wc -l todo.txt']);
+    expect(set.retrieved({ query, observation: '/testbed/dir1/todo.txt', previousAction: 'find /testbed', step: 1 })).toEqual(['wc -l /testbed/dir1/todo.txt']);
   });
 });
 

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { schedule } from '../../training/loops/trainer.js';
+import { readRunConfig } from '../../training/run/run-files.js';
+import type { RunConfig } from '../../training/loops/trainer.js';
+import { TOY_TASKS } from './fixtures/toy-env.js';
 import { loadCheckpoint, readMetrics, runPaths, TIMING_FIELDS, type MetricRecord } from '../../training/run/run-files.js';
 import { TOY_SETTINGS, trainToy } from './fixtures/toy-run.js';
 
@@ -82,4 +85,41 @@ describe('training loop (toy env, no Docker)', () => {
     const firstResumed = resumed[beforeResume.length - 1]!;
     expect(firstResumed.elapsedSec).toBeGreaterThanOrEqual(beforeResume.at(-2)!.elapsedSec);
   }, 180_000);
+
+  it('with retrieval: measures the retrieval policy, and repeats exactly from the same seed', async () => {
+    const [a, b] = [freshRun(), freshRun()];
+    const settings = { bcEpochs: 3, pgIterations: 2, evalEvery: 2, retrieved: 3 };
+    const summary = await trainToy(a, { resume: false, settings });
+    await trainToy(b, { resume: false, settings });
+    const metrics = readMetrics(runPaths(a).metrics);
+    expect(metrics.map((m) => m.phase).slice(0, 3)).toEqual(['baseline', 'retrieval', 'bc']);
+    // The retriever searches the training demonstrations: the nearest query is the task's own, its gold is the first command.
+    expect(summary.retrieval!.train).toBe(1);
+    expect(untimed(readMetrics(runPaths(b).metrics))).toEqual(untimed(metrics));
+  }, 120_000);
+
+  it('with corpus imitation: imitates the shipped corpus between retrieval and cloning, and repeats exactly from the same seed', async () => {
+    const [a, b] = [freshRun(), freshRun()];
+    const settings = { bcEpochs: 2, pgIterations: 1, evalEvery: 1, retrieved: 3, corpus: 'nl2bash' as const, corpusEpochs: 2, corpusPairsPerEpoch: 32 };
+    const summary = await trainToy(a, { resume: false, settings });
+    await trainToy(b, { resume: false, settings });
+    const metrics = readMetrics(runPaths(a).metrics);
+    expect(metrics.map((m) => m.phase).slice(0, 5)).toEqual(['baseline', 'retrieval', 'corpus', 'corpus', 'bc']);
+    expect(metrics.filter((m) => m.phase === 'corpus').every((m) => m.loss! > 0 && m.accuracy! >= 0)).toBe(true);
+    expect(summary.nearDuplicates.corpusKept + summary.nearDuplicates.corpusRemoved).toBe(12_607);
+    expect(untimed(readMetrics(runPaths(b).metrics))).toEqual(untimed(metrics));
+  }, 180_000);
+
+  it('removes training tasks that are near-duplicates of a held-out task, and records them', async () => {
+    const dir = freshRun();
+    await trainToy(dir, { resume: false, settings: { bcEpochs: 1, pgIterations: 0, removeNearDuplicates: true } });
+    const config = readRunConfig<RunConfig>(runPaths(dir).config, '--run');
+    // Toy queries are "Please <verb> the <noun> in the store.": same verb = 3 of 5 content words shared (Jaccard 0.6).
+    const verb = (id: string) => TOY_TASKS.find((t) => t.id === id)!.query.split(' ')[1];
+    const heldOutVerbs = new Set(config.split.heldOut.map(verb));
+    const all = TOY_TASKS.map((t) => t.id).filter((id) => !config.split.heldOut.includes(id));
+    expect(config.nearDuplicates!.trainTasks.sort()).toEqual(all.filter((id) => heldOutVerbs.has(verb(id))).sort());
+    expect(config.nearDuplicates!.trainTasks.length).toBeGreaterThan(0);
+    expect(config.split.train.sort()).toEqual(all.filter((id) => !heldOutVerbs.has(verb(id))).sort());
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 /**
  * Behaviour cloning: maximise the log-probability of the demonstrated action among the
- * candidates of its state. One epoch draws ⌈transitions / batch⌉ minibatches from the
+ * candidates of its state (env demonstrations: the candidate set's; corpus pairs: the
+ * pair's own command among its neighbours' adapted commands). One epoch draws ⌈transitions / batch⌉ minibatches (or as many as asked) from the
  * replay buffer, uniformly or by priority (priority = the example's last loss, with
  * importance-sampling weights).
  */
@@ -8,11 +9,15 @@ import * as tf from '@tensorflow/tfjs';
 import type { ReplayBuffer } from '../buffer/replay-buffer.js';
 import type { Transition } from '../buffer/types.js';
 import type { Random } from '../rng.js';
-import type { CandidateSet } from '../policy/candidates.js';
 import { disposeBatch, type ScorerNetwork } from '../policy/network.js';
+
+/** The candidates offered in a transition's state; the demonstrated action must be among them. */
+export type CandidatesOf = (transition: Transition) => string[];
 
 export interface BcEpochOptions {
   batchSize: number;
+  /** Minibatches in the epoch (default: enough to draw the buffer's size). */
+  batches?: number;
   sampling: 'uniform' | 'prioritized';
   random: Random;
 }
@@ -22,14 +27,14 @@ export interface BcEpochResult {
   accuracy: number;
 }
 
-export function behaviourCloningEpoch(network: ScorerNetwork, optimizer: tf.Optimizer, buffer: ReplayBuffer, candidates: CandidateSet, options: BcEpochOptions): BcEpochResult {
-  const batches = Math.ceil(buffer.size / options.batchSize);
+export function behaviourCloningEpoch(network: ScorerNetwork, optimizer: tf.Optimizer, buffer: ReplayBuffer, candidatesOf: CandidatesOf, options: BcEpochOptions): BcEpochResult {
+  const batches = options.batches ?? Math.ceil(buffer.size / options.batchSize);
   let lossSum = 0;
   let correct = 0;
   let seen = 0;
   for (let b = 0; b < batches; b++) {
     const drawn = options.sampling === 'prioritized' ? buffer.samplePrioritized(options.batchSize, options.random) : { slots: [], transitions: buffer.sample(options.batchSize, options.random), weights: undefined };
-    const result = cloneStep(network, optimizer, drawn.transitions, candidates, drawn.weights);
+    const result = cloneStep(network, optimizer, drawn.transitions, candidatesOf, drawn.weights);
     if (options.sampling === 'prioritized') buffer.updatePriorities(drawn.slots, result.perExample);
     lossSum += result.loss;
     correct += result.correct;
@@ -38,8 +43,8 @@ export function behaviourCloningEpoch(network: ScorerNetwork, optimizer: tf.Opti
   return { loss: lossSum / batches, accuracy: correct / seen };
 }
 
-function cloneStep(network: ScorerNetwork, optimizer: tf.Optimizer, transitions: readonly Transition[], candidates: CandidateSet, weights: number[] | undefined): { loss: number; perExample: number[]; correct: number } {
-  const lists = transitions.map((t) => candidates.forState(t.observation, t.step));
+function cloneStep(network: ScorerNetwork, optimizer: tf.Optimizer, transitions: readonly Transition[], candidatesOf: CandidatesOf, weights: number[] | undefined): { loss: number; perExample: number[]; correct: number } {
+  const lists = transitions.map(candidatesOf);
   const batch = network.encode(
     transitions.map((t) => ({ query: t.query, observation: t.observation, previousAction: t.previousAction, step: t.step })),
     lists,

@@ -29,7 +29,7 @@ export function policyGradientStep(network: ScorerNetwork, optimizer: tf.Optimiz
     if (played.turns.at(-1)?.info.truncation?.reason === 'sandbox-lost') continue;
     played.turns.slice(0, options.turnLimit).forEach((turn, t) => {
       const state = stateAfter(played.task.query, played.turns.slice(0, t));
-      const list = candidates.forState(state.observation, state.step);
+      const list = candidates.forState(state);
       const at = list.indexOf(turn.action);
       if (at < 0) return;
       states.push(state);

@@ -71,13 +71,13 @@ export function renderLearningCurves(name: string, metrics: readonly MetricRecor
   const bc = metrics.filter((m) => m.phase === 'bc').map((m) => m.iteration);
   const bcSpan: [number, number] | undefined = bc.length ? [Math.min(...bc) - 0.5, Math.max(...bc) + 0.5] : undefined;
   const panels: Panel[] = [
-    { title: 'Loss', series: [series(metrics, 'behaviour cloning', '#1f77b4', ['bc'], 'loss'), series(metrics, 'policy gradient', '#d62728', ['pg'], 'loss')] },
+    { title: 'Loss', series: [series(metrics, 'corpus imitation', '#17becf', ['corpus'], 'loss'), series(metrics, 'behaviour cloning', '#1f77b4', ['bc'], 'loss'), series(metrics, 'policy gradient', '#d62728', ['pg'], 'loss')] },
     {
       title: 'Success rate (reward 1)',
       yRange: [0, 1],
       series: [
-        series(metrics, 'train (greedy)', '#2ca02c', ['baseline', 'eval'], 'successRate'),
-        series(metrics, 'held-out (greedy)', '#9467bd', ['baseline', 'eval'], 'heldOutSuccessRate'),
+        series(metrics, 'train (greedy)', '#2ca02c', ['baseline', 'retrieval', 'eval'], 'successRate'),
+        series(metrics, 'held-out (greedy)', '#9467bd', ['baseline', 'retrieval', 'eval'], 'heldOutSuccessRate'),
         series(metrics, 'train (sampled)', '#ff7f0e', ['pg'], 'successRate'),
       ],
     },
@@ -85,15 +85,17 @@ export function renderLearningCurves(name: string, metrics: readonly MetricRecor
       title: 'Mean reward',
       yRange: [0, 1],
       series: [
-        series(metrics, 'train (greedy)', '#2ca02c', ['baseline', 'eval'], 'meanReward'),
-        series(metrics, 'held-out (greedy)', '#9467bd', ['baseline', 'eval'], 'heldOutMeanReward'),
+        series(metrics, 'train (greedy)', '#2ca02c', ['baseline', 'retrieval', 'eval'], 'meanReward'),
+        series(metrics, 'held-out (greedy)', '#9467bd', ['baseline', 'retrieval', 'eval'], 'heldOutMeanReward'),
         series(metrics, 'train (sampled)', '#ff7f0e', ['pg'], 'meanReward'),
       ],
     },
-    { title: 'Env steps per second', series: [series(metrics, 'policy gradient', '#d62728', ['pg'], 'envStepsPerSec'), series(metrics, 'evaluation', '#7f7f7f', ['baseline', 'eval'], 'envStepsPerSec')] },
-    { title: 'Behaviour-cloning accuracy', yRange: [0, 1], series: [series(metrics, 'minibatch accuracy', '#1f77b4', ['bc'], 'accuracy')] },
+    { title: 'Env steps per second', series: [series(metrics, 'policy gradient', '#d62728', ['pg'], 'envStepsPerSec'), series(metrics, 'evaluation', '#7f7f7f', ['baseline', 'retrieval', 'eval'], 'envStepsPerSec')] },
+    { title: 'Behaviour-cloning accuracy', yRange: [0, 1], series: [series(metrics, 'corpus', '#17becf', ['corpus'], 'accuracy'), series(metrics, 'env demonstrations', '#1f77b4', ['bc'], 'accuracy')] },
   ];
   const baseline = metrics.find((m) => m.phase === 'baseline');
+  const retrieval = metrics.find((m) => m.phase === 'retrieval');
+  const afterBc = metrics.find((m) => m.phase === 'eval');
   const last = metrics.filter((m) => m.phase === 'eval').at(-1);
   const pct = (x: number | undefined) => (x === undefined ? '–' : `${(x * 100).toFixed(1)} %`);
   return `<!doctype html>
@@ -108,9 +110,11 @@ table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ddd;padding
 </style></head><body>
 <h1>${escape(name)}</h1>
 <p>${metrics.length} iterations; the shaded span is behaviour cloning. Success rates are the greedy policy's on each task once, except "sampled" (the policy-gradient episodes).</p>
-<table><tr><th></th><th>train success</th><th>held-out success</th></tr>
-<tr><th>random policy</th><td>${pct(baseline?.successRate)}</td><td>${pct(baseline?.heldOutSuccessRate)}</td></tr>
-<tr><th>last evaluation</th><td>${pct(last?.successRate)}</td><td>${pct(last?.heldOutSuccessRate)}</td></tr></table>
+<table><tr><th></th><th>train success</th><th>held-out success</th><th>held-out mean reward</th></tr>
+${[['random policy', baseline], ['retrieval, no learning', retrieval], ['after imitation', afterBc], ['last evaluation', last]]
+  .filter((row): row is [string, MetricRecord] => row[1] !== undefined)
+  .map(([label, m]) => `<tr><th>${label}</th><td>${pct(m.successRate)}</td><td>${pct(m.heldOutSuccessRate)}</td><td>${m.heldOutMeanReward?.toFixed(3) ?? '–'}</td></tr>`)
+  .join('\n')}</table>
 <div class="panels">
 ${panels.map((p) => renderPanel(p, xMax, bcSpan)).join('\n')}
 </div></body></html>

@@ -1,9 +1,12 @@
 /**
  * The actions a candidate-scoring policy chooses among: every distinct action seen in the
- * demonstrations it was built from, `submit`, and exploratory actions of the env — fixed
+ * demonstrations it was built from (without retrieval), `submit`, exploratory actions of the env — fixed
  * ones (ls, SHOW TABLES, dir()) and ones read off the last observation (cat a file it
- * listed, DESCRIBE a table it showed).
+ * listed, DESCRIBE a table it showed) — and, with a retriever, the commands of the
+ * descriptions most like the query, adapted to it (commands no demonstration showed).
  */
+import type { CommandRetriever } from '../corpus/command-retriever.js';
+import type { PolicyState } from './features.js';
 
 /** An env's exploratory actions: fixed ones, and ones read off the last observation (see EnvPlugin.exploration). */
 export interface Exploration {
@@ -11,20 +14,41 @@ export interface Exploration {
   fromObservation: (observation: string) => string[];
 }
 
+/** Retrieved candidates: the adapted commands of the `perState` nearest descriptions. */
+export interface Retrieval {
+  retriever: CommandRetriever;
+  perState: number;
+}
+
 export class CandidateSet {
   /** The actions offered in every state, in a stable order. */
   readonly fixed: readonly string[];
 
-  /** @param harvested actions from demonstrations, in first-seen order; @param exploration the env's exploratory actions. */
-  constructor(readonly harvested: readonly string[], private readonly exploration: Exploration) {
-    this.fixed = [...new Set([...harvested, 'submit', ...exploration.fixed])];
+  /**
+   * @param exploration the env's exploratory actions (EnvPlugin.exploration).
+   * @param harvested actions from demonstrations, in first-seen order: offered in every state
+   * when there is no retrieval; with one, a demonstration's command reaches the states of
+   * queries like its own through the retriever instead, so a held-out query is not offered
+   * the training tasks' golds wholesale (the policy would learn to memorise them).
+   */
+  constructor(
+    readonly harvested: readonly string[],
+    private readonly exploration: Exploration,
+    readonly retrieval?: Retrieval,
+  ) {
+    this.fixed = [...new Set([...(retrieval ? [] : harvested), 'submit', ...exploration.fixed])];
   }
 
-  /** The candidates in a state whose last observation is `observation` (the query before any action). */
-  forState(observation: string, step: number): string[] {
-    if (step === 0) return this.fixed.slice();
-    const derived = this.exploration.fromObservation(observation);
-    return [...new Set([...this.fixed, ...derived])];
+  /** The adapted commands retrieved for the state's query (and, after the first action, its last output), best first. */
+  retrieved(state: PolicyState): string[] {
+    if (!this.retrieval) return [];
+    return this.retrieval.retriever.commandsFor(state.query, this.retrieval.perState, state.step > 0 ? { observation: state.observation } : {});
+  }
+
+  /** The candidates in `state`: the fixed ones, actions read off its last output, the retrieved ones. */
+  forState(state: PolicyState): string[] {
+    const derived = state.step === 0 ? [] : this.exploration.fromObservation(state.observation);
+    return [...new Set([...this.fixed, ...derived, ...this.retrieved(state)])];
   }
 }
 

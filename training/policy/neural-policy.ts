@@ -52,7 +52,7 @@ export class NeuralPolicy implements Policy {
     return {
       act: async (history) => {
         const state = stateAfter(context.task.query, history);
-        const offered = this.candidates.forState(state.observation, state.step);
+        const offered = this.candidates.forState(state);
         const batch = this.network.encode([state], [offered]);
         try {
           const logits = tf.tidy(() => this.network.forward(batch).logits.dataSync());
@@ -67,6 +67,21 @@ export class NeuralPolicy implements Policy {
   }
 }
 
+/**
+ * Retrieval without learning: the first retrieved command (the nearest description's,
+ * adapted to the query), then submit; submit at once when nothing is retrieved.
+ */
+export class RetrievalPolicy implements Policy {
+  readonly name = 'retrieval';
+  constructor(private readonly candidates: CandidateSet) {}
+
+  begin(context: EpisodeContext): Agent {
+    return {
+      act: async (history) => (history.length === 0 ? (this.candidates.retrieved(stateAfter(context.task.query, history))[0] ?? 'submit') : 'submit'),
+    };
+  }
+}
+
 /** Uniformly random among the candidates: the baseline a learned policy must beat. */
 export class RandomPolicy implements Policy {
   readonly name = 'random';
@@ -76,7 +91,7 @@ export class RandomPolicy implements Policy {
     return {
       act: async (history) => {
         const state = stateAfter(context.task.query, history);
-        const offered = this.candidates.forState(state.observation, state.step);
+        const offered = this.candidates.forState(state);
         return offered[Math.floor(this.random() * offered.length)]!;
       },
     };

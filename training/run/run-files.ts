@@ -27,8 +27,11 @@ export function runPaths(dir: string): RunPaths {
 /** One iteration's figures. Rates are fractions 0..1; timing fields vary between runs, the rest is fixed by the seed. */
 export interface MetricRecord {
   iteration: number;
-  /** baseline: the random policy; bc: an epoch of behaviour cloning; pg: a policy-gradient iteration; eval: the greedy policy. */
-  phase: 'baseline' | 'bc' | 'pg' | 'eval';
+  /**
+   * baseline: the random policy; retrieval: the first retrieved command, no learning; corpus: an epoch of
+   * imitation of the corpus; bc: an epoch of behaviour cloning; pg: a policy-gradient iteration; eval: the greedy policy.
+   */
+  phase: 'baseline' | 'retrieval' | 'corpus' | 'bc' | 'pg' | 'eval';
   loss?: number;
   /** bc: share of minibatch states where the demonstrated action scored highest. */
   accuracy?: number;
@@ -183,8 +186,8 @@ export function readMetrics(path: string): MetricRecord[] {
     }
     if (typeof record.iteration !== 'number') throw new TrajectoryError({ ...location, field: 'iteration' }, 'must be a number');
     if (typeof record.elapsedSec !== 'number') throw new TrajectoryError({ ...location, field: 'elapsedSec' }, 'must be a number');
-    if (!['baseline', 'bc', 'pg', 'eval'].includes(record.phase as string)) {
-      throw new TrajectoryError({ ...location, field: 'phase' }, 'must be baseline, bc, pg or eval');
+    if (!['baseline', 'retrieval', 'corpus', 'bc', 'pg', 'eval'].includes(record.phase as string)) {
+      throw new TrajectoryError({ ...location, field: 'phase' }, 'must be baseline, retrieval, corpus, bc, pg or eval');
     }
     out.push(record as MetricRecord);
   }

@@ -1,6 +1,8 @@
 import { ConfigError } from '../../src/errors.js';
-import type { RunConfig } from '../loops/trainer.js';
-import { CandidateSet, type Exploration } from '../policy/candidates.js';
+import { loadDemos } from '../demos/demo-episode.js';
+import { corpusPairs } from '../loops/corpus-stage.js';
+import { runCandidates, type RunConfig } from '../loops/trainer.js';
+import type { Exploration } from '../policy/candidates.js';
 import { ScorerNetwork } from '../policy/network.js';
 import { NeuralPolicy } from '../policy/neural-policy.js';
 import { mulberry32 } from '../rng.js';
@@ -18,5 +20,6 @@ export function loadRunPolicy(dir: string, flag: string, explorationOf: (env: st
   if (!checkpoint) throw new ConfigError(flag, `names a run without a checkpoint (${paths.checkpoint})`);
   const network = new ScorerNetwork(config.settings.shape, mulberry32(0));
   network.importWeights(checkpoint.weights);
-  return new NeuralPolicy(network, new CandidateSet(config.harvested, explorationOf(config.settings.env)), { kind: 'greedy' }, `checkpoint:${dir}`);
+  const { candidates } = runCandidates(config, corpusPairs(config.settings.corpus, config.nearDuplicates?.corpus ?? []), loadDemos(paths.demos), explorationOf(config.settings.env));
+  return new NeuralPolicy(network, candidates, { kind: 'greedy' }, `checkpoint:${dir}`);
 }
