@@ -4,6 +4,9 @@ import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { defaultGoldCacheDir } from '../../src/golds/gold-store.js';
 import { createBashEnvs } from './index.js';
+import type { BashEnv } from './bash-env.js';
+import type { HashMode } from './file-probe.js';
+import { bashHarborTask } from './harbor-export.js';
 import { BASH_BASES, parseBashBase, type BashBase } from './images.js';
 import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
@@ -116,4 +119,5 @@ export const bashCli: EnvCli = {
     );
   },
   goldActions: (task) => [goldText(task), 'submit'],
+  harborTask: (env, task, flags: BashFlags) => bashHarborTask(env as BashEnv, task, (flags.hash ?? 'intercode') as HashMode, 'bash'),
 };

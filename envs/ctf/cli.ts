@@ -3,6 +3,8 @@ import type { CommonEnvFlags, CreateEnvsOptions, EnvCli } from '../../src/cli/en
 import { timeoutMs } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
 import { createCtfEnvs } from './index.js';
+import type { CtfEnv } from './ctf-env.js';
+import { ctfHarborTask } from './harbor-export.js';
 
 interface CtfFlags extends CommonEnvFlags {
   assets?: string;
@@ -37,4 +39,5 @@ export const ctfCli: EnvCli = {
     );
   },
   goldActions: (task) => [`submit ${String(task.gold)}`],
+  harborTask: (env, task) => ctfHarborTask(env as CtfEnv, task),
 };

@@ -5,6 +5,9 @@ import type { Task } from '../../src/datasets/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { APPS_DEFAULT_FUNCTION } from './python-env.js';
 import { goldEntry, toPythonTask, type EntryRule } from './python-task.js';
+import type { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { pythonHarborTask } from './harbor-export.js';
+import { DEFAULT_PYTHON_SESSION_OPTIONS } from './python-session.js';
 import { createPythonEnvs } from './index.js';
 
 interface PythonFlags extends CommonEnvFlags {
@@ -62,5 +65,13 @@ export const pythonCli: EnvCli = {
     const python = toPythonTask(task, 'the dataset');
     if (python.kind === 'apps') return [appsGoldAction(python.gold), `submit ${APPS_DEFAULT_FUNCTION}`];
     return [python.gold, `submit ${goldEntry(python, 'tested')}`];
+  },
+  harborTask(env, task, flags: PythonFlags) {
+    return pythonHarborTask(env as SandboxEnv, task, {
+      entryRule: (flags.entry ?? 'tested') as EntryRule,
+      testTimeoutSec: flags.testTimeout !== undefined ? Number(flags.testTimeout) : 5,
+      memoryBytes: DEFAULT_PYTHON_SESSION_OPTIONS.memoryBytes,
+      dataFile: flags.data ?? 'the built-in tasks',
+    });
   },
 };

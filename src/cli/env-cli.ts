@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { EngineSet } from '../sandbox/multi/engine-set.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
 import { addSandboxFlags, type EngineFlags } from './engine-flag.js';
+import type { HarborTaskFiles } from '../../envs/task/harbor-writer.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
 export type CliPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect' | 'serve';
@@ -42,6 +43,8 @@ export interface EnvCli {
   createEnvs(flags: CommonEnvFlags & Record<string, unknown>, count: number, options: CreateEnvsOptions): Promise<TaskEnv[]>;
   /** The actions that solve `task` when played in order (the gold policy), ending with the submit. */
   goldActions(task: Task): string[];
+  /** `export --format harbor`: `task` of `env` (one {@link createEnvs} made) as the files of a Harbor task directory; absent where the env is not exported. */
+  harborTask?(env: TaskEnv, task: Task, flags: CommonEnvFlags & Record<string, unknown>): Promise<HarborTaskFiles>;
   /** Replay of ReAct (`on-submit`) files: the command InterCode's parser took from a recorded action. Default: the text inside `execute[…]`. */
   reactCommand?(action: string): string;
 }

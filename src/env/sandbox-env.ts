@@ -68,6 +68,11 @@ export abstract class SandboxEnv implements TaskEnv {
   private ended = true;
   private readonly random: () => number;
 
+  /** The image this env's sandboxes start from (its tag): what an exported task directory builds on. */
+  get image(): string {
+    return this.config.spec.image;
+  }
+
   constructor(protected readonly config: SandboxEnvConfig) {
     this.random = seededRandom(config.seed ?? Date.now());
     this.source = new FreshWorkspaces(this.workspaceFactory());
