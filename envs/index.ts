@@ -27,3 +27,6 @@ export function envPlugin(name: string, flag: string): EnvPlugin {
 }
 
 export type { CommonEnvFlags, CreateEnvsOptions, EnvFlag, EnvPlugin, EnvPurpose } from './plugin.js';
+
+/** `export --format harbor` writes what an env's {@link EnvPlugin.harborTask} gives as a task directory. */
+export { writeHarborTask } from './task/harbor-writer.js';

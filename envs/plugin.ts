@@ -12,7 +12,9 @@ import type { TaskEnv } from '../src/env/types.js';
 import type { ImageRecipe } from '../src/images/recipe.js';
 import type { EngineSet } from '../src/sandbox/multi/engine-set.js';
 import type { RecordedEpisode } from '../src/trajectory/index.js';
+import type { CorpusName } from '../training/loops/corpus-stage.js';
 import type { Exploration } from '../training/policy/candidates.js';
+import type { HarborTaskFiles } from './task/harbor-writer.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */
 export type EnvPurpose = 'play' | 'run' | 'replay' | 'eval' | 'collect' | 'serve';
@@ -66,6 +68,8 @@ export interface EnvPlugin {
    * CPU core (measured; see docs/performance.md); undefined: the engine's default.
    */
   defaultParallel?(flags: CommonEnvFlags & Record<string, unknown>): number | undefined;
+  /** `export --format harbor`: `task` of `env` (one {@link createEnvs} made) as the files of a Harbor task directory; absent where the env is not exported. */
+  harborTask?(env: TaskEnv, task: Task, flags: CommonEnvFlags & Record<string, unknown>): Promise<HarborTaskFiles>;
   /** Replay of ReAct (`on-submit`) files: the command InterCode's parser took from a recorded action. Default: the text inside `execute[…]`. */
   reactCommand?(action: string): string;
   /** What LLM strategies tell the model about this env. */
@@ -74,6 +78,8 @@ export interface EnvPlugin {
   readonly stepScoring: StepScoringRule;
   /** Exploratory actions the in-process trained policy may take besides the demonstrated ones. */
   readonly exploration: Exploration;
+  /** The corpus `train` imitates and retrieves candidates from by default, and how many per state; absent: none. */
+  readonly trainingCorpus?: { readonly corpus: CorpusName; readonly retrievedPerState: number };
   /**
    * Its image's recipe, where `images build`, `setup` and `doctor` should cover it (other
    * images are built on first use); `testbed` is `images build --testbed`, for an image that holds one.

@@ -152,7 +152,8 @@ export class BashEnv extends SandboxEnv {
     return probe.changes();
   }
 
-  private goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
+  /** What `task`'s gold command does in a new sandbox of the image (changes, sums, output), from the gold cache when it has it. */
+  goldOutcome(task: Task): Promise<{ outcome: BashOutcome; cached: boolean }> {
     const gold = goldText(task);
     const run = () => this.runGold(gold);
     if (!this.goldCache) return run().then(({ outcome }) => ({ outcome, cached: false }));

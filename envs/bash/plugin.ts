@@ -7,6 +7,9 @@ import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin, EnvPurpose } from '.
 import { bashEnvSpec, createBashEnvs } from './index.js';
 import { BASH_BASES, bashTestbedRecipe, parseBashBase, type BashBase } from './images.js';
 import { BASH_PROMPT } from './prompt.js';
+import type { BashEnv } from './bash-env.js';
+import type { HashMode } from './file-probe.js';
+import { bashHarborTask } from './harbor-export.js';
 import { parseResetMode, type ResetMode } from './intercode-reset.js';
 import { goldText } from '../../src/datasets/index.js';
 import { detectComparedGoldOutput, parseComparedGoldOutput, type ComparedGoldOutput } from './compared-gold-output.js';
@@ -126,5 +129,8 @@ export const bashPlugin: EnvPlugin = {
     fixed: ['ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd'],
     fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]).filter((p) => /\.\w+$/.test(p)), MAX_DERIVED).map((p) => `cat ${p}`),
   },
+  // NL2Bash: the corpus InterCode's bash tasks were adapted from (near-duplicates of held-out tasks are removed by train).
+  trainingCorpus: { corpus: 'nl2bash', retrievedPerState: 8 },
   imageRecipe: (testbed) => bashTestbedRecipe(testbed),
+  harborTask: (env, task, flags: BashFlags) => bashHarborTask(env as BashEnv, task, (flags.hash ?? 'intercode') as HashMode, 'bash'),
 };

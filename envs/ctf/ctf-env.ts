@@ -46,6 +46,11 @@ export class CtfEnv extends SandboxEnv {
     super(config);
   }
 
+  /** `task`'s files as a tar archive rooted at `<task_id>/` (what an episode gets under /ctf). */
+  taskArchive(task: Task): Promise<Buffer> {
+    return this.config.assets.archive(task);
+  }
+
   override async reset(options: ResetOptions = {}): Promise<ResetResult> {
     this.active = false;
     this.flag = undefined;

@@ -5,6 +5,8 @@ import { firstDistinct, MAX_DERIVED, PATH } from '../exploration.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
 import { createCtfEnvs, ctfEnvSpec } from './index.js';
 import { CTF_PROMPT } from './prompt.js';
+import type { CtfEnv } from './ctf-env.js';
+import { ctfHarborTask } from './harbor-export.js';
 
 interface CtfFlags extends CommonEnvFlags {
   assets?: string;
@@ -38,6 +40,7 @@ export const ctfPlugin: EnvPlugin = {
     );
   },
   goldActions: (task) => [`submit ${String(task.gold)}`],
+  harborTask: (env, task) => ctfHarborTask(env as CtfEnv, task),
   prompt: CTF_PROMPT,
   stepScoring: SUBMIT_AS_IS,
   exploration: {

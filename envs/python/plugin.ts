@@ -8,6 +8,9 @@ import { createPythonEnvs, pythonEnvSpec } from './index.js';
 import { PYTHON_PROMPT } from './prompt.js';
 import { APPS_DEFAULT_FUNCTION } from './python-env.js';
 import { goldEntry, toPythonTask, type EntryRule } from './python-task.js';
+import type { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { pythonHarborTask } from './harbor-export.js';
+import { DEFAULT_PYTHON_SESSION_OPTIONS } from './python-session.js';
 
 interface PythonFlags extends CommonEnvFlags {
   testTimeout?: string;
@@ -77,4 +80,12 @@ export const pythonPlugin: EnvPlugin = {
   stepScoring: pythonStepScoring,
   exploration: { fixed: ['print(dir())', 'help()'], fromObservation: () => [] },
   imageRecipe: () => pythonRecipe(),
+  harborTask(env, task, flags: PythonFlags) {
+    return pythonHarborTask(env as SandboxEnv, task, {
+      entryRule: (flags.entry ?? 'tested') as EntryRule,
+      testTimeoutSec: flags.testTimeout !== undefined ? Number(flags.testTimeout) : 5,
+      memoryBytes: DEFAULT_PYTHON_SESSION_OPTIONS.memoryBytes,
+      dataFile: flags.data ?? 'the built-in tasks',
+    });
+  },
 };

@@ -84,5 +84,7 @@ export async function environmentImage(task: TaskDir, imageId: (ref: string) => 
   }
   // One repository for every task: the tag is the hash of the build context, so tasks whose
   // contexts are the same share one image (and one warm pool).
-  return { recipe: { repository: TASK_REPOSITORY, dockerfile, files, parent }, workdir: dockerfileWorkdir(dockerfileText), from: from.image };
+  const { buildTimeoutSec } = task.config.environment;
+  const recipe = { repository: TASK_REPOSITORY, dockerfile, files, parent, ...(buildTimeoutSec ? { buildTimeoutMs: buildTimeoutSec * 1000 } : {}) };
+  return { recipe, workdir: dockerfileWorkdir(dockerfileText), from: from.image };
 }

@@ -1,7 +1,7 @@
 import { chooseTask, seededRandom } from '../../src/env/episode.js';
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
-import type { ResetOptions, ResetResult, Score } from '../../src/env/types.js';
+import type { ResetOptions, ResetResult, Score, StepResult } from '../../src/env/types.js';
 import { EnvStateError } from '../../src/errors.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
@@ -46,6 +46,8 @@ export class TaskDirEnv extends SandboxEnv {
   protected readonly logName = 'harbor_task';
   private readonly pick: () => number;
   private selected: SandboxSpec;
+  /** When the episode's agent time runs out (performance.now() ms), for a task with `[agent] timeout_sec`. */
+  private agentDeadline: { at: number; limitSec: number } | undefined;
 
   constructor(protected override readonly config: TaskDirEnvConfig) {
     super(config);
@@ -61,7 +63,39 @@ export class TaskDirEnv extends SandboxEnv {
     const prepared = this.config.shared.tasks.get(task.id);
     if (!prepared) throw new EnvStateError(`task "${task.id}" is not one of this env's task directories`);
     this.selected = prepared.spec;
-    return super.reset({ task });
+    this.agentDeadline = undefined;
+    const result = await super.reset({ task });
+    const limitSec = prepared.dir.config.agent.timeoutSec;
+    this.agentDeadline = limitSec === undefined ? undefined : { at: performance.now() + limitSec * 1000, limitSec };
+    return result;
+  }
+
+  /**
+   * As Harbor: the agent has its task's `[agent] timeout_sec` in all. An action runs for at
+   * most the time left; once it is over (after an action, or at the next one), the episode
+   * ends as if submitted: the verifier scores what the agent left, and the score's details
+   * say `agentTimeout`.
+   */
+  override async step(action: string): Promise<StepResult> {
+    const verb = action.trim();
+    const deadline = this.agentDeadline;
+    if (deadline === undefined || verb === 'submit' || verb === 'skip') return super.step(action);
+    let observation: string | undefined;
+    if (performance.now() < deadline.at) {
+      const result = await super.step(action);
+      if (result.terminated || result.truncated || performance.now() < deadline.at) return result;
+      observation = result.observation;
+    }
+    const note = `[intercode: the task's agent time limit (${deadline.limitSec} s) is over: the verifier scored the episode]`;
+    const ended = await super.step('submit');
+    const score = ended.info.score && { ...ended.info.score, details: { ...ended.info.score.details, agentTimeout: { limitSec: deadline.limitSec } } };
+    return { ...ended, observation: observation === undefined ? note : `${observation}${observation.endsWith('\n') || observation === '' ? '' : '\n'}${note}`, info: { ...ended.info, ...(score ? { score } : {}) } };
+  }
+
+  protected override actionTimeoutMs(): number | undefined {
+    if (this.agentDeadline === undefined) return undefined;
+    const left = Math.max(1, Math.ceil(this.agentDeadline.at - performance.now()));
+    return left < (this.config.shell.timeoutMs ?? Infinity) ? left : undefined;
   }
 
   /** Not offered: the verifier runs once, after the agent's processes are gone (it would otherwise show the agent /tests). */

@@ -87,10 +87,10 @@ export function registerTrainCommand(program: Command): void {
     .option('--pg-episodes <n>', 'episodes per policy-gradient iteration', '24')
     .option('--pg-lr <rate>', 'policy-gradient Adam learning rate', '0.003')
     .option('--entropy <coef>', 'entropy bonus coefficient', '0.01')
-    .option('--corpus <name>', 'nl2bash (the shipped NL2Bash corpus, near-duplicates of held-out tasks removed) or none: imitated first and searched for candidates (default: nl2bash for bash, else none)')
+    .option('--corpus <name>', 'nl2bash (the shipped NL2Bash corpus, near-duplicates of held-out tasks removed) or none: imitated first and searched for candidates (default: nl2bash for bash, the env default; else none)')
     .option('--corpus-epochs <n>', 'corpus-imitation epochs', '3')
     .option('--corpus-pairs <n>', 'corpus pairs drawn per corpus-imitation epoch', '2048')
-    .option('--retrieved <n>', 'candidates retrieved per state: the commands of the n nearest descriptions, adapted to the query (default: 8 for bash, else 0)')
+    .option('--retrieved <n>', 'candidates retrieved per state: the commands of the n nearest descriptions, adapted to the query (default: 8 for bash, the env default; else 0)')
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
@@ -135,10 +135,10 @@ export function registerTrainCommand(program: Command): void {
           evalEvery: positiveInteger('--eval-every', flags.evalEvery),
           shape: DEFAULT_SHAPE,
           removeNearDuplicates: true,
-          corpus: corpusName(flags.corpus ?? (envName === 'bash' ? 'nl2bash' : 'none')),
+          corpus: corpusName(flags.corpus ?? plugin.trainingCorpus?.corpus ?? 'none'),
           corpusEpochs: nonNegativeInteger('--corpus-epochs', flags.corpusEpochs),
           corpusPairsPerEpoch: positiveInteger('--corpus-pairs', flags.corpusPairs),
-          retrieved: nonNegativeInteger('--retrieved', flags.retrieved ?? (envName === 'bash' ? '8' : '0')),
+          retrieved: nonNegativeInteger('--retrieved', flags.retrieved ?? String(plugin.trainingCorpus?.retrievedPerState ?? 0)),
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];

@@ -68,6 +68,11 @@ export abstract class SandboxEnv implements TaskEnv {
   private ended = true;
   private readonly random: () => number;
 
+  /** The image this env's sandboxes start from (its tag): what an exported task directory builds on. */
+  get image(): string {
+    return this.config.spec.image;
+  }
+
   constructor(protected readonly config: SandboxEnvConfig) {
     this.random = seededRandom(config.seed ?? Date.now());
     this.source = new FreshWorkspaces(this.workspaceFactory());
@@ -251,8 +256,14 @@ export abstract class SandboxEnv implements TaskEnv {
     };
   }
 
+  /** The longest the next action may run, when an env limits it below its runner's own limit (the task env: the agent's time left). */
+  protected actionTimeoutMs(): number | undefined {
+    return undefined;
+  }
+
   private async execute(action: string): Promise<StepResult> {
-    const ran = await this.workspace!.runner.run(action);
+    const limit = this.actionTimeoutMs();
+    const ran = await this.workspace!.runner.run(action, limit === undefined ? {} : { timeoutMs: limit });
     // Runners that do not watch the disk themselves (the Python session), and writes made
     // between steps, are caught here: one statfs, and a walk of the layer only when the
     // host's free space moved (see DiskLimit.exceededNow).

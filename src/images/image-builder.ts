@@ -154,6 +154,9 @@ async function buildTagged(docker: Docker, recipe: ImageRecipe, parentRef: strin
       rm: true,
       forcerm: true,
     });
+    // Past the recipe's time limit the response is cut: the engine cancels a build whose client is gone.
+    const limit = recipe.buildTimeoutMs;
+    const timer = limit === undefined ? undefined : setTimeout(() => (stream as unknown as { destroy(error: Error): void }).destroy(new Error(`the build ran past its ${limit / 1000} s limit and was cancelled`)), limit);
     await new Promise<void>((resolve, reject) =>
       docker.modem.followProgress(
         stream,
@@ -170,7 +173,7 @@ async function buildTagged(docker: Docker, recipe: ImageRecipe, parentRef: strin
           }
         },
       ),
-    );
+    ).finally(() => clearTimeout(timer));
   } catch (error) {
     await removeStepImages(docker, lines);
     throw new ImageError('IMAGE_BUILD_FAILED', `Building ${recipe.repository} failed: ${(error as Error).message}\n${lines.slice(-15).join('\n')}`, {

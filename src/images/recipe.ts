@@ -16,6 +16,8 @@ export interface ImageRecipe {
    * default base image (Debian bookworm); a {@link BaseImage} names another.
    */
   parent: ImageRecipe | BaseImage | 'base';
+  /** The longest the build may take (not part of the tag): past it the build is cancelled (a Harbor task's `build_timeout_sec`). */
+  buildTimeoutMs?: number;
 }
 
 /** Bumped when how images are built changes (labels, build options), so old tags are not reused. */
