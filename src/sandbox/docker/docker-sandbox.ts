@@ -18,6 +18,8 @@ import {
   type ExecOptions,
   type ExecResult,
   type FileSystemChange,
+  type LayerArchive,
+  type LayerLimits,
   type Sandbox,
   type SandboxRuntime,
   type SandboxSpec,
@@ -31,6 +33,7 @@ import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, she
 import { channelDir, claimParked, listParked, newTag, runName, warmName, type ParkedSandbox } from './warm-sandboxes.js';
 import { liveKeeper } from './warm-keeper-lock.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
+import { archiveContainerLayer, createdUpperDir, extractLayer, restoreMountedFiles } from './layer-archive.js';
 import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
 import { killProcesses } from '../shell/kill-processes.js';
 import { SHELL_SCRIPT, shellQuote } from '../shell/shell-script.js';
@@ -232,11 +235,26 @@ export class DockerRuntime implements SandboxRuntime {
     return liveSandboxes.adopt(this.createStarted(spec));
   }
 
-  private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
+  /** A new sandbox whose writable layer is `layer`'s before it starts (see SandboxRuntime.createFromLayer). */
+  createFromLayer(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox> {
+    return liveSandboxes.adopt(
+      this.createStarted(spec, layer).then(async (sandbox) => {
+        try {
+          await restoreMountedFiles(layer, (path) => sandbox.hostFileOf(path));
+          return sandbox;
+        } catch (error) {
+          await sandbox.destroy().catch(() => undefined);
+          throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give a sandbox from ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
+        }
+      }),
+    );
+  }
+
+  private async createStarted(spec: SandboxSpec, layer?: LayerArchive): Promise<DockerSandbox> {
     const tag = newTag();
     const channel = this.transport === 'fifo' ? await FifoChannel.create(tag) : undefined;
     try {
-      const sandbox = await this.createContainer(spec, channel, tag);
+      const sandbox = await this.createContainer(spec, channel, tag, layer);
       if (channel && !this.fifoChecked) await this.checkChannel(sandbox, channel).catch(async (error: unknown) => {
         await sandbox.destroy().catch(() => undefined);
         throw error;
@@ -263,7 +281,7 @@ export class DockerRuntime implements SandboxRuntime {
     }
   }
 
-  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string): Promise<DockerSandbox> {
+  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string, layer?: LayerArchive): Promise<DockerSandbox> {
     const mounts = [...(spec.mounts ?? []), ...(channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [])];
     const diskBytes = spec.limits.diskBytes ?? defaultDiskBytes();
     const driver = await this.storageDriver();
@@ -318,6 +336,8 @@ export class DockerRuntime implements SandboxRuntime {
     }
     try {
       if (statxShim) await container.putArchive(statxShim, { path: '/' });
+      // A checkpoint's layer goes in before the container starts: overlayfs mounts it as the container's own.
+      if (layer) await extractLayer(layer, await createdUpperDir(container));
       await container.start();
     } catch (error) {
       await container.remove({ force: true }).catch(() => undefined);
@@ -724,6 +744,12 @@ export class DockerSandbox implements Sandbox {
       () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map() }),
     );
     return this.inspection;
+  }
+
+  async archiveLayer(archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
+    const { layers, etcFiles } = await this.inspect();
+    if (!layers) throw new SandboxError('STATE_UNREADABLE', `Sandbox ${this.id.slice(0, 12)}: its writable layer cannot be read from this host (a remote engine, or not run as root)`, { details: { sandbox: this.id } });
+    return archiveContainerLayer(this.container, layers.upper, etcFiles, archivePath, limits);
   }
 
   async hostFileOf(path: string): Promise<string | undefined> {
