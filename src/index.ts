@@ -37,3 +37,5 @@ export * from './golds/index.js';
 export * from './agents/index.js';
 export * from './eval/index.js';
 export * from './mock-llm/index.js';
+export { isCheckpointable, type CheckpointableEnv } from './env/types.js';
+export { CheckpointStore, DEFAULT_LAYER_LIMITS, type CheckpointInfo, type EpisodeCheckpoint } from './env/checkpoint.js';
