@@ -18,6 +18,7 @@ import { chaosBench } from './chaos-bench.js';
 import { serveBench } from './serve-bench.js';
 import { rolloutsBench } from './rollouts-bench.js';
 import { vsIntercodeBench } from './vs-intercode.js';
+import { forkBench } from './fork-bench.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
@@ -26,7 +27,7 @@ export { stepBench, type StepBenchResult } from './step-bench.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, forkBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {

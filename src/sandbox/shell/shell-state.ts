@@ -41,6 +41,13 @@ const BUILTINS = ('alias bg bind break builtin caller cd command compgen complet
 const NOT_CARRIED = ('_ BASHPID BASH_SUBSHELL BASH_COMMAND BASH_LINENO BASH_SOURCE BASH_ARGC BASH_ARGV BASH_ARGV0 FUNCNAME LINENO ' +
   'RANDOM SRANDOM EPOCHSECONDS EPOCHREALTIME HISTCMD PIPESTATUS GROUPS DIRSTACK SECONDS').split(' ');
 
+/**
+ * How long reading or replaying a shell's state may take. Builtins only, milliseconds when
+ * idle; 10 s was passed on the 2-core VM at load average ~120 (8 children restored at once).
+ * A read cut short is refused, and the agent's shell may have been restarted by the cut.
+ */
+const STATE_TIMEOUT_MS = 60_000;
+
 const LIMITS = ['c', 'd', 'e', 'f', 'i', 'l', 'm', 'n', 'q', 'r', 's', 't', 'u', 'v', 'x'];
 
 const SECTIONS = ['status', 'opts', 'shopt', 'cwd', 'seconds', 'args', 'dirs', 'names', 'exported', 'vars', 'functions', 'fattrs', 'aliases', 'umask', 'limits', 'traps'] as const;
@@ -117,7 +124,7 @@ function parse(output: string, separator: string): ShellState {
  */
 export async function captureShellState(runner: CommandRunner): Promise<ShellState> {
   const separator = `__ic_state_${randomHex(8)}`;
-  const result = await runner.run(captureScript(separator), { timeoutMs: 10_000 });
+  const result = await runner.run(captureScript(separator), { timeoutMs: STATE_TIMEOUT_MS });
   if (result.events.length > 0) throw new ShellStateError('unreadable', `reading the shell's state was cut short (${result.events.map((e) => e.kind).join(', ')})`);
   return parse(result.output, separator);
 }
@@ -180,7 +187,7 @@ function replayScript(state: ShellState): string {
  * @throws ShellStateError `not-equal` when the replayed state differs (the sections that do in details).
  */
 export async function restoreShellState(runner: CommandRunner, state: ShellState): Promise<void> {
-  const replayed = await runner.run(replayScript(state), { timeoutMs: 10_000 });
+  const replayed = await runner.run(replayScript(state), { timeoutMs: STATE_TIMEOUT_MS });
   if (replayed.events.length > 0) throw new ShellStateError('not-equal', `replaying the shell's state was cut short (${replayed.events.map((e) => e.kind).join(', ')})`);
   const now = await captureShellState(runner);
   const differ = SECTIONS.filter((name) => name !== 'seconds' && name !== 'status' && now.sections[name] !== state.sections[name]);
