@@ -25,7 +25,9 @@ export type IntercodeErrorCode =
   | 'SETUP_FAILED'
   | 'STORAGE_SETUP_FAILED'
   | 'EPISODE_CANCELLED'
-  | 'EPISODE_UNSCORABLE';
+  | 'EPISODE_UNSCORABLE'
+  | 'CHECKPOINT_REFUSED'
+  | 'CHECKPOINT_UNSUPPORTED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -45,6 +47,8 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   STORAGE_SETUP_FAILED: false,
   EPISODE_CANCELLED: false,
   EPISODE_UNSCORABLE: false,
+  CHECKPOINT_REFUSED: false,
+  CHECKPOINT_UNSUPPORTED: false,
 };
 
 export class IntercodeError extends Error {
@@ -237,5 +241,17 @@ export class EpisodeUnscorableError extends IntercodeError {
     details: Record<string, unknown> = {},
   ) {
     super('EPISODE_UNSCORABLE', message, { details: { reason, ...details } });
+  }
+}
+
+/**
+ * An episode could not be checkpointed, restored or forked exactly. `CHECKPOINT_REFUSED`:
+ * this state cannot be carried exactly (`details.reason`: a socket, a layer past the limits,
+ * a shell whose builtins are overridden, …); no partial handle or branch is handed out.
+ * `CHECKPOINT_UNSUPPORTED`: this env, runner or runtime cannot checkpoint at all.
+ */
+export class CheckpointError extends IntercodeError {
+  constructor(code: 'CHECKPOINT_REFUSED' | 'CHECKPOINT_UNSUPPORTED', message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(code, message, options);
   }
 }

@@ -1,6 +1,6 @@
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
-import { SandboxError } from '../../src/errors.js';
+import { CheckpointError, SandboxError } from '../../src/errors.js';
 import type { Score } from '../../src/env/types.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
@@ -82,6 +82,12 @@ export class BashEnv extends SandboxEnv {
     await super.close();
     await this.goldWorkspace?.close();
     await this.newGoldSandboxes?.close();
+  }
+
+  /** A new env of this configuration sharing this one's gold cache and reward workers (see SandboxEnv.fork); not in `intercode` reset mode, whose envs keep sandboxes of their own. */
+  protected override sibling(): BashEnv {
+    if (this.config.reset === 'intercode') throw new CheckpointError('CHECKPOINT_UNSUPPORTED', "bash envs in `intercode` reset mode keep sandboxes of their own: they are not forked");
+    return new BashEnv({ ...this.config, goldCache: this.goldCache ?? false, workers: this.workers });
   }
 
   /** Computes rewards on `workers` from the next score on (the caller closes them). */

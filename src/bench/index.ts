@@ -19,6 +19,7 @@ import { serveBench } from './serve-bench.js';
 import { rolloutsBench } from './rollouts-bench.js';
 import { vsIntercodeBench } from './vs-intercode.js';
 import { taskDirsBench } from './task-dirs-bench.js';
+import { forkBench } from './fork-bench.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
@@ -27,7 +28,7 @@ export { stepBench, type StepBenchResult } from './step-bench.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench, forkBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {

@@ -1,14 +1,21 @@
 import type { Task } from '../datasets/index.js';
-import { EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.js';
+import { ConfigError, EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.js';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
-import type { Sandbox, SandboxRuntime, SandboxSpec, WarmRole } from '../sandbox/types.js';
+import { IDLE_PROCESS_NAME, type Sandbox, type SandboxRuntime, type SandboxSpec, type WarmRole } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import { NO_RUNNER, type Workspace, type WorkspaceFactory, type WorkspaceSource } from '../pool/types.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
+import { CheckpointStore, DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint } from './checkpoint.js';
+import { CheckpointError } from '../errors.js';
+import { LayerArchiveRefusal } from '../sandbox/layer-refusal.js';
+import { captureShellState, restoreShellState, ShellStateError, type ShellState } from '../sandbox/shell/shell-state.js';
+import type { LayerLimits } from '../sandbox/types.js';
 
 export interface SandboxEnvConfig {
   runtime: SandboxRuntime;
@@ -17,6 +24,8 @@ export interface SandboxEnvConfig {
   dataset?: readonly Task[];
   /** Where to write one InterCode-format log per finished episode. */
   trajectoryDir?: string;
+  /** Bounds on what a checkpoint copies (default {@link DEFAULT_LAYER_LIMITS}). */
+  checkpointLimits?: LayerLimits;
   /** Seed for choosing random tasks on `reset()` without a task. */
   seed?: number;
 }
@@ -67,6 +76,10 @@ export abstract class SandboxEnv implements TaskEnv {
   private lastObservation = '';
   private ended = true;
   private readonly random: () => number;
+  /** The current workspace came from a checkpoint (see {@link restore}): no source's; removed when retired. */
+  private restoredWorkspace: Workspace | undefined;
+  /** This env's checkpoints (released when it closes). */
+  private readonly checkpoints = new CheckpointStore();
 
   /** The image this env's sandboxes start from (its tag): what an exported task directory builds on. */
   get image(): string {
@@ -298,14 +311,141 @@ export abstract class SandboxEnv implements TaskEnv {
   async close(): Promise<void> {
     this.ended = true;
     this.retire();
+    this.checkpoints.close();
     if (this.ownsSource) await this.source.close();
   }
 
-  /** Hands the current workspace back to its source, which removes or restores it off the hot path. */
+  /** Hands the current workspace back to its source, which removes or restores it off the hot path (one made by a restore is removed). */
   private retire(): void {
     const workspace = this.workspace;
     this.workspace = undefined;
-    if (workspace) this.source.release(workspace);
+    if (!workspace) return;
+    if (workspace === this.restoredWorkspace) {
+      this.restoredWorkspace = undefined;
+      workspace.runner.close();
+      workspace.control.close();
+      void workspace.sandbox.destroy().catch(() => undefined);
+    } else this.source.release(workspace);
+  }
+
+  /**
+   * Saves the episode as it stands: the sandbox's written files (the sandbox frozen while they
+   * are copied on the host), the agent shell's state, the task, steps and last observation.
+   * The episode goes on unchanged. Processes the episode left running are not carried: the
+   * handle's `info.dropped` lists them.
+   * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED
+   *   where the runtime cannot read the sandbox's layer or the runner is no bash session,
+   *   CHECKPOINT_REFUSED where this state cannot be carried exactly (details.reason).
+   */
+  async checkpoint(): Promise<EpisodeCheckpoint> {
+    const workspace = this.workspace;
+    if (!workspace || this.ended) throw new EnvStateError('checkpoint() needs an episode under way: call reset()');
+    const started = performance.now();
+    const { sandbox, runner, control } = workspace;
+    if (!sandbox.archiveLayer || !this.config.runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.runtime.name} runtime cannot copy a sandbox's written files`);
+    if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id}'s runner is not a bash session: its state cannot be checkpointed`);
+    const shell = await captureShellState(runner).catch((error: unknown) => {
+      if (error instanceof ShellStateError) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      throw error;
+    });
+    const processes = await leftRunning(control, runner.pid);
+    const { id, dir } = this.checkpoints.allocate();
+    mkdirSync(dir, { recursive: true });
+    try {
+      const layer = await sandbox.archiveLayer(join(dir, 'layer.tar'), this.config.checkpointLimits ?? DEFAULT_LAYER_LIMITS);
+      return this.checkpoints.add({
+        id,
+        envId: this.id,
+        info: {
+          steps: this.steps.length,
+          layer: { paths: layer.paths, bytes: layer.bytes, archiveBytes: layer.archiveBytes },
+          dropped: { processes, shellValues: SHELL_VALUES_NOT_CARRIED },
+          durationMs: performance.now() - started,
+        },
+        state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell },
+      });
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      if (error instanceof LayerArchiveRefusal) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * Continues the episode `checkpoint` saved, in this env (it may be another env of the same
+   * kind than the one that made it): a new sandbox whose files are the checkpoint's, a new
+   * agent shell given its state (read back and compared: equal, or refused), and the task,
+   * steps and last observation. The current episode, if any, is dropped.
+   * @throws EnvStateError for a released checkpoint or one of another env kind;
+   *   CheckpointError CHECKPOINT_REFUSED when the shell's state could not be given exactly.
+   */
+  async restore(checkpoint: EpisodeCheckpoint): Promise<void> {
+    this.checkpoints.requireLive(checkpoint);
+    if (checkpoint.envId !== this.id) throw new EnvStateError(`checkpoint ${checkpoint.id} is of ${checkpoint.envId}, not ${this.id}`);
+    const { runtime } = this.config;
+    if (!runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot make a sandbox from a checkpoint`);
+    const { spec, layer, shell, task, steps, lastObservation } = checkpoint.state;
+    const workspace = await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell);
+    this.retire();
+    this.workspace = workspace;
+    this.restoredWorkspace = workspace;
+    this.task = task;
+    this.steps = [...steps];
+    this.lastObservation = lastObservation;
+    this.controlViolationsAtReset = workspace.control.violations;
+    this.ended = false;
+  }
+
+  private async workspaceFromLayer(create: NonNullable<SandboxRuntime['createFromLayer']>, spec: SandboxSpec, layer: EpisodeCheckpoint['state']['layer'], shell: ShellState): Promise<Workspace> {
+    const sandbox = await create(spec, layer);
+    let control: ShellSession | undefined;
+    let runner: CommandRunner | undefined;
+    try {
+      control = await ShellSession.open(sandbox, CONTROL_SHELL);
+      sandbox.launchThrough?.(control);
+      runner = await this.openRunner(sandbox);
+      await restoreShellState(runner, shell);
+      // Every path of its layer is the episode's (as in the parent, made from the image).
+      return { sandbox, control, runner, fromImage: true };
+    } catch (error) {
+      runner?.close();
+      control?.close();
+      await sandbox.destroy().catch(() => undefined);
+      if (error instanceof ShellStateError) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      throw error;
+    }
+  }
+
+  /** Removes `checkpoint`'s files (a restore of it then fails). Idempotent. */
+  releaseCheckpoint(checkpoint: EpisodeCheckpoint): void {
+    this.checkpoints.release(checkpoint);
+  }
+
+  /**
+   * `n` independent episodes continuing this one from now, each in an env of this kind and a
+   * sandbox of its own (this episode goes on unchanged). The caller closes them. All or none:
+   * when one cannot be made, those made are closed and the error thrown.
+   * @throws as {@link checkpoint} and {@link restore}; CHECKPOINT_UNSUPPORTED for an env that cannot make a sibling.
+   */
+  async fork(n: number): Promise<SandboxEnv[]> {
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError('fork(n)', 'n must be a positive integer');
+    const checkpoint = await this.checkpoint();
+    const children: SandboxEnv[] = [];
+    try {
+      for (let i = 0; i < n; i++) children.push(this.sibling());
+      await Promise.all(children.map((child) => child.restore(checkpoint)));
+      return children;
+    } catch (error) {
+      await Promise.all(children.map((child) => child.close().catch(() => undefined)));
+      throw error;
+    } finally {
+      this.releaseCheckpoint(checkpoint);
+    }
+  }
+
+  /** A new env of this kind and configuration, for {@link fork}. Default: none (CHECKPOINT_UNSUPPORTED). */
+  protected sibling(): SandboxEnv {
+    throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id} cannot make a sibling env to fork into`);
   }
 
   private async writeLog(reward: number | null, info: Record<string, unknown>): Promise<void> {
@@ -313,6 +453,18 @@ export abstract class SandboxEnv implements TaskEnv {
     const log = toIntercodeLog({ environment: this.logName, task: this.task, steps: this.steps, reward, info });
     await writeEpisodeLog(this.config.trajectoryDir, log);
   }
+}
+
+/**
+ * The command lines of processes in the sandbox that are not the harness's (init, the idle
+ * process, the control shell and the agent's shell `runnerPid`): what the episode left
+ * running. Read by the control shell with builtins.
+ */
+async function leftRunning(control: ShellSession, runnerPid: number): Promise<string[]> {
+  const read = await control.run(
+    `for __d in /proc/[0-9]*; do __p=\${__d#/proc/}; [[ " 1 $$ ${runnerPid} " == *" $__p "* ]] && continue; __a=; IFS= builtin read -r -d '' __a < "$__d/cmdline" 2>/dev/null || continue; [[ $__a == ${IDLE_PROCESS_NAME} || -z $__a ]] || builtin printf '%s\n' "$__a"; done`,
+  );
+  return read.output.split('\n').filter(Boolean);
 }
 
 /** A `disk-limit` event when the sandbox's watched layer is over its limit, else undefined. */

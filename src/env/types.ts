@@ -2,6 +2,7 @@ import type { Task } from '../datasets/index.js';
 import type { CommandEvent } from '../sandbox/shell/types.js';
 import type { DiskEnforcement } from '../sandbox/types.js';
 import type { UnscorableReason } from '../errors.js';
+import type { EpisodeCheckpoint } from './checkpoint.js';
 
 /** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
 export interface StepResult {
@@ -72,4 +73,17 @@ export interface TaskEnv extends Env {
    * that (see GoldCache); undefined when unknown. Commands that play golds schedule by it.
    */
   goldDurationMs?(task: Task): Promise<number | undefined>;
+}
+
+/** A task env whose live episode can be saved and continued elsewhere (see docs/fork.md). */
+export interface CheckpointableEnv extends TaskEnv {
+  checkpoint(): Promise<EpisodeCheckpoint>;
+  restore(checkpoint: EpisodeCheckpoint): Promise<void>;
+  releaseCheckpoint(checkpoint: EpisodeCheckpoint): void;
+}
+
+/** Whether `env` can checkpoint its episodes. */
+export function isCheckpointable(env: TaskEnv): env is CheckpointableEnv {
+  const candidate = env as Partial<CheckpointableEnv>;
+  return typeof candidate.checkpoint === 'function' && typeof candidate.restore === 'function' && typeof candidate.releaseCheckpoint === 'function';
 }

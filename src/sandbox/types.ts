@@ -190,6 +190,15 @@ export interface Sandbox {
   takeHandedOver?(role: string): Promise<{ process: AttachedProcess; note: string } | undefined>;
   /** The sandbox's disk limit and how it is held (absent: none). */
   readonly disk?: DiskLimit;
+  /**
+   * Optional (a runtime that can read the sandbox's writable layer on its host): archives
+   * every path the sandbox's own file system holds apart from its image's — contents,
+   * types, modes, owners, times, links, FIFOs, extended attributes, deletions — and the
+   * files the engine mounts at /etc, into `archivePath` on this host, the sandbox frozen
+   * meanwhile (see SandboxRuntime.createFromLayer).
+   * @throws LayerArchiveRefusal when the layer holds what cannot be carried or passes `limits`.
+   */
+  archiveLayer?(archivePath: string, limits: LayerLimits): Promise<LayerArchive>;
   /** Removes the sandbox and everything in it. Idempotent. */
   destroy(): Promise<void>;
 }
@@ -254,6 +263,38 @@ export interface SandboxRuntime {
    * before use.
    */
   adopt?(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined>;
+  /**
+   * Optional: a new sandbox of `spec` whose file system is, before anything runs in it, what
+   * `layer` archived (see Sandbox.archiveLayer): only ctimes and inode numbers of the paths
+   * it holds are new. Throws as {@link create}.
+   */
+  createFromLayer?(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox>;
+}
+
+/** Bounds on what {@link Sandbox.archiveLayer} copies. */
+export interface LayerLimits {
+  /** Bytes of regular files. */
+  maxBytes: number;
+  /** Paths. */
+  maxPaths: number;
+  /** Time the copy may take. */
+  timeoutMs: number;
+}
+
+/** A sandbox's writable layer archived on this host (see Sandbox.archiveLayer). */
+export interface LayerArchive {
+  /** The archive's path on this host. */
+  readonly path: string;
+  /** Paths in the layer. */
+  readonly paths: number;
+  /** Bytes of its regular files. */
+  readonly bytes: number;
+  /** The archive's size. */
+  readonly archiveBytes: number;
+  /** Folders (paths in the layer) that grew past one block, with their size: made as large again (see extractLayer). */
+  readonly grownFolders?: readonly { path: string; size: number }[];
+  /** The files the engine mounts at /etc (hostname, hosts, resolv.conf), as they were. */
+  readonly mountedFiles?: readonly { path: string; content: Buffer; mode: number; uid: number; gid: number }[];
 }
 
 /** What a parked sandbox serves as: a pool's workspace, or a restorer's pristine template. */

@@ -1,4 +1,4 @@
-import type { ResetOptions, ResetResult, StepInfo, StepResult, TaskEnv } from '../env/types.js';
+import { isCheckpointable, type CheckpointableEnv, type ResetOptions, type ResetResult, type StepInfo, type StepResult, type TaskEnv } from '../env/types.js';
 import { ConfigError, EnvStateError } from '../errors.js';
 
 /**
@@ -164,6 +164,33 @@ export class VecEnv {
       return { envId, ...result, observation, info: { ...result.info, finalObservation: result.observation } };
     }
     return { envId, ...result };
+  }
+
+  /**
+   * Continues env `envId`'s episode in `n` free slots (ended, nothing in flight: the lowest
+   * ids first) as independent episodes from its current step (see SandboxEnv.fork); env
+   * `envId` goes on unchanged. All or none: a slot that fails is left ended, the others too.
+   * @returns the slots' ids.
+   * @throws EnvStateError when the env has no live episode, fewer than `n` slots are free, or it cannot checkpoint.
+   */
+  async fork(envId: number, n: number): Promise<number[]> {
+    const [source] = this.ids([envId]);
+    const env = this.envs[source!]!;
+    if (this.ended[source!]) throw new EnvStateError(`env ${envId} has no episode under way to fork`);
+    if (!isCheckpointable(env)) throw new EnvStateError(`env ${envId} (${env.id}) cannot checkpoint its episodes`);
+    const free = this.envs.map((_, id) => id).filter((id) => id !== source && this.ended[id] && !this.inFlight.has(id));
+    if (free.length < n) throw new EnvStateError(`fork(${envId}, ${n}) needs ${n} free slots; ${free.length} are free`);
+    const slots = free.slice(0, n);
+    const targets = slots.map((id) => this.envs[id]!).filter(isCheckpointable);
+    if (targets.length < n) throw new EnvStateError(`fork(${envId}, ${n}): a free slot's env cannot restore a checkpoint`);
+    const checkpoint = await env.checkpoint();
+    try {
+      await Promise.all(targets.map((target: CheckpointableEnv) => target.restore(checkpoint)));
+      for (const id of slots) this.ended[id] = false;
+      return slots;
+    } finally {
+      env.releaseCheckpoint(checkpoint);
+    }
   }
 
   /** Waits for steps in flight, then closes every env. */

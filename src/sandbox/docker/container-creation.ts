@@ -1,11 +1,12 @@
 import type Docker from 'dockerode';
 import { createHash } from 'node:crypto';
 import { ImageError, SandboxError } from '../../errors.js';
-import { IDLE_PROCESS_NAME, type Mount, type SandboxSpec } from '../types.js';
+import { IDLE_PROCESS_NAME, type LayerArchive, type Mount, type SandboxSpec } from '../types.js';
 import { HARNESS_CAPABILITY } from '../harness-capability.js';
 import { statusCode } from './engine.js';
 import { CHANNEL_MOUNT, type FifoChannel } from './fifo-channel.js';
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
+import { createdUpperDir, extractLayer } from './layer-archive.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
 import { runName } from './warm-sandboxes.js';
 
@@ -67,7 +68,8 @@ export interface ContainerPlan {
   /** The engine's quota on it (`--storage-opt size`), its image included; 0: none (the engine cannot hold one). */
   quotaBytes: number;
   /** Whether its harness processes hold the capability agents' processes drop (see harness-capability.ts). */
-  confinesAgents: boolean;
+  confinesAgents: boolean;  /** A checkpoint's writable layer, put in before the container starts (overlayfs mounts it as the container's own). */
+  layer?: LayerArchive;
 }
 
 /**
@@ -129,6 +131,7 @@ export async function createContainer(docker: Docker, spec: SandboxSpec, plan: C
   }
   try {
     if (statxShim) await container.putArchive(statxShim, { path: '/' });
+    if (plan.layer) await extractLayer(plan.layer, await createdUpperDir(container));
     await container.start();
   } catch (error) {
     await container.remove({ force: true }).catch(() => undefined);

@@ -3,9 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import { DEFAULT_DISK_BYTES, type DiskEnforcement, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec, type WarmRole } from '../types.js';
+import { SandboxError } from '../../errors.js';
+import { DEFAULT_DISK_BYTES, type DiskEnforcement, type LayerArchive, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec, type WarmRole } from '../types.js';
 import { createContainer, dockerSystemView, engineHoldsDiskLimit } from './container-creation.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { restoreMountedFiles } from './layer-archive.js';
 import { CHANNEL_MOUNT, FifoChannel } from './fifo-channel.js';
 import { WarmParking } from './warm-parking.js';
 import { channelDir, newTag } from './warm-sandboxes.js';
@@ -125,11 +127,26 @@ export class DockerRuntime implements SandboxRuntime {
     return liveSandboxes.adopt(this.createStarted(spec));
   }
 
-  private async createStarted(spec: SandboxSpec): Promise<DockerSandbox> {
+  /** A new sandbox whose writable layer is `layer`'s before it starts (see SandboxRuntime.createFromLayer). */
+  createFromLayer(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox> {
+    return liveSandboxes.adopt(
+      this.createStarted(spec, layer).then(async (sandbox) => {
+        try {
+          await restoreMountedFiles(layer, (path) => sandbox.hostFileOf(path));
+          return sandbox;
+        } catch (error) {
+          await sandbox.destroy().catch(() => undefined);
+          throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give a sandbox from ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
+        }
+      }),
+    );
+  }
+
+  private async createStarted(spec: SandboxSpec, layer?: LayerArchive): Promise<DockerSandbox> {
     const tag = newTag();
     const channel = this.transport === 'fifo' ? await FifoChannel.create(tag) : undefined;
     try {
-      const sandbox = await this.createContainer(spec, channel, tag);
+      const sandbox = await this.createContainer(spec, channel, tag, layer);
       if (channel && !this.fifoChecked) await this.checkChannel(sandbox, channel).catch(async (error: unknown) => {
         await sandbox.destroy().catch(() => undefined);
         throw error;
@@ -156,12 +173,12 @@ export class DockerRuntime implements SandboxRuntime {
     }
   }
 
-  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string): Promise<DockerSandbox> {
+  private async createContainer(spec: SandboxSpec, channel: FifoChannel | undefined, tag: string, layer?: LayerArchive): Promise<DockerSandbox> {
     const diskBytes = this.diskBytes(spec);
     const driver = await this.storageDriver();
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
     const quotaBytes = engineHoldsDiskLimit(driver) ? diskBytes + (await this.image(spec.image)).bytes : 0;
-    const container = await createContainer(this.docker, spec, { tag, channel, ociRuntime: this.ociRuntime, diskBytes, quotaBytes, confinesAgents: this.confinesAgents });
+    const container = await createContainer(this.docker, spec, { tag, channel, ociRuntime: this.ociRuntime, diskBytes, quotaBytes, confinesAgents: this.confinesAgents, ...(layer ? { layer } : {}) });
     const sandbox = new DockerSandbox(container, spec, channel, tag, this.confinesAgents);
     await sandbox.holdDisk(this.diskEnforcement(driver), diskBytes);
     return sandbox;

@@ -21,6 +21,8 @@ import type {
   ExecResult,
   FileSystemChange,
   HarnessShell,
+  LayerArchive,
+  LayerLimits,
   Sandbox,
   SandboxSpec,
 } from '../types.js';
@@ -28,6 +30,7 @@ import { MultiplexedStreamParser } from './demux.js';
 import { statusCode } from './engine.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
+import { archiveContainerLayer } from './layer-archive.js';
 
 function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
   return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;
@@ -322,6 +325,12 @@ export class DockerSandbox implements Sandbox {
       () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map() }),
     );
     return this.inspection;
+  }
+
+  async archiveLayer(archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
+    const { layers, etcFiles } = await this.inspect();
+    if (!layers) throw new SandboxError('STATE_UNREADABLE', `Sandbox ${this.id.slice(0, 12)}: its writable layer cannot be read from this host (a remote engine, or not run as root)`, { details: { sandbox: this.id } });
+    return archiveContainerLayer(this.container, layers.upper, etcFiles, archivePath, limits);
   }
 
   async hostFileOf(path: string): Promise<string | undefined> {

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Task } from '../datasets/index.js';
+import { EnvStateError } from '../errors.js';
+import type { ShellState } from '../sandbox/shell/shell-state.js';
+import type { LayerArchive, LayerLimits, SandboxSpec } from '../sandbox/types.js';
+
+/** What a checkpoint did not carry, and what it cost. */
+export interface CheckpointInfo {
+  /** Steps the episode had taken. */
+  steps: number;
+  /** The written layer: paths, bytes of regular files, and the archive's size on this host's disk. */
+  layer: { paths: number; bytes: number; archiveBytes: number };
+  /**
+   * What the handle does not carry: the processes the episode left running (their command
+   * lines; a restored episode has none), and the shell values no new shell can have.
+   */
+  dropped: { processes: string[]; shellValues: readonly string[] };
+  /** How long the checkpoint took. */
+  durationMs: number;
+}
+
+/**
+ * A live episode saved at one step: its sandbox's written files (an archive on this host),
+ * its agent shell's state, its task, steps and last observation. Restore it into any env of
+ * the same kind, as often as wanted (see SandboxEnv.restore), until it is released — by
+ * {@link CheckpointStore.release}, or when the env that made it closes.
+ */
+export interface EpisodeCheckpoint {
+  readonly id: string;
+  /** The env kind it continues in (Env.id). */
+  readonly envId: string;
+  readonly info: CheckpointInfo;
+  /** @internal what a restore needs. */
+  readonly state: {
+    readonly spec: SandboxSpec;
+    readonly task: Task | null;
+    readonly steps: readonly { action: string; observation: string }[];
+    readonly lastObservation: string;
+    readonly layer: LayerArchive;
+    readonly shell: ShellState;
+  };
+}
+
+/** Bounds a checkpoint's copy of the written layer (CHECKPOINT_REFUSED past them). */
+export const DEFAULT_LAYER_LIMITS: LayerLimits = { maxBytes: 512 * 1024 ** 2, maxPaths: 100_000, timeoutMs: 30_000 };
+
+/** The shell values {@link EpisodeCheckpoint} never carries (see shell-state.ts). */
+export const SHELL_VALUES_NOT_CARRIED: readonly string[] = ['RANDOM and SRANDOM sequences', '$$, BASHPID and PPID', '$_', 'background jobs'];
+
+/**
+ * Where an env's checkpoints live: one folder per handle under a folder of this store's own
+ * in the system's temporary directory. A handle's folder holds its layer archive (about the
+ * bytes the episode wrote: see CheckpointInfo.layer.archiveBytes); nothing is kept in
+ * memory but the shell's state and the steps. Released handles' folders are removed at once,
+ * the rest when the store closes.
+ */
+export class CheckpointStore {
+  private root: string | undefined;
+  private readonly live = new Map<string, EpisodeCheckpoint>();
+  private next = 0;
+
+  /** A new folder for a handle, with its id. */
+  allocate(): { id: string; dir: string } {
+    this.root ??= mkdtempSync(join(tmpdir(), 'intercode-checkpoints-'));
+    const id = `ckpt-${process.pid}-${++this.next}`;
+    return { id, dir: join(this.root, id) };
+  }
+
+  add(checkpoint: EpisodeCheckpoint): EpisodeCheckpoint {
+    this.live.set(checkpoint.id, checkpoint);
+    owners.set(checkpoint.id, this);
+    return checkpoint;
+  }
+
+  /** @throws EnvStateError when `checkpoint` was released (or is another store's and its owner closed). */
+  requireLive(checkpoint: EpisodeCheckpoint): void {
+    if (!owners.get(checkpoint.id)?.live.has(checkpoint.id)) throw new EnvStateError(`checkpoint ${checkpoint.id} was released`);
+  }
+
+  /** Removes `checkpoint`'s files; later restores of it fail. Idempotent. */
+  release(checkpoint: EpisodeCheckpoint): void {
+    if (!this.live.delete(checkpoint.id)) return;
+    owners.delete(checkpoint.id);
+    rmSync(join(this.root!, checkpoint.id), { recursive: true, force: true });
+  }
+
+  /** Handles alive now. */
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** Releases every handle and removes the store's folder. */
+  close(): void {
+    for (const checkpoint of [...this.live.values()]) this.release(checkpoint);
+    if (this.root) rmSync(this.root, { recursive: true, force: true });
+    this.root = undefined;
+  }
+}
+
+/** Which store owns each live handle (a handle restored in another env is checked against its owner). */
+const owners = new Map<string, CheckpointStore>();

@@ -1,0 +1,199 @@
+import { randomHex } from './random-hex.js';
+import { shellQuote } from './shell-script.js';
+import type { CommandRunner } from './types.js';
+
+/**
+ * The state of an agent's bash session that a new shell does not have, as text a new
+ * session replays: working directory, positional parameters, variables with their
+ * attributes (exported, integer, arrays, readonly), functions with theirs, aliases, shell
+ * and `shopt` options, umask, resource limits, the directory stack, traps and the command
+ * hash table. Read by one command in the agent's shell (a subshell: nothing of the parent
+ * changes), replayed by one command in the new shell, then read there again and compared
+ * ({@link restoreShellState}): what is handed out is equal or refused.
+ *
+ * Not carried (documented in docs/fork.md): background jobs and their processes; `$RANDOM`
+ * and `$SRANDOM` (bash's generator state cannot be read: a new session's sequence differs);
+ * `$$`, `$BASHPID`, `$PPID`; `$_`.
+ */
+export interface ShellState {
+  /** The capture's sections, by name (see CAPTURE). */
+  readonly sections: Readonly<Record<string, string>>;
+}
+
+/** Why a shell's state was not read or not replayed exactly. */
+export class ShellStateError extends Error {
+  constructor(
+    readonly reason: 'builtin-overridden' | 'posix-mode' | 'unreadable' | 'not-equal',
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Every bash builtin: a function of one of these names would change what the capture reads (it is refused). */
+const BUILTINS = ('alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs disown echo enable ' +
+  'eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile popd printf pushd pwd read ' +
+  'readarray readonly return set shift shopt source suspend test times trap true type typeset ulimit umask unalias unset wait').split(' ');
+
+/** Variables bash computes or that belong to one process; left out (unset in the capture's subshell). */
+const NOT_CARRIED = ('_ BASHPID BASH_SUBSHELL BASH_COMMAND BASH_LINENO BASH_SOURCE BASH_ARGC BASH_ARGV BASH_ARGV0 FUNCNAME LINENO ' +
+  'RANDOM SRANDOM EPOCHSECONDS EPOCHREALTIME HISTCMD PIPESTATUS GROUPS DIRSTACK SECONDS').split(' ');
+
+/**
+ * How long reading or replaying a shell's state may take. Builtins only, milliseconds when
+ * idle; 10 s was passed on the 2-core VM at load average ~120 (8 children restored at once).
+ * A read cut short is refused, and the agent's shell may have been restarted by the cut.
+ */
+const STATE_TIMEOUT_MS = 60_000;
+
+const LIMITS = ['c', 'd', 'e', 'f', 'i', 'l', 'm', 'n', 'q', 'r', 's', 't', 'u', 'v', 'x'];
+
+const SECTIONS = ['status', 'opts', 'shopt', 'cwd', 'seconds', 'args', 'dirs', 'names', 'exported', 'vars', 'functions', 'fattrs', 'aliases', 'umask', 'limits', 'traps'] as const;
+
+/**
+ * The capture: a subshell (it inherits everything and changes nothing of the parent) that
+ * first enters POSIX mode by an assignment (no command: nothing an agent defined can stand
+ * in for it), where special builtins (`export`, `unset`, `set`, `eval`) are found before
+ * functions; checks with `export -f` that no function shadows a builtin (refused: the
+ * capture's own reads would go through it); leaves POSIX mode; then reads each section
+ * behind a separator line. Every command word is quoted (`\declare`): no alias expands.
+ */
+function captureScript(separator: string): string {
+  const section = (name: string) => `\\printf '\\n%s %s\\n' ${separator} ${name}`;
+  const lines = [
+    '( __ic_so=$SHELLOPTS __ic_bo=$BASHOPTS __ic_bc=${BASH_COMPAT+x} __ic_pc=${POSIXLY_CORRECT+x} __ic_ov=',
+    'POSIXLY_CORRECT=y',
+    ...BUILTINS.map((name) => `\\export -f ${name} 2>/dev/null && __ic_ov+=" ${name}"`),
+    `\\unset -f ${BUILTINS.join(' ')}`,
+    '\\unset POSIXLY_CORRECT',
+    // Leaving POSIX mode leaves inherit_errexit on (bash 5.2): put back as it was.
+    '[[ :$__ic_bo: == *:inherit_errexit:* ]] || \\shopt -u inherit_errexit',
+    '[[ -n $__ic_bc ]] || \\unset -v BASH_COMPAT',
+    `${section('status')}; \\printf '%s|%s' "$__ic_pc" "$__ic_ov"`,
+    `${section('opts')}; \\printf '%s' "$__ic_so"`,
+    `${section('shopt')}; \\printf '%s' "$__ic_bo"`,
+    `${section('cwd')}; \\printf '%s' "$PWD"`,
+    `${section('seconds')}; \\printf '%s' "$SECONDS"`,
+    `${section('args')}; __ic_args=("$@"); \\declare -p __ic_args`,
+    `${section('dirs')}; __ic_dirs=("\${DIRSTACK[@]}"); \\declare -p __ic_dirs`,
+    `\\unset -v __ic_so __ic_bo __ic_bc __ic_pc __ic_ov __ic_args __ic_dirs ${NOT_CARRIED.join(' ')}`,
+    `\\unset -v $(\\compgen -v __ic_)`,
+    `${section('names')}; \\compgen -v`,
+    `${section('exported')}; \\compgen -e`,
+    `${section('vars')}; \\declare -p`,
+    `${section('functions')}; \\declare -f`,
+    `${section('fattrs')}; \\declare -F`,
+    `${section('aliases')}; \\alias -p`,
+    `${section('umask')}; \\umask`,
+    `${section('limits')}; ${LIMITS.map((flag) => `\\printf '%s %s %s\\n' ${flag} "$(\\ulimit -S -${flag})" "$(\\ulimit -H -${flag})"`).join('; ')}`,
+    `${section('traps')}; \\trap -p`,
+    `\\printf '\\n%s end\\n' ${separator}`,
+    ') 2>/dev/null',
+  ];
+  return lines.join('\n');
+}
+
+/** Lines of `declare -p` that differ between two equal sessions (the shell's parent's pid). */
+function comparable(vars: string): string {
+  return vars.split('\n').filter((line) => !/^declare -[a-zA-Z]*r[a-zA-Z]* PPID=/.test(line)).join('\n');
+}
+
+function parse(output: string, separator: string): ShellState {
+  const sections: Record<string, string> = {};
+  const marker = new RegExp(`\\n${separator} ([a-z]+)\\n`, 'g');
+  const found = [...output.matchAll(marker)];
+  if (found.length !== SECTIONS.length + 1 || found.at(-1)![1] !== 'end') {
+    throw new ShellStateError('unreadable', "the shell's state did not come back whole (an output limit, or a shell that is gone)", { sections: found.length });
+  }
+  for (let i = 0; i < SECTIONS.length; i++) {
+    if (found[i]![1] !== SECTIONS[i]) throw new ShellStateError('unreadable', "the shell's state came back out of order");
+    sections[SECTIONS[i]!] = output.slice(found[i]!.index! + found[i]![0].length, found[i + 1]!.index!);
+  }
+  const [posix, overridden] = sections.status!.split('|');
+  if (overridden) throw new ShellStateError('builtin-overridden', `the agent's shell defines functions named like builtins (${overridden.trim()}): its state cannot be read exactly`, { functions: overridden.trim().split(' ') });
+  if (posix || sections.opts!.split(':').includes('posix')) throw new ShellStateError('posix-mode', "the agent's shell is in POSIX mode: its state is not carried");
+  sections.vars = comparable(sections.vars!);
+  return { sections };
+}
+
+/**
+ * Reads the state of the bash session behind `runner` (a persistent agent shell).
+ * @throws ShellStateError when it cannot be read exactly (a builtin overridden, POSIX mode, output cut).
+ */
+export async function captureShellState(runner: CommandRunner): Promise<ShellState> {
+  const separator = `__ic_state_${randomHex(8)}`;
+  const result = await runner.run(captureScript(separator), { timeoutMs: STATE_TIMEOUT_MS });
+  if (result.events.length > 0) throw new ShellStateError('unreadable', `reading the shell's state was cut short (${result.events.map((e) => e.kind).join(', ')})`);
+  return parse(result.output, separator);
+}
+
+/** Lines `name` of a word list (compgen's output). */
+const words = (text: string) => text.split('\n').filter(Boolean);
+
+/** `declare -a __ic_x=(...)` as `__ic_x=(...)`: an assignment to replay. */
+const arrayAssignment = (declared: string, name: string) => declared.trim().replace(new RegExp(`^declare -a ${name}=`), `${name}=`);
+
+/**
+ * `declare -p`'s text without the variables bash keeps itself: its readonly ones (a new shell
+ * has them) and those it sets as commands run (an assignment to either aborts the rest of
+ * the script). They are compared after the replay all the same (BASHOPTS and SHELLOPTS say
+ * the options were given, BASH_ARGC and BASH_ARGV the positional parameters).
+ */
+const withoutBashManaged = (vars: string) =>
+  vars
+    .split('\n')
+    .filter((line) => !/^declare -[a-zA-Z-]* (BASHOPTS|BASH_VERSINFO|EUID|PPID|SHELLOPTS|UID|BASH_ARGC|BASH_ARGV|BASH_LINENO|BASH_SOURCE|PIPESTATUS|FUNCNAME|COMP_WORDBREAKS|_)(=|$)/.test(line))
+    .join('\n');
+
+/** The script that gives a new session `state` (run in that session, at its top level, so declarations are global). */
+function replayScript(state: ShellState): string {
+  const s = state.sections;
+  const keep = ` ${[...words(s.names!), ...NOT_CARRIED].join(' ')} `;
+  const exported = ` ${words(s.exported!).join(' ')} `;
+  const fattrs = words(s.fattrs!).map((line) => line.split(' ')).filter((parts) => parts[1] !== '-f');
+  const limits = words(s.limits!).map((line) => line.split(' ') as [string, string, string]);
+  const options = ` ${s.opts!.split(':').join(' ')} `;
+  return [
+    `cd -- ${shellQuote(s.cwd!)} || builtin exit 1`,
+    `for __ic_n in $(compgen -v); do [[ $__ic_n == __ic_* || ${shellQuote(keep)} == *" $__ic_n "* ]] || builtin unset -v "$__ic_n" 2>/dev/null; done`,
+    `{ ${withoutBashManaged(s.vars!)}\n} 2>/dev/null`,
+    `for __ic_n in $(compgen -e); do [[ ${shellQuote(exported)} == *" $__ic_n "* ]] || builtin declare +x "$__ic_n" 2>/dev/null; done`,
+    arrayAssignment(s.args!, '__ic_args'),
+    'builtin set -- "${__ic_args[@]}"',
+    arrayAssignment(s.dirs!, '__ic_dirs'),
+    'builtin dirs -c; for (( __ic_i = ${#__ic_dirs[@]} - 1; __ic_i >= 1; __ic_i-- )); do builtin pushd -n "${__ic_dirs[__ic_i]}" >/dev/null; done',
+    `SECONDS=${Number(s.seconds) || 0}`,
+    s.functions!,
+    ...fattrs.map(([, flags, name]) => `builtin declare ${flags} ${shellQuote(name ?? '')}`),
+    'builtin unalias -a',
+    s.aliases!,
+    `builtin umask ${s.umask!.trim()}`,
+    ...limits.map(([flag, soft, hard]) => `builtin ulimit -S -${flag} ${soft} 2>/dev/null; builtin ulimit -H -${flag} ${hard} 2>/dev/null`),
+    s.traps!,
+    `while builtin read -r _ __ic_f __ic_n; do if [[ ${shellQuote(`:${s.shopt!}:`)} == *":$__ic_n:"* ]]; then [[ $__ic_f == -s ]] || builtin shopt -s "$__ic_n"; else [[ $__ic_f == -u ]] || builtin shopt -u "$__ic_n"; fi; done < <(builtin shopt -p)`,
+    'builtin unset -v __ic_n __ic_i __ic_args __ic_dirs',
+    `while builtin read -r _ __ic_f __ic_n; do [[ $__ic_n == xtrace || $__ic_n == errexit ]] && continue; if [[ ${shellQuote(options)} == *" $__ic_n "* ]]; then [[ $__ic_f == -o ]] || builtin set -o "$__ic_n"; else [[ $__ic_f == +o ]] || builtin set +o "$__ic_n"; fi; done < <(builtin set +o)`,
+    'builtin unset -v __ic_f __ic_n',
+    ...(options.includes(' errexit ') ? ['builtin set -e'] : []),
+    ...(options.includes(' xtrace ') ? ['builtin set -x'] : []),
+  ].join('\n');
+}
+
+/**
+ * Gives the new session behind `runner` the state `state` was read from, then reads it back
+ * and compares (the seconds counter and the shell's parent's pid aside).
+ * @throws ShellStateError `not-equal` when the replayed state differs (the sections that do in details).
+ */
+export async function restoreShellState(runner: CommandRunner, state: ShellState): Promise<void> {
+  const replayed = await runner.run(replayScript(state), { timeoutMs: STATE_TIMEOUT_MS });
+  if (replayed.events.length > 0) throw new ShellStateError('not-equal', `replaying the shell's state was cut short (${replayed.events.map((e) => e.kind).join(', ')})`);
+  const now = await captureShellState(runner);
+  const differ = SECTIONS.filter((name) => name !== 'seconds' && name !== 'status' && now.sections[name] !== state.sections[name]);
+  if (differ.length > 0) {
+    throw new ShellStateError('not-equal', `the new shell's state differs from the checkpoint's in: ${differ.join(', ')}`, {
+      sections: Object.fromEntries(differ.map((name) => [name, { expected: state.sections[name]!.slice(0, 500), found: now.sections[name]!.slice(0, 500) }])),
+    });
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Checkpoint and fork a live bash episode (issue 29), in a real engine: the observer set of
+ * the restore-equivalence test (test/setup/restore-observer.ts) prints the same in the parent
+ * at checkpoint time and in every child, but for ctimes and inode numbers of the paths the
+ * episode wrote (a copy cannot keep those: docs/fork.md); the agent shell's state (cwd,
+ * variables, functions, aliases, options, umask, limits, directory stack, traps, positional
+ * parameters) is equal; children are independent; the reward is the parent's; hostile
+ * states are carried exactly or refused with a typed error.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnvs } from '../../envs/bash/index.js';
+import type { BashEnv } from '../../envs/bash/bash-env.js';
+import type { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { CheckpointError } from '../../src/errors.js';
+import type { Workspace } from '../../src/pool/types.js';
+import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { HOSTILE_EPISODES, OBSERVER, PER_SANDBOX } from '../setup/restore-observer.js';
+
+const { engine } = await dockerTestFile();
+const skip = skipWithoutEngine(engine, 'fork') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
+
+/** The workspace an env's episode runs in (for the observers, which run through the engine, not the agent's shell). */
+const workspaceOf = (env: SandboxEnv) => (env as unknown as { workspace: Workspace }).workspace;
+
+async function observe(env: SandboxEnv): Promise<string> {
+  const result = await workspaceOf(env).sandbox.exec(['bash', '-c', OBSERVER], { timeoutMs: 300_000 });
+  return result.output.toString();
+}
+
+/**
+ * Observer lines but those of per-sandbox paths, with `find`'s atime, ctime and inode fields
+ * cut (a copy's paths are new inodes with a new ctime, so relatime moves their atime on the
+ * first read where the parent's, read since its last change, stays: docs/fork.md).
+ */
+function comparable(observed: string): string[] {
+  return observed
+    .split('\n')
+    .filter((line) => line && !PER_SANDBOX.has(line.split('\t')[1] ?? ''))
+    .map((line) => {
+      if (!line.startsWith('find\t')) return line;
+      const fields = line.split(' ');
+      return [...fields.slice(0, -4), fields.at(-3)].join(' ');
+    });
+}
+
+/** The lines only in `a` (-) or only in `b` (+); empty when the two observations agree. */
+function differences(a: readonly string[], b: readonly string[]): string[] {
+  const count = new Map<string, number>();
+  for (const line of a) count.set(line, (count.get(line) ?? 0) + 1);
+  for (const line of b) count.set(line, (count.get(line) ?? 0) - 1);
+  return [...count].filter(([, n]) => n !== 0).map(([line, n]) => `${n > 0 ? '-' : '+'} ${line}`).sort((x, y) => x.slice(2).localeCompare(y.slice(2)));
+}
+
+/** The agent shell's state as the agent would print it. */
+const SHELL_PROBE = String.raw`builtin printf 'cwd %s\nargs %s\n' "$PWD" "$*"; declare -p FOO BAR NUMS ASSOC RO 2>&1; declare -f greet; declare -F; alias; shopt -p; set +o; umask; ulimit -S -n; ulimit -H -n; dirs -l -p; trap -p; builtin printf 'exported %s\n' "$(env | grep -c ^FOO=)"`;
+
+/** An episode that leaves every kind of file and shell state the checkpoint must carry. */
+const EPISODE = [
+  'mkdir -p /testbed/work/deep && cd /testbed/work',
+  'printf "hello\\n" > a.txt && ln a.txt hard.txt && ln -s a.txt soft && ln -s loop1 loop2 && ln -s loop2 loop1',
+  'mkfifo pipe && chmod 000 a.txt && touch -d "2001-02-03 04:05:06.123456789" deep && touch -a -d "1999-01-01 00:00:00.5" hard.txt',
+  'rm -f /etc/issue && rm -rf /usr/share/doc/bash && chattr +i /testbed/work/soft 2>/dev/null; dd if=/dev/urandom of=/tmp/blob bs=64k count=4 2>/dev/null',
+  "export FOO='one two' && BAR=$'multi\\nline' && declare -ai NUMS=(1 2 3) && declare -A ASSOC=([k]=v) && declare -r RO=fixed",
+  'greet() { echo "hi $1"; } && alias ll="ls -l" && shopt -s extglob nullglob && set -o pipefail && umask 027 && ulimit -S -n 512',
+  "pushd /tmp >/dev/null && pushd /testbed/work/deep >/dev/null && trap 'echo bye' EXIT && set -- a 'b c'",
+];
+
+describe.skipIf(skip)('checkpoint and fork a live bash episode', () => {
+  let env: BashEnv;
+  beforeAll(async () => {
+    requireEngine(engine);
+    [env] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+  }, 600_000);
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('every child answers the observers and the shell probe as the parent did at checkpoint time; children are independent; rewards equal', async () => {
+    await env.reset({ task: 0 });
+    for (const action of EPISODE) expect((await env.step(action)).info.exitCode, action).toBe(0);
+    const checkpoint = await env.checkpoint();
+    expect(checkpoint.info.steps).toBe(EPISODE.length);
+    expect(checkpoint.info.dropped.processes).toEqual([]);
+    const parentSeen = comparable(await observe(env));
+    const parentShell = (await env.step(SHELL_PROBE)).observation;
+    const children = await Promise.all([0, 1, 2].map(async () => {
+      const [child] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+      await child.restore(checkpoint);
+      return child;
+    }));
+    try {
+      for (const child of children) {
+        expect(differences(parentSeen, comparable(await observe(child)))).toEqual([]);
+        expect((await child.step(SHELL_PROBE)).observation).toBe(parentShell);
+      }
+      // Independent: a write in one child is seen in no other, nor in the parent.
+      await children[0]!.step('echo mine > /testbed/only-in-child-0');
+      for (const other of [env, children[1]!, children[2]!]) expect((await other.step('ls /testbed/only-in-child-0 2>&1; true')).observation).toMatch(/No such file/);
+      // The reward is the parent's (same task, same state).
+      const parentReward = (await env.step('submit')).reward;
+      expect((await children[1]!.step('submit')).reward).toBe(parentReward);
+    } finally {
+      await Promise.all(children.map((child) => child.close()));
+      env.releaseCheckpoint(checkpoint);
+    }
+  }, 1_200_000);
+
+  it('fork(n) gives n episodes with the parent task, steps and state; the parent goes on unchanged', async () => {
+    await env.reset({ task: 1 });
+    await env.step('cd /tmp && X=42 && echo x > f');
+    // Each side observed once: an observation is a read that moves atimes (overlayfs clears a
+    // folder's "impure" mark on its first listing, a new ctime, and relatime then moves its atime).
+    const children = await env.fork(2);
+    try {
+      const parentSeen = comparable(await observe(env));
+      for (const child of children) {
+        expect(child.currentTask).toBe(env.currentTask);
+        expect(differences(parentSeen, comparable(await observe(child)))).toEqual([]);
+        expect((await child.step('echo "$PWD $X $(cat f)"')).observation).toBe('/tmp 42 x\n');
+      }
+      expect((await env.step('echo "$PWD $X $(cat f)"')).observation).toBe('/tmp 42 x\n');
+    } finally {
+      await Promise.all(children.map((child) => child.close()));
+    }
+  }, 600_000);
+
+  it('previous-episode hostile states (restore-equivalence set) are carried exactly', async () => {
+    for (const episode of HOSTILE_EPISODES.slice(0, 3)) {
+      await env.reset({ task: 0 });
+      await env.step(episode);
+      const checkpoint = await env.checkpoint();
+      const parentSeen = comparable(await observe(env));
+      const [child] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+      try {
+        await child.restore(checkpoint);
+        expect(differences(parentSeen, comparable(await observe(child))), episode).toEqual([]);
+      } finally {
+        await child.close();
+        env.releaseCheckpoint(checkpoint);
+      }
+    }
+  }, 1_800_000);
+
+  it('refuses, with a typed error, what it cannot carry: a socket, a builtin overridden, a 1 GiB file; a released handle', async () => {
+    const refusal = async (actions: string[]) => {
+      await env.reset({ task: 0 });
+      for (const action of actions) await env.step(action);
+      return env.checkpoint().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    };
+    const socket = await refusal([`python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('/tmp/sock')"`]);
+    expect(socket).toBeInstanceOf(CheckpointError);
+    expect((socket as CheckpointError).code).toBe('CHECKPOINT_REFUSED');
+    expect((socket as CheckpointError).details.reason).toBe('socket');
+    const builtin = await refusal(['declare() { echo fake; }']);
+    expect((builtin as CheckpointError).details.reason).toBe('builtin-overridden');
+    const big = await refusal(['fallocate -l 1G /tmp/big || dd if=/dev/zero of=/tmp/big bs=1M count=1024 2>/dev/null']);
+    expect((big as CheckpointError).details.reason).toBe('too-large');
+    await env.reset({ task: 0 });
+    const checkpoint = await env.checkpoint();
+    env.releaseCheckpoint(checkpoint);
+    await expect(env.restore(checkpoint)).rejects.toThrow(/released/);
+  }, 600_000);
+});
