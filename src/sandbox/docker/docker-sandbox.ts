@@ -30,6 +30,7 @@ import type { ShellSession } from '../shell/shell-session.js';
 import { CHANNEL_MOUNT, channelRoot, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { channelDir, claimParked, listParked, newTag, runName, warmName, type ParkedSandbox } from './warm-sandboxes.js';
 import { liveKeeper } from './warm-keeper-lock.js';
+import { hostInitPid, setNextPidFromHost } from './next-pid.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
 import { CHANNEL_LABEL, ownerLabels, TEST_LABEL } from './labels.js';
 import { killProcesses } from '../shell/kill-processes.js';
@@ -98,6 +99,8 @@ interface Inspection {
   isMountPoint: (path: string) => boolean;
   /** The /etc files the engine mounts, by path in the sandbox: their host files this process can read and write. */
   etcFiles: ReadonlyMap<string, string>;
+  /** Its first process's host id, when this process can set the sandbox's next process id (see hostInitPid). */
+  initPid: number | undefined;
 }
 
 /** The /etc files the engine bind-mounts from files of its own, those this process can read and write. */
@@ -720,10 +723,16 @@ export class DockerSandbox implements Sandbox {
         layers: await readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
         isMountPoint: underAny(mountPoints(info)),
         etcFiles: await writableEtcFiles(info),
+        initPid: hostInitPid(info),
       }),
-      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map() }),
+      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map(), initPid: undefined }),
     );
     return this.inspection;
+  }
+
+  async setNextPid(pid: number): Promise<boolean> {
+    const { initPid } = await this.inspect();
+    return initPid !== undefined && setNextPidFromHost(initPid, pid);
   }
 
   async hostFileOf(path: string): Promise<string | undefined> {
