@@ -278,17 +278,10 @@ export class InPlaceRestorer {
     if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
     const stats = await this.statsOf(workspace, paths, pristine.setMtimes);
     if (!stats || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
-    // Process ids as a new sandbox's (PINNED_PIDS): its control shell's (made with the
-    // sandbox), the agent's runner's, the episode's first process's. A sandbox whose control
-    // shell has another id than the template's (made before ids were pinned) is not clean.
-    if (keptRunner) {
-      if ((await sandbox.setNextPid?.(PINNED_PIDS.episode)) === true && control.pid !== template.control.pid) return false;
-    } else {
-      const { started, pinned } = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));
-      workspace.runner = started;
-      if (pinned && control.pid !== template.control.pid) return false;
-      await sandbox.setNextPid?.(PINNED_PIDS.episode);
-    }
+    // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
+    // process's (its control shell's was pinned when the sandbox was made).
+    if (!keptRunner) workspace.runner = (await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox))).started;
+    await sandbox.setNextPid?.(PINNED_PIDS.episode);
     workspace.reference = template.sandbox;
     return true;
   }
