@@ -8,6 +8,7 @@ import { renderObservation } from '../sandbox/shell/types.js';
 import { IDLE_PROCESS_NAME, type Sandbox, type SandboxRuntime, type SandboxSpec, type WarmRole } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import { NO_RUNNER, type Workspace, type WorkspaceFactory, type WorkspaceSource } from '../pool/types.js';
+import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
@@ -101,10 +102,16 @@ export abstract class SandboxEnv implements TaskEnv {
      */
     const open = async (sandbox: Sandbox, adopted = false): Promise<Workspace> => {
       try {
-        const control = (adopted ? await ShellSession.resume(sandbox, 'control', CONTROL_SHELL) : undefined) ?? (await ShellSession.open(sandbox, CONTROL_SHELL));
+        const resumed = adopted ? await ShellSession.resume(sandbox, 'control', CONTROL_SHELL) : undefined;
+        // A new sandbox's shells, and its episode's first process, get the pinned process ids.
+        const control = resumed ?? (await startAtPid(sandbox, PINNED_PIDS.control, () => ShellSession.open(sandbox, CONTROL_SHELL))).started;
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
-        if (!adopted) return { sandbox, control, runner: await this.openRunner(sandbox), fromImage: true };
+        if (!adopted) {
+          const runner = (await startAtPid(sandbox, PINNED_PIDS.agent, () => this.openRunner(sandbox))).started;
+          await sandbox.setNextPid?.(PINNED_PIDS.episode);
+          return { sandbox, control, runner, fromImage: true };
+        }
         const runner = await this.resumeRunner(sandbox);
         return { sandbox, control, ...(runner ? { runner, unusedRunnerPid: runner.pid } : { runner: NO_RUNNER }) };
       } catch (error) {

@@ -2,6 +2,7 @@ import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'nod
 import type { Workspace, WorkspaceFactory } from './types.js';
 import type { Sandbox } from '../sandbox/types.js';
 import { shellQuote } from '../sandbox/shell/shell-script.js';
+import { PINNED_PIDS, startAtPid } from './process-ids.js';
 
 
 /**
@@ -277,7 +278,10 @@ export class InPlaceRestorer {
     if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
     const stats = await this.statsOf(workspace, paths, pristine.setMtimes);
     if (!stats || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
-    if (!keptRunner) workspace.runner = await this.factory.openRunner(sandbox);
+    // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
+    // process's (its control shell's was pinned when the sandbox was made).
+    if (!keptRunner) workspace.runner = (await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox))).started;
+    await sandbox.setNextPid?.(PINNED_PIDS.episode);
     workspace.reference = template.sandbox;
     return true;
   }

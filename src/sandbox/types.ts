@@ -173,6 +173,13 @@ export interface Sandbox {
    */
   hostFileOf?(path: string): Promise<string | undefined>;
   /**
+   * Optional: makes the next process started in the sandbox get process id `pid` (or the
+   * first free one above it), set from outside (the sandbox's own processes cannot), so that
+   * sandboxes of one image hand out the same ids whatever ran in them before.
+   * @returns false where this runtime or process cannot (a remote engine, not root, gVisor).
+   */
+  setNextPid?(pid: number): Promise<boolean>;
+  /**
    * Optional: start later attached processes (and copy archives in) through `shell`, a
    * harness shell already in this sandbox, instead of through the engine — where the
    * runtime's transport allows it.

@@ -176,12 +176,11 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
       expect(adopted.unusedRunnerPid).toBe(agentPid);
       expect(await restorer.restore(adopted)).toBe(true);
       expect(adopted.unusedRunnerPid).toBeUndefined();
-      expect((await adopted.runner.run('echo $$ "[$LEFT]" $PWD')).output).toBe(`${agentPid} [] /\n`);
-      // Used now: the next restore replaces it.
+      expect((await adopted.runner.run('echo $$ "[$LEFT]" $PWD; USED=1')).output).toBe(`${agentPid} [] /\n`);
+      // Used now: the next restore replaces it (a new shell, started at the same pinned process id).
       expect(await restorer.restore(adopted)).toBe(true);
-      expect((await adopted.runner.run('echo $$')).output).not.toBe(`${agentPid}\n`);
+      expect((await adopted.runner.run('echo $$ "[$USED]"; HANDED=1')).output).toBe(`${agentPid} []\n`);
       // Handed over again, then adopted by an env whose shells get another environment: a new agent shell.
-      const handedOver = (adopted.runner as ShellSession).pid;
       expect(await factory.park!(adopted, 'workspace', TTL_MS)).toBe(true);
       const [other] = (await createBashEnvs({ engines, shell: { env: { OTHER: '1' } } }, 1)) as [BashEnv];
       const otherFactory = other.workspaceFactory();
@@ -190,7 +189,7 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
       try {
         expect(taken.unusedRunnerPid).toBeUndefined();
         expect(await otherRestorer.restore(taken)).toBe(true);
-        expect((await taken.runner.run('echo $$ $OTHER')).output).not.toBe(`${handedOver} 1\n`);
+        expect((await taken.runner.run('echo "[$HANDED]" $OTHER')).output).toBe('[] 1\n');
         expect((await taken.runner.run('echo $OTHER')).output).toBe('1\n');
       } finally {
         await otherFactory.destroy(taken);

@@ -31,6 +31,7 @@ import { statusCode } from './engine.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
 import { archiveContainerLayer } from './layer-archive.js';
+import { hostInitPid, setNextPidFromHost } from './next-pid.js';
 
 function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
   return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;
@@ -65,6 +66,8 @@ interface Inspection {
   isMountPoint: (path: string) => boolean;
   /** The /etc files the engine mounts, by path in the sandbox: their host files this process can read and write. */
   etcFiles: ReadonlyMap<string, string>;
+  /** Its first process's host id, when this process can set the sandbox's next process id (see hostInitPid). */
+  initPid: number | undefined;
 }
 
 /** The /etc files the engine bind-mounts from files of its own, those this process can read and write. */
@@ -321,10 +324,16 @@ export class DockerSandbox implements Sandbox {
         layers: await readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
         isMountPoint: underAny(mountPoints(info)),
         etcFiles: await writableEtcFiles(info),
+        initPid: hostInitPid(info),
       }),
-      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map() }),
+      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map(), initPid: undefined }),
     );
     return this.inspection;
+  }
+
+  async setNextPid(pid: number): Promise<boolean> {
+    const { initPid } = await this.inspect();
+    return initPid !== undefined && setNextPidFromHost(initPid, pid);
   }
 
   async archiveLayer(archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
