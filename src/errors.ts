@@ -25,7 +25,8 @@ export type IntercodeErrorCode =
   | 'SETUP_FAILED'
   | 'STORAGE_SETUP_FAILED'
   | 'EPISODE_CANCELLED'
-  | 'EPISODE_UNSCORABLE';
+  | 'EPISODE_UNSCORABLE'
+  | 'WORKER_CRASHED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -45,6 +46,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   STORAGE_SETUP_FAILED: false,
   EPISODE_CANCELLED: false,
   EPISODE_UNSCORABLE: false,
+  WORKER_CRASHED: false,
 };
 
 export class IntercodeError extends Error {
@@ -237,5 +239,20 @@ export class EpisodeUnscorableError extends IntercodeError {
     details: Record<string, unknown> = {},
   ) {
     super('EPISODE_UNSCORABLE', message, { details: { reason, ...details } });
+  }
+}
+
+/**
+ * A worker thread that held envs (a shard of a threaded VecEnv) died: every step, reset or
+ * score asked of its envs fails with this, after the sandboxes it had made are removed.
+ * `details.sandboxesRemoved` says how many were.
+ */
+export class WorkerCrashedError extends IntercodeError {
+  constructor(threadId: number, envIds: readonly number[], sandboxesRemoved: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super('WORKER_CRASHED', `the worker thread ${threadId} holding envs ${envIds.join(', ')} died (${why}); ${sandboxesRemoved} sandbox(es) it had made were removed`, {
+      details: { threadId, envIds: [...envIds], sandboxesRemoved },
+      cause,
+    });
   }
 }

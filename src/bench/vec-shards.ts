@@ -1,0 +1,25 @@
+/**
+ * The env factories the vec bench's worker threads call (see {@link EnvFactorySpec}): each
+ * makes its shard's envs in the worker, with the worker's own engine connections and caches.
+ */
+import { createBashEnvs } from '../../envs/bash/index.js';
+import { createSqlEnvs } from '../../envs/sql/index.js';
+import type { TaskEnv } from '../env/types.js';
+import type { EnvFactorySpec } from '../vec/shard-protocol.js';
+
+const MODULE = 'src/bench/vec-shards.js';
+
+/** Bash envs over the built-in tasks, on the local engine. */
+export function benchBashEnvs(_options: unknown, count: number): Promise<TaskEnv[]> {
+  return createBashEnvs({}, count);
+}
+
+/** SQL envs over the built-in tasks on the embedded SQLite backend (no Docker). */
+export function benchSqliteEnvs(_options: unknown, count: number): Promise<TaskEnv[]> {
+  return createSqlEnvs({ embedded: true }, count);
+}
+
+export const BENCH_SHARDS: Record<'bash' | 'sqlite', EnvFactorySpec> = {
+  bash: { module: MODULE, name: 'benchBashEnvs', options: null },
+  sqlite: { module: MODULE, name: 'benchSqliteEnvs', options: null },
+};
