@@ -189,7 +189,12 @@ export async function startThreadedEnvs(options: ThreadedEnvsOptions): Promise<T
   const filename = packagePath('dist', WORKER_MODULE);
   if (!existsSync(filename)) throw new ConfigError('--threads', `worker threads run compiled code and ${filename} is missing; run \`npm run build\``);
   const threads = Math.min(options.threads, count);
-  const pool = new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: 60_000, atomics: 'disabled', concurrentTasksPerWorker: 1 });
+  // trackUnmanagedFds off: the FIFO transport opens its ends with openSync and hands them to
+  // sockets that close them, so the thread's list of "unmanaged" descriptors goes stale, and
+  // a thread that ended closed those numbers again — by then another thread's descriptors
+  // (seen: the test runner's IPC channel closed, the process gone). A thread's sockets are
+  // closed with its event loop whatever this says.
+  const pool = new Piscina({ filename, minThreads: threads, maxThreads: threads, idleTimeout: 60_000, atomics: 'disabled', concurrentTasksPerWorker: 1, trackUnmanagedFds: false });
   let live = threads;
   const shardGone = () => {
     if (--live === 0) void pool.destroy();
