@@ -18,6 +18,7 @@ import { formatTable } from './table.js';
 import { engineBench } from './engine-bench.js';
 import type { Bench, BenchIO } from './types.js';
 import { parseVecOptions, VEC_USAGE, type VecBenchOptions } from './vec-options.js';
+import { compareTransfer } from './transfer-compare.js';
 import { compareThreads, formatThreadComparison, type ThreadComparisonResult } from './vec-threads.js';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
 import { describeError } from './sandbox-set.js';
@@ -337,6 +338,11 @@ export const vecBench: Bench = {
       options = parseVecOptions(args);
     } catch {
       options = undefined; // engineVecBench reports the bad option
+    }
+    if (options !== undefined && options !== 'help' && options.transferRounds !== undefined) {
+      const result = await compareTransfer(options.transferRounds, options.durationSec);
+      io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
+      return 0;
     }
     if (options !== undefined && options !== 'help' && options.threadComparison) return runThreadComparison(options, io);
     return engineVecBench.run(args, io);

@@ -20,6 +20,8 @@ export interface VecBenchOptions {
   clean: 'restore' | 'replace';
   /** With --threads or --env: only the thread comparison runs (see vec-threads.ts). */
   threadComparison?: ThreadComparisonOptions;
+  /** With --transfer: only the transfer comparison runs (see transfer-compare.ts), this many rounds. */
+  transferRounds?: number;
 }
 
 /** Envs in the thread comparison when --envs is not given. */
@@ -63,7 +65,12 @@ Options:
                     "speedupOverOneThread"}
   --env E          bash (default; Docker) or sqlite (the SQL env's embedded SQLite backend,
                    no Docker; implies --threads 1,2 unless given)
-  --rounds N       thread comparison: measurements per thread count, alternating (default 1)
+  --rounds N       thread comparison: measurements per thread count, alternating (default 1);
+                   --transfer: rounds per method (default 3)
+  --transfer       only how a worker thread's step answers reach the main thread, structured
+                   clone vs msgpackr (packed, buffer transferred), interleaved, --duration s
+                   a round (8 in flight): {"methods":{"clone":{"roundTripsPerSec",
+                   "mainThreadCpuUsPerRoundTrip"},"msgpackr":{...}},"rounds","secondsPerRound"}
   --json           print only one JSON object on stdout:
                    {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
                     "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
@@ -97,6 +104,7 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     threads: { type: 'string' },
     env: { type: 'string' },
     rounds: { type: 'string' },
+    transfer: { type: 'boolean' },
   });
   if (values === 'help') return 'help';
   const engine = (values.engine as string | undefined) ?? DEFAULT_VEC_OPTIONS.engine;
@@ -112,8 +120,9 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
           rounds: list('--rounds', values.rounds as string | undefined, [1], 1)[0]!,
         }
       : undefined;
-  if (values.rounds !== undefined && !threadComparison) throw new ConfigError('--rounds', 'applies to the thread comparison (--threads)');
+  if (values.rounds !== undefined && !threadComparison && values.transfer !== true) throw new ConfigError('--rounds', 'applies to the thread comparison (--threads) and to --transfer');
   return {
+    ...(values.transfer === true ? { transferRounds: list('--rounds', values.rounds as string | undefined, [3], 1)[0]! } : {}),
     ...(threadComparison ? { threadComparison } : {}),
     engine,
     clean: oneOf('--clean', (values.clean as string | undefined) ?? DEFAULT_VEC_OPTIONS.clean, ['restore', 'replace'] as const),

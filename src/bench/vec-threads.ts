@@ -8,11 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createBashEnvs } from '../../envs/bash/index.js';
-import { createSqlEnvs } from '../../envs/sql/index.js';
 import { goldText } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
-import { defaultEndpoint } from '../sandbox/docker/engine.js';
 import { vecEnvFor } from '../vec/make-vec-env.js';
 import { startThreadedEnvs } from '../vec/threaded-envs.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
@@ -69,8 +66,13 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** The envs of one configuration: on this thread (`threads` 1, as the commands make them today) or in worker threads. */
 async function makeEnvs(env: ThreadedBenchEnv, threads: number, count: number): Promise<TaskEnv[]> {
-  if (threads > 1) return startThreadedEnvs({ threads, count, factory: BENCH_SHARDS[env], engines: env === 'bash' ? [defaultEndpoint()] : [] });
-  return env === 'bash' ? createBashEnvs({}, count) : createSqlEnvs({ embedded: true }, count);
+  // Loaded as needed: a SQLite run never loads the Docker client (the many-core run carries no more than it needs).
+  if (env === 'bash') {
+    const [{ createBashEnvs }, { defaultEndpoint }] = await Promise.all([import('../../envs/bash/index.js'), import('../sandbox/docker/engine.js')]);
+    return threads > 1 ? startThreadedEnvs({ threads, count, factory: BENCH_SHARDS.bash, engines: [defaultEndpoint()] }) : createBashEnvs({}, count);
+  }
+  const { createSqlEnvs } = await import('../../envs/sql/index.js');
+  return threads > 1 ? startThreadedEnvs({ threads, count, factory: BENCH_SHARDS.sqlite }) : createSqlEnvs({ embedded: true }, count);
 }
 
 /** Gold episodes for `warmupMs` (not counted), then `durationMs` counted. */

@@ -15,8 +15,6 @@ import type { Task } from '../datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../env/types.js';
 import { ConfigError, EnvStateError, WorkerCrashedError } from '../errors.js';
 import { packagePath } from '../package-path.js';
-import { removeThreadSandboxes } from '../sandbox/docker/cleanup.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
 import { liveSandboxes } from '../sandbox/lifecycle/registry.js';
 import { reviveError, type EnvFactorySpec, type ShardAnswer, type ShardHello, type ShardRequestBody, type ShardTask } from './shard-protocol.js';
 
@@ -137,7 +135,9 @@ class Shard {
 
   /** What this shard's thread made, removed by its label on every engine it used. @returns how many. */
   private async removeSandboxes(): Promise<number> {
-    if (this.threadId < 0) return 0;
+    if (this.threadId < 0 || this.engines.length === 0) return 0;
+    // Loaded here: envs without containers (embedded SQLite) never load the Docker client.
+    const [{ removeThreadSandboxes }, { connectEngine }] = await Promise.all([import('../sandbox/docker/cleanup.js'), import('../sandbox/docker/engine.js')]);
     let removed = 0;
     for (const endpoint of this.engines) {
       const docker = await connectEngine(endpoint).catch(() => undefined);
