@@ -75,14 +75,15 @@ async function makeEnvs(env: ThreadedBenchEnv, threads: number, count: number): 
   return threads > 1 ? startThreadedEnvs({ threads, count, factory: BENCH_SHARDS.sqlite }) : createSqlEnvs({ embedded: true }, count);
 }
 
-/** Gold episodes for `warmupMs` (not counted), then `durationMs` counted. */
+/** Gold episodes for `durationMs` not counted, then `durationMs` counted. */
 async function measureOnce(env: ThreadedBenchEnv, threads: number, count: number, durationMs: number): Promise<{ episodesPerSec: number; cpuMsPerEpisode: number; belowOne: number }> {
   const envs = await makeEnvs(env, threads, count);
   const rotation = new TaskRotation(envs[0]!.tasks);
   const vec = vecEnvFor(envs, { autoreset: 'next-step', nextTask: rotation.nextTask });
   try {
     await vec.reset();
-    const start = performance.now() + Math.min(2_000, durationMs);
+    // Not counted: as long as the window itself (a new pool's first episodes queue behind its first sandboxes and restores).
+    const start = performance.now() + durationMs;
     const end = start + durationMs;
     let cpuAtStart: number | undefined;
     let cpuAtEnd: number | undefined;
