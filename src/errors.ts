@@ -27,7 +27,8 @@ export type IntercodeErrorCode =
   | 'EPISODE_CANCELLED'
   | 'EPISODE_UNSCORABLE'
   | 'CHECKPOINT_REFUSED'
-  | 'CHECKPOINT_UNSUPPORTED';
+  | 'CHECKPOINT_UNSUPPORTED'
+  | 'WORKER_CRASHED';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -49,6 +50,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   EPISODE_UNSCORABLE: false,
   CHECKPOINT_REFUSED: false,
   CHECKPOINT_UNSUPPORTED: false,
+  WORKER_CRASHED: false,
 };
 
 export class IntercodeError extends Error {
@@ -253,5 +255,20 @@ export class EpisodeUnscorableError extends IntercodeError {
 export class CheckpointError extends IntercodeError {
   constructor(code: 'CHECKPOINT_REFUSED' | 'CHECKPOINT_UNSUPPORTED', message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
     super(code, message, options);
+  }
+}
+
+/**
+ * A worker thread that held envs (a shard of a threaded VecEnv) died: every step, reset or
+ * score asked of its envs fails with this, after the sandboxes it had made are removed.
+ * `details.sandboxesRemoved` says how many were.
+ */
+export class WorkerCrashedError extends IntercodeError {
+  constructor(threadId: number, envIds: readonly number[], sandboxesRemoved: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super('WORKER_CRASHED', `the worker thread ${threadId} holding envs ${envIds.join(', ')} died (${why}); ${sandboxesRemoved} sandbox(es) it had made were removed`, {
+      details: { threadId, envIds: [...envIds], sandboxesRemoved },
+      cause,
+    });
   }
 }

@@ -17,8 +17,13 @@ import { describeMachine } from './machine.js';
 import { summarize } from './stats.js';
 import { formatTable } from './table.js';
 import { engineBench } from './engine-bench.js';
-import type { Bench } from './types.js';
+import type { Bench, BenchIO } from './types.js';
 import { parseVecOptions, VEC_USAGE, type VecBenchOptions } from './vec-options.js';
+import { compareTransfer } from './transfer-compare.js';
+import { compareThreads, formatThreadComparison, type ThreadComparisonResult } from './vec-threads.js';
+import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
+import { describeError } from './sandbox-set.js';
+import { IntercodeError } from '../errors.js';
 
 /** One configuration's figures (latencies in ms). */
 export interface VecRow {
@@ -267,9 +272,9 @@ export function formatVecReport(result: VecBenchResult): string {
   ].join('\n');
 }
 
-export const vecBench: Bench = engineBench({
+const engineVecBench: Bench = engineBench({
   name: 'vec',
-  summary: 'N bash envs as one VecEnv over a warm pool: trivial steps/s, gold episodes/s, reset/step latency, memory; workers 0/1/2',
+  summary: 'N bash envs as one VecEnv over a warm pool: trivial steps/s, gold episodes/s, reset/step latency, memory; workers 0/1/2; --threads: envs in worker threads',
   usage: VEC_USAGE,
   parse: parseVecOptions,
   measure: async (docker, options, log) => {
@@ -297,3 +302,43 @@ export const vecBench: Bench = engineBench({
   },
   format: formatVecReport,
 });
+
+/**
+ * The thread comparison (`--threads`, `--env`): needs no engine for SQLite, so it does not
+ * connect to one first (bash's envs connect as they are made).
+ */
+async function runThreadComparison(options: VecBenchOptions, io: BenchIO): Promise<number> {
+  const log = (line: string) => void io.stderr.write(`vec: ${line}\n`);
+  const uninstall = installShutdownHandlers({ log });
+  try {
+    const result: ThreadComparisonResult = await compareThreads(options.threadComparison!, log);
+    io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : formatThreadComparison(result));
+    return 0;
+  } catch (error) {
+    const code = error instanceof IntercodeError ? ` [${error.code}]` : '';
+    io.stderr.write(`bench vec: ${describeError(error)}${code}\n`);
+    return 1;
+  } finally {
+    uninstall();
+  }
+}
+
+export const vecBench: Bench = {
+  name: 'vec',
+  summary: engineVecBench.summary,
+  async run(args: readonly string[], io: BenchIO): Promise<number> {
+    let options: VecBenchOptions | 'help' | undefined;
+    try {
+      options = parseVecOptions(args);
+    } catch {
+      options = undefined; // engineVecBench reports the bad option
+    }
+    if (options !== undefined && options !== 'help' && options.transferRounds !== undefined) {
+      const result = await compareTransfer(options.transferRounds, options.durationSec);
+      io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
+      return 0;
+    }
+    if (options !== undefined && options !== 'help' && options.threadComparison) return runThreadComparison(options, io);
+    return engineVecBench.run(args, io);
+  },
+};

@@ -1,6 +1,7 @@
 import { ConfigError, oneOf } from '../errors.js';
 import { isClusterTarget } from '../sandbox/kubernetes/cluster.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
+import type { ThreadComparisonOptions } from './vec-threads.js';
 
 /** The vec bench's settings, resolved. */
 export interface VecBenchOptions {
@@ -17,7 +18,14 @@ export interface VecBenchOptions {
   engine: string;
   /** How the pool cleans a used sandbox: restored in place, or replaced by a new one. */
   clean: 'restore' | 'replace';
+  /** With --threads or --env: only the thread comparison runs (see vec-threads.ts). */
+  threadComparison?: ThreadComparisonOptions;
+  /** With --transfer: only the transfer comparison runs (see transfer-compare.ts), this many rounds. */
+  transferRounds?: number;
 }
+
+/** Envs in the thread comparison when --envs is not given. */
+export const DEFAULT_THREADED_ENVS = 8;
 
 export const DEFAULT_VEC_OPTIONS: VecBenchOptions = { envs: [1, 4, 16, 64], workers: [0, 1, 2], durationSec: 5, json: false, engine: 'docker', clean: 'restore' };
 
@@ -48,6 +56,21 @@ Options:
   --engine E       docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]] (pods; memory not measured there)
   --clean MODE     restore (in place, default) or replace (a new sandbox per episode);
                    under an OCI runtime other than runc the pool always replaces
+  --threads LIST   thread comparison: the envs on the main thread (1, today's path) and in
+                   N piscina worker threads, measured in one run (gold episodes in next-step
+                   autoreset); only this runs. --envs then gives one env count (its
+                   largest value; default ${DEFAULT_THREADED_ENVS}). The JSON is
+                   {"env","envs","durationSec","hostCores","loadAverage1m",
+                    "byThreads":{"1":{"episodesPerSec","mainThreadCpuMsPerEpisode",...},...},
+                    "speedupOverOneThread"}
+  --env E          bash (default; Docker) or sqlite (the SQL env's embedded SQLite backend,
+                   no Docker; implies --threads 1,2 unless given)
+  --rounds N       thread comparison: measurements per thread count, alternating (default 1);
+                   --transfer: rounds per method (default 3)
+  --transfer       only how a worker thread's step answers reach the main thread, structured
+                   clone vs msgpackr (packed, buffer transferred), interleaved, --duration s
+                   a round (8 in flight): {"methods":{"clone":{"roundTripsPerSec",
+                   "mainThreadCpuUsPerRoundTrip"},"msgpackr":{...}},"rounds","secondsPerRound"}
   --json           print only one JSON object on stdout:
                    {"trivialStepsPerSec","goldEpisodesPerSec","sequentialGoldEpisodesPerSec",
                     "speedup","resetP50Ms","resetP99Ms","stepP50Ms","stepP99Ms",
@@ -78,16 +101,34 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     runtimes: { type: 'string' },
     engine: { type: 'string' },
     clean: { type: 'string' },
+    threads: { type: 'string' },
+    env: { type: 'string' },
+    rounds: { type: 'string' },
+    transfer: { type: 'boolean' },
   });
   if (values === 'help') return 'help';
   const engine = (values.engine as string | undefined) ?? DEFAULT_VEC_OPTIONS.engine;
   if (engine !== 'docker' && !isClusterTarget(engine)) throw new ConfigError('--engine', `must be docker or k8s[:CONTEXT[/NAMESPACE]], got "${engine}"`);
+  const durationSec = positiveNumber('--duration', values.duration, DEFAULT_VEC_OPTIONS.durationSec, false);
+  const threadComparison =
+    values.threads !== undefined || values.env !== undefined
+      ? {
+          env: oneOf('--env', (values.env as string | undefined) ?? 'bash', ['bash', 'sqlite'] as const),
+          threads: list('--threads', values.threads as string | undefined, [1, 2], 1),
+          envs: Math.max(...list('--envs', values.envs as string | undefined, [DEFAULT_THREADED_ENVS], 1)),
+          durationSec,
+          rounds: list('--rounds', values.rounds as string | undefined, [1], 1)[0]!,
+        }
+      : undefined;
+  if (values.rounds !== undefined && !threadComparison && values.transfer !== true) throw new ConfigError('--rounds', 'applies to the thread comparison (--threads) and to --transfer');
   return {
+    ...(values.transfer === true ? { transferRounds: list('--rounds', values.rounds as string | undefined, [3], 1)[0]! } : {}),
+    ...(threadComparison ? { threadComparison } : {}),
     engine,
     clean: oneOf('--clean', (values.clean as string | undefined) ?? DEFAULT_VEC_OPTIONS.clean, ['restore', 'replace'] as const),
     envs: list('--envs', values.envs as string | undefined, DEFAULT_VEC_OPTIONS.envs, 1),
     workers: list('--workers', values.workers as string | undefined, DEFAULT_VEC_OPTIONS.workers, 0),
-    durationSec: positiveNumber('--duration', values.duration, DEFAULT_VEC_OPTIONS.durationSec, false),
+    durationSec,
     json: values.json === true,
     ...(values.runtimes !== undefined ? { runtimes: runtimeList(values.runtimes as string) } : {}),
   };

@@ -11,6 +11,14 @@ describe('vec bench options', () => {
     expect(parseVecOptions(['--help'])).toBe('help');
   });
 
+  it('--threads/--env ask for the thread comparison only: one env count (the largest), threads 1,2 by default', () => {
+    expect(parseVecOptions(['--env', 'sqlite', '--duration', '2']).threadComparison).toEqual({ env: 'sqlite', threads: [1, 2], envs: 8, durationSec: 2, rounds: 1 });
+    expect(parseVecOptions(['--threads', '4,1,2', '--envs', '4,16', '--rounds', '3']).threadComparison).toEqual({ env: 'bash', threads: [1, 2, 4], envs: 16, durationSec: 5, rounds: 3 });
+    expect(() => parseVecOptions(['--env', 'mysql'])).toThrow(/--env/);
+    expect(() => parseVecOptions(['--threads', '0'])).toThrow(/--threads/);
+    expect(() => parseVecOptions(['--rounds', '2'])).toThrow(/--rounds/);
+  });
+
   it('names the bad option', () => {
     expect(() => parseVecOptions(['--envs', '0'])).toThrow(/--envs/);
     expect(() => parseVecOptions(['--workers', 'two'])).toThrow(ConfigError);

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
 import { processAlive } from '../lifecycle/process-alive.js';
-import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, TEST_LABEL } from './labels.js';
+import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, runLabelValue, TEST_LABEL, THREAD_LABEL } from './labels.js';
 import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm, warmChannelTag } from './warm-sandboxes.js';
 
 export interface CleanupOptions {
@@ -121,4 +121,22 @@ export async function cleanup(docker: Docker, options: CleanupOptions = {}): Pro
     }
   }
   return { containers: removed, images };
+}
+
+/**
+ * Removes the containers (and their channel directories) that worker thread `threadId` of
+ * this process made: what a threaded VecEnv's shard leaves when its thread dies.
+ * @returns how many were removed.
+ */
+export async function removeThreadSandboxes(docker: Docker, threadId: number): Promise<number> {
+  const label = [`${RUN_LABEL}=${runLabelValue()}`, `${THREAD_LABEL}=${threadId}`];
+  const containers = await docker.listContainers({ all: true, filters: { label } });
+  const outcomes = await Promise.all(
+    containers.map(async (c) => {
+      const removed = await removeContainer(docker, c.Id);
+      if (removed) await Promise.all(channelsOf(c).map((dir) => removeChannelDir(dir)));
+      return removed;
+    }),
+  );
+  return outcomes.filter(Boolean).length;
 }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { isMainThread, threadId } from 'node:worker_threads';
 
 /** Labels on every container and image the project creates, so cleanup can find them. */
 export const OWNER_LABEL = 'io.intercode-ts.owner';
@@ -9,6 +10,8 @@ export const RUN_LABEL = 'io.intercode-ts.run';
 export const IMAGE_LABEL = 'io.intercode-ts.image';
 /** On containers with a host channel directory (FIFO transport): its path, removed with the container. */
 export const CHANNEL_LABEL = 'io.intercode-ts.channel';
+/** On containers a worker thread made (a threaded VecEnv's shard): its threadId, so the main thread can remove them if it dies. */
+export const THREAD_LABEL = 'io.intercode-ts.thread';
 /** Marks containers and images made by tests, so a test run can remove all of them. */
 export const TEST_LABEL = 'io.intercode-ts.test';
 
@@ -29,5 +32,6 @@ export function ownerLabels(): Record<string, string> {
   };
   const testRun = process.env.INTERCODE_TEST_RUN;
   if (testRun) labels[TEST_LABEL] = testRun;
+  if (!isMainThread) labels[THREAD_LABEL] = String(threadId);
   return labels;
 }

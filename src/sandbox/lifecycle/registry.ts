@@ -1,5 +1,8 @@
 import type { Sandbox } from '../types.js';
 
+/** What the registry removes: a sandbox, or whatever holds sandboxes of its own (a worker thread's shard of envs). */
+export type Removable = Pick<Sandbox, 'destroy'>;
+
 /** What {@link SandboxRegistry.drain} did. */
 export interface DrainReport {
   /** Sandboxes removed. */
@@ -16,16 +19,16 @@ export interface DrainReport {
  * so a shutdown can remove every one — including one whose creation was under way.
  */
 export class SandboxRegistry {
-  private readonly live = new Set<Sandbox>();
+  private readonly live = new Set<Removable>();
   private readonly creations = new Set<Promise<unknown>>();
-  private readonly removals = new Map<Sandbox, Promise<void>>();
+  private readonly removals = new Map<Removable, Promise<void>>();
   private draining: DrainReport | undefined;
 
   /**
    * Adds `sandbox`. While draining, a newcomer (an episode or a pool that has not
    * stopped yet) is removed at once.
    */
-  track<T extends Sandbox>(sandbox: T): T {
+  track<T extends Removable>(sandbox: T): T {
     this.live.add(sandbox);
     if (this.draining) void this.remove(sandbox).catch(() => undefined);
     return sandbox;
@@ -35,7 +38,7 @@ export class SandboxRegistry {
    * Tracks the sandbox `creation` resolves to (if any); until it settles, a drain waits for it.
    * @returns `creation`'s outcome.
    */
-  adopt<T extends Sandbox | undefined>(creation: Promise<T>): Promise<T> {
+  adopt<T extends Removable | undefined>(creation: Promise<T>): Promise<T> {
     // track() runs before the creation leaves the set, so a drain never sees neither.
     const adopted = creation.then((sandbox) => (sandbox === undefined ? sandbox : this.track(sandbox)));
     const settled: Promise<unknown> = adopted.then(
@@ -47,7 +50,7 @@ export class SandboxRegistry {
   }
 
   /** Forgets `sandbox` (its runtime calls this once it is destroyed, or known to be gone). */
-  forget(sandbox: Sandbox): void {
+  forget(sandbox: Removable): void {
     this.live.delete(sandbox);
   }
 
@@ -93,7 +96,7 @@ export class SandboxRegistry {
   }
 
   /** One removal per sandbox however often asked; the sandbox is forgotten whatever the outcome. */
-  private remove(sandbox: Sandbox): Promise<void> {
+  private remove(sandbox: Removable): Promise<void> {
     let removal = this.removals.get(sandbox);
     if (!removal) {
       const report = this.draining;
