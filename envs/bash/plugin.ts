@@ -3,6 +3,7 @@ import { timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
 import { defaultGoldCacheDir } from '../../src/golds/gold-store.js';
 import { firstDistinct, MAX_DERIVED, PATH } from '../exploration.js';
+import { GOLD_CACHE_FLAGS } from '../gold-cache-flags.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin, EnvPurpose } from '../plugin.js';
 import { bashEnvSpec, createBashEnvs } from './index.js';
 import { BASH_BASES, bashTestbedRecipe, parseBashBase, type BashBase } from './images.js';
@@ -72,12 +73,7 @@ export const bashPlugin: EnvPlugin = {
     { flags: '--exec <mode>', description: 'bash: session (persistent shell; default for play/run/eval) or intercode (one exec per action as InterCode did; default for replay)' },
     { flags: '--hash <mode>', description: 'bash: how changed files are compared, intercode (as the original) or strict (default: intercode)' },
     { flags: '--shell <path>', description: 'bash: the shell intercode exec mode wraps actions in (/bin/sh for InterCode fs-0; default /bin/bash)' },
-    { flags: '--no-gold-cache', description: 'bash, sql: run the gold command afresh for every score (no memory or disk cache)' },
-    {
-      flags: '--gold-cache-dir <dir>',
-      description: `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
-      changesResults: false,
-    },
+    ...GOLD_CACHE_FLAGS,
     {
       flags: '--reset <mode>',
       description:

@@ -3,6 +3,7 @@ import { goldText } from '../../src/datasets/index.js';
 import { positiveInteger, timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
 import { firstDistinct, MAX_DERIVED } from '../exploration.js';
+import { GOLD_CACHE_FLAGS } from '../gold-cache-flags.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
 import { createSqlEnvs, sqlEnvSpec } from './index.js';
 import { SQL_SERVER_PARALLEL } from './parallel.js';
@@ -42,13 +43,7 @@ export const sqlPlugin: EnvPlugin = {
     },
     { flags: '--max-rows <n>', description: 'sql: rows kept from one result (default 10000)' },
     { flags: '--database <name>', description: 'sql: database for tasks without a "db" field, and for --tool' },
-    // The same flags as bash's (the CLI adds an option once): golds verified on the scorer's connection are kept on disk.
-    { flags: '--no-gold-cache', description: 'bash, sql: run the gold command afresh for every score (no memory or disk cache)' },
-    {
-      flags: '--gold-cache-dir <dir>',
-      description: `bash, sql: where golds verified deterministic (two clean runs agreed) are kept, keyed by image, env options and task, so later runs trust them without running them (default: ${defaultGoldCacheDir()})`,
-      changesResults: false,
-    },
+    ...GOLD_CACHE_FLAGS,
   ],
   async createEnvs(flags: SqlFlags, count: number, { log, engines }: CreateEnvsOptions) {
     const order = flags.order ?? 'intercode';
