@@ -9,13 +9,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashCli } from '../../envs/bash/cli.js';
-import { ctfCli } from '../../envs/ctf/cli.js';
-import { pythonCli } from '../../envs/python/cli.js';
-import { taskCli } from '../../envs/task/cli.js';
+import { bashPlugin } from '../../envs/bash/plugin.js';
+import { ctfPlugin } from '../../envs/ctf/plugin.js';
+import { pythonPlugin } from '../../envs/python/plugin.js';
+import { taskPlugin } from '../../envs/task/plugin.js';
 import { writeHarborTask } from '../../envs/task/harbor-writer.js';
 import { createTaskEnvs, readTaskDirs, type TaskDirEnv } from '../../envs/task/index.js';
-import type { EnvCli } from '../../src/cli/env-cli.js';
+import type { EnvPlugin } from '../../envs/plugin.js';
 import type { StepResult, TaskEnv } from '../../src/env/types.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
@@ -23,10 +23,10 @@ import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
 const { engine } = await dockerTestFile();
 
 /** Built-in tasks exported: bash 0 (an answer), 33 (a file added), Python py-01 (MBPP), py-23 (APPS), CTF 0. */
-const PICKS: readonly { cli: EnvCli; ids: (tasks: TaskEnv['tasks']) => string[] }[] = [
-  { cli: bashCli, ids: (tasks) => [tasks[0]!.id, tasks[33]!.id] },
-  { cli: pythonCli, ids: () => ['py-01', 'py-23'] },
-  { cli: ctfCli, ids: (tasks) => [tasks[0]!.id] },
+const PICKS: readonly { cli: EnvPlugin; ids: (tasks: TaskEnv['tasks']) => string[] }[] = [
+  { cli: bashPlugin, ids: (tasks) => [tasks[0]!.id, tasks[33]!.id] },
+  { cli: pythonPlugin, ids: () => ['py-01', 'py-23'] },
+  { cli: ctfPlugin, ids: (tasks) => [tasks[0]!.id] },
 ];
 
 async function play(env: TaskDirEnv, name: string, actions: readonly string[]): Promise<StepResult> {
@@ -68,7 +68,7 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export'))('export --format har
 
   it('every oracle scores 1.0 through the task env', async () => {
     for (const task of tasks.tasks) {
-      const result = await play(tasks, task.id, taskCli.goldActions(task).slice(0, -1));
+      const result = await play(tasks, task.id, taskPlugin.goldActions(task).slice(0, -1));
       expect({ task: task.id, reward: result.reward, truncated: result.truncated }).toEqual({ task: task.id, reward: 1, truncated: false });
     }
   });

@@ -3,6 +3,9 @@
  * the agent's time left; once it is over the verifier scores the episode) and
  * `[environment] build_timeout_sec` (a build past it is cancelled: a typed ImageError, no image).
  */
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTaskEnvs, environmentImage, readTaskDir, type TaskDirEnv } from '../../envs/task/index.js';
@@ -46,13 +49,21 @@ describe.skipIf(skipWithoutEngine(engine, 'task limits'))('task.toml limits in D
 
   it('[environment] build_timeout_sec: a build past it is cancelled, an ImageError, and no image is left', async () => {
     const docker = requireEngine(engine);
+    // A copy whose RUN line carries a nonce: the engine's build cache cannot hold its slow
+    // step from an earlier build (one that ran to its end would make this build instant).
+    const copy = await mkdtemp(join(tmpdir(), 'intercode-slow-build-'));
+    const dir = join(copy, 'slow-build');
+    await cp(join(LIMITS, 'slow-build'), dir, { recursive: true });
+    const dockerfile = join(dir, 'environment', 'Dockerfile');
+    await writeFile(dockerfile, (await readFile(dockerfile, 'utf8')).replace('RUN sleep', `RUN echo ${randomBytes(8).toString('hex')} && sleep`));
     const started = performance.now();
-    const error = await createTaskEnvs({ data: join(LIMITS, 'slow-build'), keepWarmMs: 0 }, 1).catch((e: unknown) => e);
+    const error = await createTaskEnvs({ data: dir, keepWarmMs: 0 }, 1).catch((e: unknown) => e);
+    const { recipe } = await environmentImage(await readTaskDir(dir), async () => undefined);
+    await rm(copy, { recursive: true, force: true }).catch(() => undefined);
     expect(performance.now() - started).toBeLessThan(60_000);
     expect(error).toBeInstanceOf(ImageError);
     expect(error).toMatchObject({ code: 'IMAGE_BUILD_FAILED' });
     expect((error as Error).message).toContain('ran past its 3 s limit');
-    const { recipe } = await environmentImage(await readTaskDir(join(LIMITS, 'slow-build')), async () => undefined);
     const parent = await docker.getImage(DEBIAN_BOOKWORM.tag).inspect().catch(() => undefined);
     expect(parent).toBeDefined();
     expect(await docker.getImage(recipeTag(recipe, parent!.Id)).inspect().catch(() => 'none')).toBe('none');
