@@ -109,32 +109,8 @@ export class BashEnv extends SandboxEnv {
     return this.config.execMode === 'session' ? ShellSession.resume(sandbox, 'agent', this.config.shell) : undefined;
   }
 
-  /**
-   * The gold's outcome for the episode under way, asked for when it began (see
-   * {@link prepareEpisode}); taken by the episode's first scoring.
-   */
-  private goldAhead: { task: Task; outcome: Promise<{ outcome: BashOutcome; cached: boolean }> } | undefined;
-
-  /**
-   * Asks for the task's gold outcome as the episode begins, where golds run in new sandboxes
-   * of their own: a gold that must run (not verified yet, or non-deterministic: run again at
-   * each scoring) then runs while the agent acts instead of after it submits. The outcome is
-   * the same (the gold's sandbox is new and nothing the agent does reaches it); only when it
-   * is computed changes. Not in `intercode` reset mode, whose gold sandbox carries what
-   * earlier golds did.
-   */
-  protected override async prepareEpisode(_workspace: Workspace, task: Task | null): Promise<void> {
-    this.goldAhead = undefined;
-    if (!task || this.goldWorkspace || !goldText(task)) return;
-    const outcome = this.goldOutcome(task);
-    outcome.catch(() => undefined);
-    this.goldAhead = { task, outcome };
-  }
-
   protected async score(episode: EpisodeState): Promise<Score> {
-    const ahead = this.goldAhead?.task === episode.task ? this.goldAhead.outcome : undefined;
-    this.goldAhead = undefined;
-    const { outcome, cached } = await (ahead ?? this.goldOutcome(episode.task));
+    const { outcome, cached } = await this.goldOutcome(episode.task);
     const gold = { ...outcome, observation: comparedGoldOutput(outcome.observation, episode.lastObservation, this.config.comparedGoldOutput ?? 'full') };
     const probe = new FileProbe(episode.control);
     // Read with every process the agent left stopped: none can change what the probe reads or prints.
