@@ -104,11 +104,11 @@ export abstract class SandboxEnv implements TaskEnv {
       try {
         const resumed = adopted ? await ShellSession.resume(sandbox, 'control', CONTROL_SHELL) : undefined;
         // A new sandbox's shells, and its episode's first process, get the pinned process ids.
-        const control = resumed ?? (await startAtPid(sandbox, PINNED_PIDS.control, () => ShellSession.open(sandbox, CONTROL_SHELL))).started;
+        const control = resumed ?? await startAtPid(sandbox, PINNED_PIDS.control, () => ShellSession.open(sandbox, CONTROL_SHELL));
         // Later shells start through the control shell: no engine exec per reset.
         sandbox.launchThrough?.(control);
         if (!adopted) {
-          const runner = (await startAtPid(sandbox, PINNED_PIDS.agent, () => this.openRunner(sandbox))).started;
+          const runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.openRunner(sandbox));
           await sandbox.setNextPid?.(PINNED_PIDS.episode);
           return { sandbox, control, runner, fromImage: true };
         }

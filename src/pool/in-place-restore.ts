@@ -280,7 +280,7 @@ export class InPlaceRestorer {
     if (!stats || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
     // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
     // process's (its control shell's was pinned when the sandbox was made).
-    if (!keptRunner) workspace.runner = (await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox))).started;
+    if (!keptRunner) workspace.runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));
     await sandbox.setNextPid?.(PINNED_PIDS.episode);
     workspace.reference = template.sandbox;
     return true;

@@ -11,11 +11,8 @@ import type { Sandbox } from '../sandbox/types.js';
  */
 export const PINNED_PIDS = { control: 50, agent: 100, episode: 200 } as const;
 
-/**
- * Runs `start` with the sandbox's next process id set to `pid` first.
- * @returns what `start` returned, and whether the id was set (false: the runtime cannot).
- */
-export async function startAtPid<T>(sandbox: Sandbox, pid: number, start: () => Promise<T>): Promise<{ started: T; pinned: boolean }> {
-  const pinned = (await sandbox.setNextPid?.(pid)) === true;
-  return { started: await start(), pinned };
+/** Runs `start` with the sandbox's next process id set to `pid` first (where the runtime can set it). */
+export async function startAtPid<T>(sandbox: Sandbox, pid: number, start: () => Promise<T>): Promise<T> {
+  await sandbox.setNextPid?.(pid);
+  return start();
 }
