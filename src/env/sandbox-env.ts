@@ -14,8 +14,8 @@ import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
 import { CheckpointStore, DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
-import { LayerArchiveRefusal } from '../sandbox/layer-refusal.js';
-import { captureShellState, restoreShellState, ShellStateError, type ShellState } from '../sandbox/shell/shell-state.js';
+import { CarryRefusal } from '../sandbox/carry-refusal.js';
+import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
 import type { LayerLimits } from '../sandbox/types.js';
 
 export interface SandboxEnvConfig {
@@ -352,7 +352,7 @@ export abstract class SandboxEnv implements TaskEnv {
     if (!sandbox.archiveLayer || !this.config.runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.runtime.name} runtime cannot copy a sandbox's written files`);
     if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id}'s runner is not a bash session: its state cannot be checkpointed`);
     const shell = await captureShellState(runner).catch((error: unknown) => {
-      if (error instanceof ShellStateError) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
       throw error;
     });
     const processes = await leftRunning(control, runner.pid);
@@ -373,7 +373,7 @@ export abstract class SandboxEnv implements TaskEnv {
       });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
-      if (error instanceof LayerArchiveRefusal) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
       throw error;
     }
   }
@@ -418,7 +418,7 @@ export abstract class SandboxEnv implements TaskEnv {
       runner?.close();
       control?.close();
       await sandbox.destroy().catch(() => undefined);
-      if (error instanceof ShellStateError) throw new CheckpointError('CHECKPOINT_REFUSED', error.message, { details: { reason: error.reason, ...error.details }, cause: error });
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
       throw error;
     }
   }
@@ -492,4 +492,9 @@ function untrustedEnd(events: readonly CommandEvent[]): Truncation | undefined {
     if (event.kind === 'disk-limit') return { reason: 'disk-limit', message: `the sandbox wrote ${event.usedBytes} bytes, past its limit of ${event.limitBytes}` };
   }
   return undefined;
+}
+
+/** A part of the state that could not be carried exactly, as the env's typed refusal (nothing partial handed out). */
+function refusedCheckpoint(refusal: CarryRefusal): CheckpointError {
+  return new CheckpointError('CHECKPOINT_REFUSED', refusal.message, { details: { reason: refusal.reason, ...refusal.details }, cause: refusal });
 }

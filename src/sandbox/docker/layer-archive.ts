@@ -3,7 +3,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { LayerArchive, LayerLimits } from '../types.js';
-import { LayerArchiveRefusal } from '../layer-refusal.js';
+import { LayerArchiveRefusal } from '../carry-refusal.js';
 
 const run = promisify(execFile);
 

@@ -1,3 +1,4 @@
+import { CarryRefusal } from '../carry-refusal.js';
 import { randomHex } from './random-hex.js';
 import { shellQuote } from './shell-script.js';
 import type { CommandRunner } from './types.js';
@@ -21,16 +22,7 @@ export interface ShellState {
 }
 
 /** Why a shell's state was not read or not replayed exactly. */
-export class ShellStateError extends Error {
-  constructor(
-    readonly reason: 'builtin-overridden' | 'posix-mode' | 'unreadable' | 'not-equal',
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+export class ShellStateError extends CarryRefusal<'builtin-overridden' | 'posix-mode' | 'unreadable' | 'not-equal'> {}
 
 /** Every bash builtin: a function of one of these names would change what the capture reads (it is refused). */
 const BUILTINS = ('alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs disown echo enable ' +
