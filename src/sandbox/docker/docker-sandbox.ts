@@ -324,9 +324,12 @@ export class DockerSandbox implements Sandbox {
         layers: await readableLayers(info.GraphDriver as { Name?: string; Data?: Record<string, string> }),
         isMountPoint: underAny(mountPoints(info)),
         etcFiles: await writableEtcFiles(info),
-        initPid: hostInitPid(info),
+        initPid: await hostInitPid(info),
       }),
-      () => ({ layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map(), initPid: undefined }),
+      () => {
+        this.inspection = undefined; // the engine did not answer this time: ask again next time
+        return { layers: undefined, isMountPoint: underAny(mountPoints(undefined)), etcFiles: new Map(), initPid: undefined };
+      },
     );
     return this.inspection;
   }
