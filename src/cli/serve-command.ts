@@ -46,7 +46,7 @@ export function registerServeCommand(program: Command): void {
     .option('--max-sessions <n>', 'sessions at once (one sandbox each); the next connection gets CAPACITY_REACHED', '64')
     .option('--idle-timeout <seconds>', 'a session with no request for this long is ended and its sandbox returned', String(SERVER_DEFAULTS.idleTimeoutMs / 1000))
     .option('--token <token>', 'bearer token required on every route but /health (default: $INTERCODE_SERVE_TOKEN; keeps it out of `ps`)')
-    .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that misses a ping is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
+    .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that answers neither of two pings is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
     .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
     .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))');
   addEnvFlags(command, ENV_PLUGINS).action(async (flags: ServeFlags, self: Command) => {

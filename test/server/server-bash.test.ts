@@ -47,7 +47,10 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
 
   beforeAll(async () => {
     docker = requireEngine(engine);
-    envs = await createBashEnvs({}, SESSIONS);
+    // 64 sandboxes on the CI machine's 2 cores: a gold that walks /testbed with a find per
+    // directory (task 28) can pass the default 10-s step limit there and score 0.96. What is
+    // tested here is the protocol at 64 sessions, not the step limit (test/integration has those).
+    envs = await createBashEnvs({ shell: { timeoutMs: 60_000 } }, SESSIONS);
     slots = pooledEnvSlots('bash', envs, { spares: SPARES });
     expect(slots.sandboxLimit).toBe(SESSIONS + SPARES + 1);
     await slots.ready();

@@ -294,6 +294,26 @@ describe('WebSocket sessions', () => {
     client.ws.close();
   });
 
+  it('keeps a live client whose pong this process read late (busy past an interval): a heartbeat is a dead peer only after two unanswered pings', async () => {
+    const { server } = await start({ heartbeatMs: 100, sessions: 1 });
+    const client = new TestClient(server.url);
+    await client.opened;
+    await client.request({ type: 'reset', data: {} });
+    // The client answers the ping at once (ws sends the pong before the 'ping' event); then
+    // this process is busy for 3.5 intervals, so the server's timer runs before it reads the pong.
+    let busy = 0;
+    client.ws.on('ping', () => {
+      if (busy++ > 0) return;
+      const until = Date.now() + 350;
+      while (Date.now() < until);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(busy).toBeGreaterThan(1);
+    expect(server.leases.stats().ended.drop).toBe(0);
+    expect((await client.request({ type: 'step', data: { code: 'echo hi' } })).type).toBe('observation');
+    client.ws.close();
+  });
+
   it('drains on close: open sessions end with 1001 and new connections are refused', async () => {
     const { server } = await start();
     const client = new TestClient(server.url);

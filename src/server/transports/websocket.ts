@@ -30,7 +30,8 @@ export const CLOSE_CODES = { capacity: 1013, idle: 4000 } as const;
  */
 export class WebSocketTransport {
   private readonly wss: WebSocketServer;
-  private readonly alive = new WeakMap<WebSocket, boolean>();
+  /** Pings each connection has let pass unanswered (no pong, no message since). */
+  private readonly unanswered = new WeakMap<WebSocket, number>();
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(private readonly options: WebSocketTransportOptions) {
@@ -48,8 +49,8 @@ export class WebSocketTransport {
 
   private accept(ws: WebSocket, request: IncomingMessage): void {
     const owner = `ws ${request.socket.remoteAddress ?? '?'}:${request.socket.remotePort ?? '?'}`;
-    this.alive.set(ws, true);
-    ws.on('pong', () => this.alive.set(ws, true));
+    this.unanswered.set(ws, 0);
+    ws.on('pong', () => this.unanswered.set(ws, 0));
     let lease: Lease;
     try {
       lease = this.options.leases.open(owner, (reason) => this.onEnd(ws, reason));
@@ -63,7 +64,7 @@ export class WebSocketTransport {
     ws.on('close', drop);
     ws.on('error', drop);
     ws.on('message', (data) => {
-      this.alive.set(ws, true);
+      this.unanswered.set(ws, 0);
       void this.handle(ws, lease, data);
     });
   }
@@ -119,13 +120,20 @@ export class WebSocketTransport {
     }
   }
 
+  /**
+   * Pings every connection, and drops one that has answered neither of the last two pings:
+   * a pong waiting unread while this process was busy past an interval is not taken for a
+   * dead peer (the timer can run before the pong is read), so a live client on a loaded
+   * host keeps its session; a half-open one is dropped within three intervals.
+   */
   private ping(): void {
     for (const ws of this.wss.clients) {
-      if (!this.alive.get(ws)) {
+      const unanswered = this.unanswered.get(ws) ?? 0;
+      if (unanswered >= 2) {
         ws.terminate();
         continue;
       }
-      this.alive.set(ws, false);
+      this.unanswered.set(ws, unanswered + 1);
       ws.ping();
     }
   }
