@@ -24,7 +24,8 @@ import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
 export { percentile, percentileOfSorted, summarize, type SampleSummary } from './stats.js';
-export { stepBench, type StepBenchResult } from './step-bench.js';
+export { stepBench } from './step-bench.js';
+export type { StepBenchResult } from './step-result.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */

@@ -9,45 +9,15 @@ import { BASE_IMAGE, ensureBaseImage } from '../images/image-builder.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../sandbox/types.js';
-import { CPU_GROUPS, cpuUsageBetween, takeCpuSnapshot, type CpuUsage } from './host-cpu.js';
-import { describeMachine, type MachineInfo } from './machine.js';
+import { CPU_GROUPS, cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
+import { describeMachine } from './machine.js';
 import { describeError, SandboxSet } from './sandbox-set.js';
-import { summarize, type SampleSummary } from './stats.js';
+import { summarize } from './stats.js';
 import { CONCURRENCY_LEVELS, parseStepOptions, STEP_USAGE, stepRuntime, type StepBenchOptions } from './step-options.js';
 import { formatStepReport } from './step-report.js';
-import { compareRuntimes, type RuntimeCost } from './runtime-compare.js';
+import type { AggregateLevel, StepBenchResult, StepMeasurement } from './step-result.js';
+import { compareRuntimes } from './runtime-compare.js';
 import type { Bench, BenchIO } from './types.js';
-
-/** The `--json` output: latencies in milliseconds, throughput in steps per second. */
-export interface StepBenchResult {
-  sessionP50Ms: number;
-  sessionP95Ms: number;
-  execP50Ms: number;
-  /** execP50Ms / sessionP50Ms. */
-  ratio: number;
-  stepsPerSec: Record<`${(typeof CONCURRENCY_LEVELS)[number]}`, number>;
-  /** With --compare-runtimes: each runtime's cost, measured in this run. */
-  runtimes?: RuntimeCost[];
-}
-
-export interface AggregateLevel {
-  sandboxes: number;
-  steps: number;
-  seconds: number;
-  stepsPerSec: number;
-  latency: SampleSummary;
-  cpu: CpuUsage | undefined;
-}
-
-/** Everything one run measured, for the human report. */
-export interface StepMeasurement {
-  machine: MachineInfo;
-  options: StepBenchOptions;
-  session: SampleSummary;
-  exec: SampleSummary;
-  aggregate: AggregateLevel[];
-  runtimes?: RuntimeCost[];
-}
 
 const COMMAND = 'echo hi';
 const SESSION_WARMUP_STEPS = 200;

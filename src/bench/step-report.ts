@@ -2,7 +2,7 @@ import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../sandbox/types.js';
 import { CPU_GROUPS } from './host-cpu.js';
 import { formatMachine } from './machine.js';
 import type { SampleSummary } from './stats.js';
-import type { StepBenchResult, StepMeasurement } from './step-bench.js';
+import type { StepBenchResult, StepMeasurement } from './step-result.js';
 import { formatTable } from './table.js';
 
 const fixed = (value: number, digits: number) => value.toFixed(digits);

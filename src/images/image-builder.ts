@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageError } from '../errors.js';
-import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE } from '../sandbox/docker/labels.js';
+import { IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE } from '../labels.js';
 import { DEBIAN_BOOKWORM, debootstrapArgs, verifyPinnedRelease, type BaseImage } from './base-images.js';
 import { recipeTag, type ImageRecipe } from './recipe.js';
 import { packEntries } from './tar.js';
