@@ -5,6 +5,7 @@
  * - `run jq`: the gold policy scores 1 on every built-in task;
  * - `play jq`: typed filters are run, the gold's scores 1 and a wrong one less;
  * - `eval --env jq`: a recorded model (src/mock-llm) solves the tasks it was recorded solving;
+ *   `replay` of its log and `rescore` of `collect --policy llm:…`'s rollouts agree with them;
  * - `collect --env jq`: the gold policy's demonstrations; `train --env jq` learns from them;
  * - `serve --env jq`: a session over /ws solves a task with the gold.
  */
@@ -79,7 +80,7 @@ describe.skipIf(skipWithoutEngine(engine, 'every command over the jq env'))('eve
     expect(run.stdout).toContain('101\n104\n');
   }, 300_000);
 
-  it('eval: a recorded model over the jq prompt solves the tasks it was recorded solving', async () => {
+  it('eval, replay, collect llm:… and rescore: a recorded model over the jq prompt solves the tasks it was recorded solving', async () => {
     const episode = (query: string, actions: string[]) => ({
       environment: 'ic_jq',
       query,
@@ -95,7 +96,19 @@ describe.skipIf(skipWithoutEngine(engine, 'every command over the jq env'))('eve
       const run = await intercodeFromSource(['eval', '--env', 'jq', '--data', data, '--out', join(dir, 'eval'), '--strategy', 'try-again', '--turns', '3', '--model', 'recorded', '--base-url', model.baseUrl, '--api-key', 'none', '--json', ...NOT_WARM]);
       expect(run.code, run.stderr).toBe(0);
       expect(lastJson(run)).toMatchObject({ episodes: 3, successRate: 2 / 3, truncated: 0 });
-      expect(await readFile(join(dir, 'eval', 'ic_jq_try-again_recorded_3_turns.json'), 'utf8')).toContain(tasks[0]!.query);
+      const log = join(dir, 'eval', 'ic_jq_try-again_recorded_3_turns.json');
+      expect(await readFile(log, 'utf8')).toContain(tasks[0]!.query);
+      // replay re-executes eval's log, rescore the rollouts of collect's LLM policy: each agrees with what was recorded.
+      const replay = await intercodeFromSource(['replay', log, '--env', 'jq', '--data', data, '--json']);
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(lastJson(replay)).toMatchObject({ episodes: 3, agreement: 1 });
+      const rollouts = join(dir, 'rollouts.jsonl');
+      const collect = await intercodeFromSource(['collect', '--env', 'jq', '--data', data, '--policy', 'llm:recorded', '--base-url', model.baseUrl, '--api-key', 'none', '--out', rollouts, '--json', ...NOT_WARM]);
+      expect(collect.code, collect.stderr).toBe(0);
+      expect(lastJson(collect)).toMatchObject({ episodes: 3, solved: 2 });
+      const rescore = await intercodeFromSource(['rescore', rollouts, '--env', 'jq', '--data', data, '--json']);
+      expect(rescore.code, rescore.stderr).toBe(0);
+      expect(lastJson(rescore)).toMatchObject({ episodes: 3, agreement: 1 });
     } finally {
       await model?.close();
     }
