@@ -7,12 +7,13 @@ import { registerEnv } from '../src/env/registry.js';
 import { ConfigError } from '../src/errors.js';
 import { bashPlugin } from './bash/plugin.js';
 import { ctfPlugin } from './ctf/plugin.js';
+import { jqPlugin } from './jq/plugin.js';
 import type { EnvPlugin } from './plugin.js';
 import { pythonPlugin } from './python/plugin.js';
 import { sqlPlugin } from './sql/plugin.js';
 import { taskPlugin } from './task/plugin.js';
 
-export const ENV_PLUGINS: readonly EnvPlugin[] = [bashPlugin, sqlPlugin, pythonPlugin, ctfPlugin, taskPlugin];
+export const ENV_PLUGINS: readonly EnvPlugin[] = [bashPlugin, sqlPlugin, pythonPlugin, ctfPlugin, taskPlugin, jqPlugin];
 
 for (const plugin of ENV_PLUGINS) registerEnv(plugin.spec);
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, exitStatusOf, INTERNAL_ERROR_EXIT, printable } from '../../src/cli/error-boundary.js';
 import { ConfigError, DatasetError } from '../../src/errors.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'src/cli/main.ts');
@@ -88,7 +89,7 @@ const CASES: [string, string, number][] = [
   ['run bash --testbed @missing.tar', '@missing.tar: --testbed cannot be read (ENOENT)', 1],
   ['run sql --dump @garbage.bin', '@garbage.bin, line #: not a SQL text dump', 1],
   ['run bash --parallel abc', '--parallel must be a positive integer, got "abc"', 2],
-  ['run nope', '<env> must be one of bash, sql, python, ctf, task, got "nope"', 2],
+  ['run nope', `<env> must be one of ${ENV_PLUGINS.map((p) => p.name).join(', ')}, got "nope"`, 2],
   ['play bash --data @bad.json', '@bad.json, line 1: malformed JSON', 1],
   ['play bash --task abc', '--task must be an integer task index, got "abc"', 2],
   ['replay @missing.json --env bash', '@missing.json: cannot read the file (ENOENT)', 1],

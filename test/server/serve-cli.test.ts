@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ENV_PLUGINS } from '../../envs/index.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const serve = (...args: string[]) => {
@@ -19,7 +20,7 @@ describe('intercode serve flags', () => {
   });
 
   it('names the bad flag', () => {
-    expect(serve('--env', 'nope')).toEqual({ status: 2, stderr: 'intercode: --env must be one of bash, sql, python, ctf, task, got "nope"' });
+    expect(serve('--env', 'nope')).toEqual({ status: 2, stderr: `intercode: --env must be one of ${ENV_PLUGINS.map((p) => p.name).join(', ')}, got "nope"` });
     expect(serve('--env', 'bash', '--port', '70000').stderr).toMatch(/--port must be an integer 0–65535/);
     expect(serve('--env', 'bash', '--max-sessions', '0').stderr).toMatch(/--max-sessions must be a positive integer/);
     expect(serve('--env', 'bash', '--idle-timeout', 'x').stderr).toMatch(/--idle-timeout must be a positive number of seconds/);
