@@ -7,6 +7,7 @@
  * - a fork past the server's capacity is refused at once (CAPACITY_REACHED), nothing queued or kept;
  * - over MCP (the official TypeScript client, `checkpointTools`), the same tools fork an episode
  *   whose child is reached through OpenEnv's `session_id`;
+ * - a forked session nobody takes ends at the idle timeout, its slot given back;
  * - an env that cannot checkpoint (python) answers CHECKPOINT_UNSUPPORTED.
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -208,6 +209,41 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint and fork over bash 
       await client.close();
     }
     await idle();
+  }, 300_000);
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'server fork idle timeout'))('server: a forked session nobody takes', () => {
+  it('ends at the idle timeout, its slot and sandbox given back, while the parent goes on', async () => {
+    const docker = requireEngine(engine);
+    const envs = await createBashEnvs({}, 2);
+    const slots = pooledEnvSlots('bash', envs, { spares: 0 });
+    await slots.ready();
+    const server = await startLoopbackServer(slots, 'intercode-bash', { idleTimeoutMs: 1_500 });
+    try {
+      const parent = new TestClient(server.url);
+      await parent.opened;
+      await parent.request({ type: 'reset', data: { task_id: 0 } });
+      const forked = await parent.request({ type: 'fork', data: { n: 1 } });
+      expect(forked.type, JSON.stringify(forked.data)).toBe('fork');
+      expect(slots.inUse).toBe(2);
+      // The parent keeps asking (its own idle timer moves on); the child, never taken, ends.
+      const deadline = Date.now() + 60_000;
+      while (server.leases.active > 1 && Date.now() < deadline) {
+        expect((await parent.request({ type: 'state' })).type).toBe('state');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(server.leases.active).toBe(1);
+      await until(() => slots.inUse === 1, 30_000);
+      expect(server.leases.stats().ended.idle).toBe(1);
+      const late = attach(server, (forked.data.sessions as { session_id: string }[])[0]!.session_id);
+      expect((await late.next()).data).toMatchObject({ code: 'SESSION_ERROR' });
+      expect(output(await parent.request({ type: 'step', data: { code: 'echo still here' } }))).toBe('still here\n');
+      parent.send({ type: 'close' });
+      await until(() => server.leases.active === 0 && slots.inUse === 0);
+    } finally {
+      await server.close();
+    }
+    expect(await testContainers(docker, testRun, true)).toHaveLength(0);
   }, 300_000);
 });
 
