@@ -116,8 +116,8 @@ export class SessionLeases {
    * Continues `lease`'s episode in `n` new sessions (each an env of the slots and a sandbox of
    * its own, counted in the capacity), after the lease's requests before it; its own episode
    * goes on unchanged. The new sessions wait, unattached, for a client to {@link attach} (the
-   * idle timeout ends those nobody takes). All or none: sessions made for a fork that failed
-   * are ended.
+   * idle timeout ends those nobody takes). All or none: sessions made for a fork that failed,
+   * or whose asking session ended before the reply, are ended.
    * @throws WireError CAPACITY_REACHED (with `requested`, `free`, `active_sessions`,
    *   `max_sessions`) when fewer than `n` envs are free — nothing is queued; SESSION_ERROR;
    *   the session's checkpoint errors (CHECKPOINT_UNSUPPORTED, CHECKPOINT_REFUSED).
@@ -139,6 +139,8 @@ export class SessionLeases {
       const children = envs.map((env) => this.lease(env!, `fork of ${lease.owner}`, () => undefined, false));
       try {
         const stepCount = await session.forkInto(children.map((child) => child.session));
+        // The asking session ended meanwhile (dropped, idle, shutdown): no one can learn the forks' ids.
+        if (lease.ended) throw new WireError('SESSION_ERROR', `the session ended (${lease.ended}) while it forked; its forks were ended`);
         return { sessions: children.map((child) => ({ session_id: child.id, episode_id: child.session.state().episode_id! })), step_count: stepCount };
       } catch (error) {
         await Promise.all(children.map((child) => this.end(child, 'close')));

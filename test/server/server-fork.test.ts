@@ -170,6 +170,18 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint and fork over bash 
     await idle();
   }, 300_000);
 
+  it('a session dropped while it forks takes its forks with it (nobody could reach them)', async () => {
+    const parent = new TestClient(server.url);
+    await parent.opened;
+    await parent.request({ type: 'reset', data: { task_id: 0 } });
+    parent.send({ type: 'fork', data: { n: 2 } });
+    // The forks' sessions exist once their envs are taken, before the restores finish.
+    await until(() => server.leases.active === 3, 30_000);
+    parent.ws.terminate();
+    // Well before the idle timeout (60 s here).
+    await until(() => server.leases.active === 0 && slots.inUse === 0, 30_000);
+  }, 120_000);
+
   it('MCP tools checkpoint, restore and fork; the forked child is reached by its session_id', async () => {
     const client = new Client({ name: 'intercode-test', version: '0' });
     const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
