@@ -23,6 +23,8 @@ interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
   capacity: string;
   format: string;
   samplesPerTask: string;
+  branchAt?: string;
+  branches?: string;
   json?: boolean;
 }
 
@@ -42,6 +44,8 @@ export function registerCollectCommand(program: Command): void {
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
     .option('--strategy <name>', `llm: prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'tools')
     .option('--samples-per-task <k>', 'llm: episodes per task, one group (seeds seed+t·K+k; rewards and advantages recorded per group)', '1')
+    .option('--branch-at <step>', 'llm: play each group\'s prefix once: sample 0 plays, and at its first model request after this env step the episode is forked into the other samples (needs --branches)')
+    .option('--branches <k>', 'llm, with --branch-at: samples per task, branched from sample 0 (instead of --samples-per-task)')
     .option('--seed <n>', 'llm: first sampling seed', '0')
     .option('--scale-advantages', 'llm: divide group advantages by the group reward std (+1e-6); default: mean-centred only')
     .option('--format <f>', `llm: ${ROLLOUT_FORMATS.join(', ')} (rollout records, Hugging Face messages, ATIF v1.4), one episode per line`, 'jsonl')
@@ -51,13 +55,13 @@ export function registerCollectCommand(program: Command): void {
     .option(
       '--json',
       'print one JSON object: {"episodes","solved","successRate","meanReward","envSteps","envStepsPerSec","elapsedSec","out"} ' +
-        '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format")',
+        '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format"; with --branch-at: "branchedGroups")',
     );
   addModelFlags(command, '1');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     if (flags.policy.startsWith('llm:')) return collectWithLlm(plugin, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
-    for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1']] as const) {
+    for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1'], ['--branch-at', flags.branchAt !== undefined], ['--branches', flags.branches !== undefined]] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
     const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));

@@ -1,6 +1,6 @@
 import { createStrategy } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
-import { formatRecord, parseRolloutFormat, RolloutFile, sampleGroups, type RolloutRecord } from '../rollouts/index.js';
+import { BranchingModel, formatRecord, parseRolloutFormat, RolloutFile, sampleBranchedGroups, sampleGroups, type RolloutRecord, type SampleOptions } from '../rollouts/index.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
@@ -22,6 +22,8 @@ export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngi
   capacity: string;
   strategy: string;
   samplesPerTask: string;
+  branchAt?: string;
+  branches?: string;
   seed: string;
   scaleAdvantages?: boolean;
   format: string;
@@ -47,14 +49,20 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
   const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as LlmCollectFlags & Record<string, unknown>));
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
-  const samplesPerTask = positiveInteger('--samples-per-task', flags.samplesPerTask);
+  const branching = branchFlags(flags);
+  if (branching && format !== 'jsonl') {
+    throw new ConfigError('--format', `--branch-at writes rollout records (jsonl): a branch's token data leaves out the prefix it shares with sample 0, which ${format} lines cannot say`);
+  }
+  const samplesPerTask = branching?.branches ?? positiveInteger('--samples-per-task', flags.samplesPerTask);
   const seed = nonNegativeInteger('--seed', flags.seed);
   const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
   const dialogueLimit = flags.dialogueLimit === undefined ? undefined : positiveInteger('--dialogue-limit', flags.dialogueLimit);
   const capacity = positiveInteger('--capacity', flags.capacity);
   const model = modelFromFlags(modelName, flags);
+  // Branched groups: every model request goes through one wrapper that records sample 0's prefix and replays it to the branches.
+  const branchingModel = branching ? new BranchingModel(model.client) : undefined;
   const strategy = createStrategy(flags.strategy, {
-    model: model.client,
+    model: branchingModel ?? model.client,
     prompt: plugin.prompt,
     ...(model.prices ? { prices: model.prices } : {}),
     ...(dialogueLimit ? { dialogueLimit } : {}),
@@ -67,6 +75,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     strategy: strategy.name,
     turns,
     samplesPerTask,
+    ...(branching ? { branchAt: branching.branchAt } : {}),
     seed,
     temperature: model.temperature,
     tokens: model.tokens,
@@ -89,7 +98,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     stop.abort();
   });
   const stamp = Date.now().toString(36);
-  const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0 };
+  const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0, branchedGroups: 0 };
   const started = performance.now();
   try {
     const envs = await plugin.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
@@ -100,7 +109,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     const tasks = limited.filter((t) => !file?.done.has(t.id));
     if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
     const shown = (progress = new Progress('episodes', tasks.length * samplesPerTask));
-    await sampleGroups({
+    const sampling: SampleOptions = {
       envName: plugin.name,
       stepScoring: plugin.stepScoring,
       dataset: flags.data ?? `(built-in ${plugin.name} tasks)`,
@@ -125,13 +134,24 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
         if (record.tokens.has_logprobs) counts.withLogprobs += 1;
         shown.update(done, `solved ${counts.solved}`);
       },
-      onGroup: (records) => {
+      onGroup: (records: RolloutRecord[]) => {
         counts.groups += 1;
         counts.written += records.length;
         if (file) file.append(records.map((r) => formatRecord(r, format, packageVersion())));
         else for (const r of records) buffer!.addMany(demoTransitions(r, r.session_id));
       },
-    });
+    };
+    if (branching && branchingModel) {
+      await sampleBranchedGroups({
+        ...sampling,
+        branchAt: branching.branchAt,
+        branchingModel,
+        onBranch: (task, branched, reason) => {
+          if (branched) counts.branchedGroups += 1;
+          else log(`task ${task.id}: not branched (${reason}); its other samples were played from reset`);
+        },
+      });
+    } else await sampleGroups(sampling);
   } finally {
     progress?.stop();
     unregister();
@@ -155,6 +175,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     withTokenIds: counts.withIds,
     withLogprobs: counts.withLogprobs,
     format,
+    ...(branching ? { branchedGroups: counts.branchedGroups } : {}),
     out: flags.out,
   };
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -165,4 +186,18 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     );
   }
   if (stop.signal.aborted) process.exitCode = 130;
+}
+
+/**
+ * `--branch-at` and `--branches` (both or neither; not with `--samples-per-task`).
+ * @throws ConfigError naming the flag.
+ */
+function branchFlags(flags: LlmCollectFlags): { branchAt: number; branches: number } | undefined {
+  if (flags.branchAt === undefined && flags.branches === undefined) return undefined;
+  if (flags.branchAt === undefined) throw new ConfigError('--branches', 'needs --branch-at STEP (the env step after which the samples branch)');
+  if (flags.branches === undefined) throw new ConfigError('--branch-at', 'needs --branches K (the samples per task)');
+  if (flags.samplesPerTask !== '1') throw new ConfigError('--samples-per-task', 'is not for branched groups: --branches K gives the samples per task');
+  const branches = positiveInteger('--branches', flags.branches);
+  if (branches < 2) throw new ConfigError('--branches', `must be at least 2 (sample 0 and a branch), got "${flags.branches}"`);
+  return { branchAt: positiveInteger('--branch-at', flags.branchAt), branches };
 }

@@ -18,6 +18,7 @@ interface ServeFlags extends CommonEnvFlags {
   heartbeat: string;
   maxMessageBytes: string;
   spares?: string;
+  checkpointTools?: boolean;
 }
 
 /** `--idle-timeout`/`--heartbeat` seconds as milliseconds. @throws ConfigError naming the flag. */
@@ -48,7 +49,8 @@ export function registerServeCommand(program: Command): void {
     .option('--token <token>', 'bearer token required on every route but /health (default: $INTERCODE_SERVE_TOKEN; keeps it out of `ps`)')
     .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that answers neither of two pings is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
     .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
-    .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))');
+    .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))')
+    .option('--checkpoint-tools', 'also serve the MCP tools checkpoint, restore, release and fork on /mcp (the /ws messages are always served)');
   addEnvFlags(command, ENV_PLUGINS).action(async (flags: ServeFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const port = Number(flags.port);
@@ -79,6 +81,7 @@ export function registerServeCommand(program: Command): void {
         idleTimeoutMs,
         heartbeatMs,
         maxMessageBytes,
+        ...(flags.checkpointTools ? { checkpointTools: true } : {}),
         metadata: {
           name: `intercode-${plugin.name}`,
           description: `InterCode ${plugin.name} tasks as an OpenEnv environment: the action is {"code": string}; "submit" ends the episode and scores it.`,

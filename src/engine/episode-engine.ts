@@ -1,5 +1,5 @@
-import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../env/types.js';
-import { oneOf } from '../errors.js';
+import { isForkable, type ResetOptions, type ResetResult, type Score, type StepResult, type TaskEnv } from '../env/types.js';
+import { CheckpointError, oneOf } from '../errors.js';
 import type { PoolStats, WorkspacePool } from '../pool/workspace-pool.js';
 import { pooledVecEnv, sharePool, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
@@ -132,6 +132,13 @@ class ResetWatch implements TaskEnv {
 
   peekScore(submission?: string): Promise<Score> {
     return this.env.peekScore(submission);
+  }
+
+  /** The slot env's fork. @throws CheckpointError CHECKPOINT_UNSUPPORTED when it has none. */
+  fork(n: number): Promise<TaskEnv[]> {
+    const env = this.env;
+    if (!isForkable(env)) return Promise.reject(new CheckpointError('CHECKPOINT_UNSUPPORTED', `${env.id} cannot fork its episodes`));
+    return env.fork(n);
   }
 
   close(): Promise<void> {

@@ -87,3 +87,13 @@ export function isCheckpointable(env: TaskEnv): env is CheckpointableEnv {
   const candidate = env as Partial<CheckpointableEnv>;
   return typeof candidate.checkpoint === 'function' && typeof candidate.restore === 'function' && typeof candidate.releaseCheckpoint === 'function';
 }
+
+/** A task env whose live episode can continue in `n` new envs of its kind (SandboxEnv.fork); the caller closes them. */
+export interface ForkableEnv extends TaskEnv {
+  fork(n: number): Promise<TaskEnv[]>;
+}
+
+/** Whether `env` can fork its episodes. */
+export function isForkable(env: TaskEnv): env is ForkableEnv {
+  return typeof (env as Partial<ForkableEnv>).fork === 'function';
+}

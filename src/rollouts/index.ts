@@ -9,3 +9,4 @@ export { FLOAT_KEYS, jsonLine } from './json-line.js';
 export { readEpisodeTurns, toIntercodeLayout, type EpisodeTurns } from './intercode-layout.js';
 export { sampleGroups, type SampleOptions } from './sampler.js';
 export { RolloutFile, type RolloutSettings } from './rollout-file.js';
+export { BranchingModel, sampleBranchedGroups, type BranchedRecord, type BranchInfo, type BranchSampleOptions } from './branch-sampler.js';

@@ -34,6 +34,8 @@ export interface EnvServerOptions {
   maxMessageBytes: number;
   metadata: ServerMetadata;
   log: (line: string) => void;
+  /** Serve the MCP tools checkpoint, restore, release and fork on `/mcp` (default off; the `/ws` messages are always there). */
+  checkpointTools?: boolean;
 }
 
 /** The smallest `maxMessageBytes`: room for a reply of 1 KiB twice over, and its envelope. */
@@ -89,6 +91,7 @@ export class EnvServer {
       envName: slots.envName,
       version: metadata.version,
       maxMessageBytes,
+      checkpointTools: options.checkpointTools ?? false,
       otherDialect: async (_request, response, body) => sendJson(response, 200, await this.rpc.answer(body)),
     });
     this.openapi = openApiDocument({ title: metadata.name, description: metadata.description, version: metadata.version }, { '/rollouts': ROLLOUTS_PATH_ITEM });

@@ -15,6 +15,9 @@ export const WIRE_ERROR_CODES = [
   'CAPACITY_REACHED',
   'FACTORY_ERROR',
   'SESSION_ERROR',
+  // The checkpoint extension's (docs/server.md#checkpoint-and-fork-an-extension): sent only in reply to its messages.
+  'CHECKPOINT_UNSUPPORTED',
+  'CHECKPOINT_REFUSED',
 ] as const;
 export type WireErrorCode = (typeof WIRE_ERROR_CODES)[number];
 
@@ -27,6 +30,8 @@ const RETRYABLE: Record<WireErrorCode, boolean> = {
   CAPACITY_REACHED: true,
   FACTORY_ERROR: true,
   SESSION_ERROR: false,
+  CHECKPOINT_UNSUPPORTED: false,
+  CHECKPOINT_REFUSED: false,
 };
 
 /**
@@ -78,9 +83,44 @@ export type ClientMessage =
   | { type: 'step'; data: StepData }
   | { type: 'state' }
   | { type: 'close' }
-  | { type: 'mcp'; data: unknown };
+  | { type: 'mcp'; data: unknown }
+  | { type: 'checkpoint' }
+  | { type: 'restore'; data: CheckpointRef }
+  | { type: 'release'; data: CheckpointRef }
+  | { type: 'fork'; data: ForkData };
 
-export const MESSAGE_TYPES = ['reset', 'step', 'state', 'close', 'mcp'] as const;
+export const MESSAGE_TYPES = ['reset', 'step', 'state', 'close', 'mcp', 'checkpoint', 'restore', 'release', 'fork'] as const;
+
+/** A checkpoint of this session, by the id its `checkpoint` reply gave. */
+export interface CheckpointRef {
+  checkpoint_id: string;
+}
+
+/** How many sessions a `fork` makes. */
+export interface ForkData {
+  n: number;
+}
+
+/** The most sessions one `fork` makes (each is a sandbox; the server's capacity bounds them too). */
+export const MAX_FORK = 64;
+
+/** Checks `restore` / `release` data. @throws WireError VALIDATION_ERROR. */
+export function parseCheckpointRef(data: unknown): CheckpointRef {
+  if (!isObject(data) || typeof data.checkpoint_id !== 'string' || data.checkpoint_id === '') {
+    throw new WireError('VALIDATION_ERROR', 'restore and release take {"checkpoint_id": string}, the id a checkpoint reply gave');
+  }
+  refuseOthers(data, ['checkpoint_id'], 'checkpoint data');
+  return { checkpoint_id: data.checkpoint_id };
+}
+
+/** Checks `fork` data. @throws WireError VALIDATION_ERROR. */
+export function parseForkData(data: unknown): ForkData {
+  if (!isObject(data) || typeof data.n !== 'number' || !Number.isSafeInteger(data.n) || data.n < 1 || data.n > MAX_FORK) {
+    throw new WireError('VALIDATION_ERROR', `fork takes {"n": integer 1–${MAX_FORK}}, the number of sessions to continue this episode in`);
+  }
+  refuseOthers(data, ['n'], 'fork data');
+  return { n: data.n };
+}
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -179,6 +219,13 @@ export function parseClientMessage(text: string): ClientMessage {
       return { type };
     case 'mcp':
       return { type, data: value.data };
+    case 'checkpoint':
+      return { type };
+    case 'restore':
+    case 'release':
+      return { type, data: parseCheckpointRef(value.data) };
+    case 'fork':
+      return { type, data: parseForkData(value.data) };
     default:
       throw new WireError('UNKNOWN_TYPE', `unknown message type ${JSON.stringify(type)}; expected one of ${MESSAGE_TYPES.join(', ')}`);
   }
@@ -245,8 +292,30 @@ export interface StateReply {
   task_id: number | null;
 }
 
+/** A checkpoint made: its id (for restore and release, in this session only), the step it saved, and what it carries and dropped. */
+export interface CheckpointReply {
+  checkpoint_id: string;
+  episode_id: string | null;
+  step_count: number;
+  info: {
+    layer: { paths: number; bytes: number; archive_bytes: number };
+    dropped: { processes: string[]; shell_values: readonly string[] };
+    duration_ms: number;
+  };
+}
+
+/** The sessions a fork made, each continuing the episode from the step it was forked at. */
+export interface ForkReply {
+  /** Reach each with `/ws?session_id=…` (or OpenEnv's `session_id` on `/mcp`) before the idle timeout. */
+  sessions: { session_id: string; episode_id: string }[];
+  step_count: number;
+}
+
 export type ServerMessage =
   | { type: 'observation'; data: ObservationReply | ToolObservationReply }
+  | { type: 'checkpoint'; data: CheckpointReply }
+  | { type: 'released'; data: CheckpointRef }
+  | { type: 'fork'; data: ForkReply }
   | { type: 'mcp'; data: unknown }
   | { type: 'state'; data: StateReply }
   | { type: 'error'; data: { message: string; code: WireErrorCode; retryable: boolean } & Record<string, unknown> };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EnvSlots } from './env-slots.js';
 import { EpisodeSession, type EpisodeObserver } from './episode-session.js';
-import { WireError } from './protocol.js';
+import { WireError, type ForkReply } from './protocol.js';
 
 /** Why a session ended: the client said so, its connection went away, it sat idle, or the server is stopping. */
 export type EndReason = 'close' | 'drop' | 'idle' | 'shutdown';
@@ -25,7 +25,9 @@ interface LeaseRecord extends Lease {
   deadline: number;
   ended: EndReason | undefined;
   readonly env: ReturnType<EnvSlots['take']> & object;
-  readonly onEnd: (reason: EndReason) => void;
+  onEnd: (reason: EndReason) => void;
+  /** A transport holds it (false for a fork's session until a client {@link SessionLeases.attach}es to it). */
+  attached: boolean;
   /** The requests of this session run one after another: the tail of that chain. */
   tail: Promise<unknown>;
   queued: number;
@@ -89,6 +91,10 @@ export class SessionLeases {
         max_sessions: this.slots.capacity,
       });
     }
+    return this.lease(env, owner, onEnd, true);
+  }
+
+  private lease(env: LeaseRecord['env'], owner: string, onEnd: (reason: EndReason) => void, attached: boolean): LeaseRecord {
     const lease: LeaseRecord = {
       id: randomUUID(),
       owner,
@@ -97,12 +103,63 @@ export class SessionLeases {
       ended: undefined,
       env,
       onEnd,
+      attached,
       tail: Promise.resolve(),
       queued: 0,
     };
     this.leases.set(lease.id, lease);
     this.counts.opened += 1;
     return lease;
+  }
+
+  /**
+   * Continues `lease`'s episode in `n` new sessions (each an env of the slots and a sandbox of
+   * its own, counted in the capacity), after the lease's requests before it; its own episode
+   * goes on unchanged. The new sessions wait, unattached, for a client to {@link attach} (the
+   * idle timeout ends those nobody takes). All or none: sessions made for a fork that failed,
+   * or whose asking session ended before the reply, are ended.
+   * @throws WireError CAPACITY_REACHED (with `requested`, `free`, `active_sessions`,
+   *   `max_sessions`) when fewer than `n` envs are free — nothing is queued; SESSION_ERROR;
+   *   the session's checkpoint errors (CHECKPOINT_UNSUPPORTED, CHECKPOINT_REFUSED).
+   */
+  fork(lease: Lease, n: number): Promise<ForkReply> {
+    return this.run(lease, async (session) => {
+      if (this.stopping) throw new WireError('SESSION_ERROR', 'the server is shutting down');
+      const free = this.slots.capacity - this.slots.inUse;
+      const envs = free >= n ? Array.from({ length: n }, () => this.slots.take()) : [];
+      if (envs.length < n || envs.some((env) => env === undefined)) {
+        await Promise.all(envs.flatMap((env) => (env ? [this.slots.give(env)] : [])));
+        throw new WireError('CAPACITY_REACHED', `a fork into ${n} sessions needs ${n} free; ${free} of ${this.slots.capacity} are free`, {
+          requested: n,
+          free,
+          active_sessions: this.leases.size,
+          max_sessions: this.slots.capacity,
+        });
+      }
+      const children = envs.map((env) => this.lease(env!, `fork of ${lease.owner}`, () => undefined, false));
+      try {
+        const stepCount = await session.forkInto(children.map((child) => child.session));
+        // The asking session ended meanwhile (dropped, idle, shutdown): no one can learn the forks' ids.
+        if (lease.ended) throw new WireError('SESSION_ERROR', `the session ended (${lease.ended}) while it forked; its forks were ended`);
+        return { sessions: children.map((child) => ({ session_id: child.id, episode_id: child.session.state().episode_id! })), step_count: stepCount };
+      } catch (error) {
+        await Promise.all(children.map((child) => this.end(child, 'close')));
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * A transport takes over a fork's session `id` (once): `onEnd` is called when it ends.
+   * @throws WireError SESSION_ERROR when no such session waits (unknown, ended, or already taken).
+   */
+  attach(id: string, onEnd: (reason: EndReason) => void): Lease {
+    const record = this.leases.get(id);
+    if (!record || record.ended || record.attached) throw new WireError('SESSION_ERROR', `no forked session ${JSON.stringify(id.slice(0, 64))} waits to be taken (unknown, ended, or taken already)`);
+    record.attached = true;
+    record.onEnd = onEnd;
+    record.deadline = performance.now() + this.options.idleTimeoutMs;
+    return record;
   }
 
   /**

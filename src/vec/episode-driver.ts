@@ -1,5 +1,5 @@
-import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../env/types.js';
-import { ConfigError, EnvStateError } from '../errors.js';
+import { isForkable, type ResetOptions, type ResetResult, type Score, type StepResult, type TaskEnv } from '../env/types.js';
+import { CheckpointError, ConfigError, EnvStateError } from '../errors.js';
 import { VecStepError, type EnvStep, type VecEnv } from './vec-env.js';
 
 /**
@@ -133,6 +133,17 @@ export class VecSlotEnv implements TaskEnv {
 
   peekScore(submission?: string): Promise<Score> {
     return this.env.peekScore(submission);
+  }
+
+  /**
+   * `n` new envs continuing this slot's episode from now (the slot's env's fork; nothing may
+   * be in flight on the slot, as between two steps). The caller closes them.
+   * @throws CheckpointError CHECKPOINT_UNSUPPORTED when the slot's env cannot fork (a worker thread's, SQL…); the env's fork errors.
+   */
+  fork(n: number): Promise<TaskEnv[]> {
+    const env = this.env;
+    if (!isForkable(env)) return Promise.reject(new CheckpointError('CHECKPOINT_UNSUPPORTED', `env ${this.envId} (${env.id}) cannot fork its episodes`));
+    return env.fork(n);
   }
 
   async close(): Promise<void> {

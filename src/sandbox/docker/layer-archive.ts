@@ -122,14 +122,19 @@ export async function archiveContainerLayer(container: Pausable, upper: string, 
 /**
  * Pauses `container`, again up to twice when the freezer does not settle in runc's time
  * (processes in uninterruptible sleep: seen here under heavy disk load, "unable to freeze").
+ * A retry that finds the container paused already is done: the attempt reported as failed
+ * froze it after all (seen here at load average 40: the next pause answered HTTP 409 "is
+ * already paused").
  */
-async function pauseRetrying(container: Pausable): Promise<void> {
+export async function pauseRetrying(container: Pausable): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await container.pause();
       return;
     } catch (error) {
-      if (attempt >= 3 || !/unable to freeze/.test(String((error as Error).message))) throw error;
+      const message = String((error as Error).message);
+      if (attempt > 1 && /is already paused/.test(message)) return;
+      if (attempt >= 3 || !/unable to freeze/.test(message)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
   }

@@ -30,6 +30,9 @@ const STATUS: Record<WireErrorCode, number> = {
   CAPACITY_REACHED: 503,
   FACTORY_ERROR: 503,
   EXECUTION_ERROR: 500,
+  // Never raised on these routes (no checkpoint here); a status for completeness.
+  CHECKPOINT_UNSUPPORTED: 501,
+  CHECKPOINT_REFUSED: 409,
 };
 
 /**

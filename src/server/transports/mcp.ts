@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { EpisodeSession } from '../episode-session.js';
-import { WireError, type ObservationReply } from '../protocol.js';
+import { MAX_FORK, WireError, type ObservationReply } from '../protocol.js';
 import type { Lease, SessionLeases } from '../sessions.js';
 import { readJsonBody, sendJson } from './http-body.js';
 
@@ -15,6 +15,8 @@ export interface McpTransportOptions {
   envName: string;
   version: string;
   maxMessageBytes: number;
+  /** Also serve the tools `checkpoint`, `restore`, `release` and `fork` (off by default: they let a model search with the env's reward). */
+  checkpointTools: boolean;
   /**
    * Answers a POST that is neither an `initialize` nor in an MCP session: OpenEnv's JSON-RPC
    * dialect (tools/list and tools/call with no initialize), served on the same path.
@@ -137,7 +139,44 @@ export class McpTransport {
       },
       ({ answer }) => call((session) => session.step({ code: answer ? `submit ${answer}` : 'submit' })),
     );
+    if (this.options.checkpointTools) this.registerCheckpointTools(server, lease);
     return server;
+  }
+
+  /** The checkpoint extension's tools: each answers one JSON text item (the same data as its `/ws` reply). */
+  private registerCheckpointTools(server: McpServer, lease: Lease): void {
+    const { leases } = this.options;
+    const call = async (request: () => Promise<unknown>): Promise<CallToolResult> => {
+      try {
+        return { content: [{ type: 'text', text: JSON.stringify(await request()) }] };
+      } catch (error) {
+        const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error));
+        return { isError: true, content: [{ type: 'text', text: `${wire.code}: ${wire.message}` }, { type: 'text', text: JSON.stringify({ ...wire.extra, code: wire.code, retryable: wire.retryable }) }] };
+      }
+    };
+    server.registerTool(
+      'checkpoint',
+      { description: 'Save the episode as it stands (it goes on unchanged). Returns {checkpoint_id, step_count, info}; the id restores it in this session.', inputSchema: {} },
+      () => call(() => leases.run(lease, (session) => session.checkpoint())),
+    );
+    server.registerTool(
+      'restore',
+      { description: 'Continue from a checkpoint of this session, as a new episode (the one under way is abandoned). Returns the state.', inputSchema: { checkpoint_id: z.string().min(1) } },
+      ({ checkpoint_id }) => call(() => leases.run(lease, (session) => session.restore({ checkpoint_id }))),
+    );
+    server.registerTool(
+      'release',
+      { description: 'Release a checkpoint of this session (its files are removed).', inputSchema: { checkpoint_id: z.string().min(1) } },
+      ({ checkpoint_id }) => call(() => leases.run(lease, async (session) => session.release({ checkpoint_id }))),
+    );
+    server.registerTool(
+      'fork',
+      {
+        description: `Continue the episode in n new sessions (1–${MAX_FORK}; each counts against the server's capacity). Returns {sessions: [{session_id, episode_id}], step_count}: reach each over /ws?session_id=… or OpenEnv's tools/call with session_id.`,
+        inputSchema: { n: z.number().int().min(1).max(MAX_FORK) },
+      },
+      ({ n }) => call(() => leases.fork(lease, n)),
+    );
   }
 
   /** Ends every MCP session's transport (their leases end with the server's shutdown). */

@@ -67,7 +67,7 @@ export class OpenEnvRpc {
         let lease = bound;
         let own = false;
         if (!lease && params.session_id !== undefined && params.session_id !== null) {
-          lease = typeof params.session_id === 'string' ? this.sessions.get(params.session_id) : undefined;
+          lease = typeof params.session_id === 'string' ? (this.sessions.get(params.session_id) ?? this.adoptFork(params.session_id)) : undefined;
           if (!lease) return fail(RPC_ERRORS.invalidParams, `Unknown session_id: ${String(params.session_id).slice(0, 64)}`);
         }
         try {
@@ -84,6 +84,17 @@ export class OpenEnvRpc {
       }
       default:
         return fail(RPC_ERRORS.methodNotFound, `Method not found: ${method.slice(0, 64)}`);
+    }
+  }
+
+  /** A session a fork made and nobody has taken yet becomes one of this dialect's HTTP sessions; undefined when there is none by that id. */
+  private adoptFork(id: string): Lease | undefined {
+    try {
+      const lease = this.options.leases.attach(id, () => this.sessions.delete(id));
+      this.sessions.set(id, lease);
+      return lease;
+    } catch {
+      return undefined;
     }
   }
 

@@ -19,7 +19,7 @@ export interface WebSocketTransportOptions {
 }
 
 /** WebSocket close codes the server uses, besides 1000 (normal) and 1001 (going away). */
-export const CLOSE_CODES = { capacity: 1013, idle: 4000 } as const;
+export const CLOSE_CODES = { capacity: 1013, idle: 4000, noSuchSession: 4004 } as const;
 
 /**
  * OpenEnv's `/ws`: one connection is one session (one {@link Lease}). Messages are handled
@@ -51,13 +51,16 @@ export class WebSocketTransport {
     const owner = `ws ${request.socket.remoteAddress ?? '?'}:${request.socket.remotePort ?? '?'}`;
     this.unanswered.set(ws, 0);
     ws.on('pong', () => this.unanswered.set(ws, 0));
+    // `/ws?session_id=…` takes over a session a fork made; plain `/ws` opens a new one.
+    const forked = new URLSearchParams((request.url ?? '').split('?')[1] ?? '').get('session_id');
     let lease: Lease;
     try {
-      lease = this.options.leases.open(owner, (reason) => this.onEnd(ws, reason));
+      const onEnd = (reason: EndReason) => this.onEnd(ws, reason);
+      lease = forked === null ? this.options.leases.open(owner, onEnd) : this.options.leases.attach(forked, onEnd);
     } catch (error) {
       const wire = error instanceof WireError ? error : new WireError('FACTORY_ERROR', String(error));
       send(ws, errorMessage(wire));
-      ws.close(wire.code === 'CAPACITY_REACHED' ? CLOSE_CODES.capacity : 1001, wire.code);
+      ws.close(wire.code === 'CAPACITY_REACHED' ? CLOSE_CODES.capacity : forked !== null ? CLOSE_CODES.noSuchSession : 1001, wire.code);
       return;
     }
     const drop = () => void this.options.leases.end(lease, 'drop');
@@ -95,6 +98,18 @@ export class WebSocketTransport {
           return;
         case 'mcp':
           send(ws, { type: 'mcp', data: await this.options.rpc.answer(message.data, lease) });
+          return;
+        case 'checkpoint':
+          send(ws, { type: 'checkpoint', data: await leases.run(lease, (session) => session.checkpoint()) });
+          return;
+        case 'restore':
+          send(ws, { type: 'state', data: await leases.run(lease, (session) => session.restore(message.data)) });
+          return;
+        case 'release':
+          send(ws, { type: 'released', data: await leases.run(lease, async (session) => session.release(message.data)) });
+          return;
+        case 'fork':
+          send(ws, { type: 'fork', data: await leases.fork(lease, message.data.n) });
           return;
       }
     } catch (error) {

@@ -1,0 +1,291 @@
+/**
+ * The server's checkpoint extension over real bash sandboxes (docs/server.md#checkpoint-and-fork-an-extension):
+ * - over /ws, an episode checkpointed at step 2 and forked into 2 sessions goes on in each
+ *   child and in the parent independently (a write in one is seen in no other), and the parent
+ *   restores its checkpoint;
+ * - a session's checkpoints die with it (their files are removed; no other session can name them);
+ * - a fork past the server's capacity is refused at once (CAPACITY_REACHED), nothing queued or kept;
+ * - over MCP (the official TypeScript client, `checkpointTools`), the same tools fork an episode
+ *   whose child is reached through OpenEnv's `session_id`;
+ * - a forked session nobody takes ends at the idle timeout, its slot given back;
+ * - an env that cannot checkpoint (python) answers CHECKPOINT_UNSUPPORTED.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type Docker from 'dockerode';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnvs } from '../../envs/bash/index.js';
+import { ENV_PLUGINS } from '../../envs/index.js';
+import { commandEngines, releaseEngines } from '../../src/cli/engine-flag.js';
+import { EnvServer, pooledEnvSlots, type EnvSlots } from '../../src/server/index.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { TestClient, until, startLoopbackServer, type Message } from './helpers.js';
+
+const { testRun, engine } = await dockerTestFile();
+const CAPACITY = 4;
+
+/** A client on the fork's session `id`. */
+function attach(server: EnvServer, id: string): TestClient {
+  return new TestClient(server.url, {}, new WebSocket(`${server.url.replace(/^http/, 'ws')}/ws?session_id=${encodeURIComponent(id)}`));
+}
+
+const output = (message: Message): string => String(message.data.observation?.output ?? JSON.stringify(message.data));
+
+/** Where a checkpoint's files are while it lives (src/env/checkpoint.ts: one folder per handle in a store's folder). */
+function checkpointFolders(id: string): string[] {
+  return readdirSync(tmpdir())
+    .filter((name) => name.startsWith('intercode-checkpoints-'))
+    .map((name) => join(tmpdir(), name, id))
+    .filter((path) => existsSync(path));
+}
+
+describe.skipIf(skipWithoutEngine(engine, 'server checkpoint and fork over bash sandboxes'))('server: checkpoint, restore and fork over bash sandboxes', () => {
+  let docker: Docker;
+  let server: EnvServer;
+  let slots: EnvSlots;
+
+  beforeAll(async () => {
+    docker = requireEngine(engine);
+    const envs = await createBashEnvs({}, CAPACITY);
+    slots = pooledEnvSlots('bash', envs, { spares: 1 });
+    await slots.ready();
+    server = await startLoopbackServer(slots, 'intercode-bash', { checkpointTools: true });
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (docker) expect(await testContainers(docker, testRun, true)).toHaveLength(0);
+  });
+
+  const idle = () => until(() => server.leases.active === 0 && slots.inUse === 0, 60_000);
+
+  it('checkpoint at step 2, fork into 2 sessions: each child and the parent go on independently; the parent restores', async () => {
+    const parent = new TestClient(server.url);
+    await parent.opened;
+    expect((await parent.request({ type: 'reset', data: { task_id: 0 } })).type).toBe('observation');
+    await parent.request({ type: 'step', data: { code: 'echo base > /tmp/base.txt; export FORKED=yes' } });
+    await parent.request({ type: 'step', data: { code: 'cd /tmp' } });
+
+    const saved = await parent.request({ type: 'checkpoint' });
+    expect(saved.type, JSON.stringify(saved.data)).toBe('checkpoint');
+    expect(saved.data).toMatchObject({ step_count: 2, info: { dropped: { processes: [] } } });
+    const checkpointId = saved.data.checkpoint_id as string;
+    expect(checkpointFolders(checkpointId)).toHaveLength(1);
+
+    const forked = await parent.request({ type: 'fork', data: { n: 2 } });
+    expect(forked.type, JSON.stringify(forked.data)).toBe('fork');
+    const sessions = forked.data.sessions as { session_id: string; episode_id: string }[];
+    expect(sessions).toHaveLength(2);
+    expect(forked.data.step_count).toBe(2);
+    expect(server.leases.active).toBe(3);
+
+    const [a, b] = sessions.map((s) => attach(server, s.session_id));
+    await Promise.all([a!.opened, b!.opened]);
+    for (const [child, session] of [[a!, sessions[0]!], [b!, sessions[1]!]] as const) {
+      const state = await child.request({ type: 'state' });
+      expect(state.data).toMatchObject({ episode_id: session.episode_id, step_count: 2, task_id: 0, env: 'bash' });
+    }
+    // Each child has the parent's files, cwd and variables at step 2.
+    const seenByA = await a!.request({ type: 'step', data: { code: 'pwd; cat base.txt; echo $FORKED; echo from-a > /tmp/mine.txt' } });
+    expect(output(seenByA)).toBe('/tmp\nbase\nyes\n');
+    const seenByB = await b!.request({ type: 'step', data: { code: 'pwd; echo $FORKED; cat /tmp/mine.txt 2>&1; echo from-b > /tmp/mine.txt; cat /tmp/mine.txt' } });
+    expect(output(seenByB)).toMatch(/^\/tmp\nyes\ncat: \/tmp\/mine.txt: No such file or directory\nfrom-b\n$/);
+    expect(output(await a!.request({ type: 'step', data: { code: 'cat /tmp/mine.txt' } }))).toBe('from-a\n');
+    // The parent goes on: none of the children's writes.
+    expect(output(await parent.request({ type: 'step', data: { code: 'cat /tmp/mine.txt 2>&1; echo parent > /tmp/parent.txt' } }))).toMatch(/No such file or directory/);
+    expect((await parent.request({ type: 'state' })).data).toMatchObject({ step_count: 3 });
+    expect(output(await a!.request({ type: 'step', data: { code: 'ls /tmp/parent.txt 2>&1' } }))).toMatch(/No such file or directory/);
+    // A child's session ends on its own; the episode it continued can end scored.
+    const submitted = await b!.request({ type: 'step', data: { code: 'submit' } });
+    expect(submitted.data).toMatchObject({ done: true });
+    expect(typeof submitted.data.reward).toBe('number');
+
+    // The parent goes back to its checkpoint: step 2, without its later write.
+    const restored = await parent.request({ type: 'restore', data: { checkpoint_id: checkpointId } });
+    expect(restored.type, JSON.stringify(restored.data)).toBe('state');
+    expect(restored.data).toMatchObject({ step_count: 2, task_id: 0 });
+    expect(output(await parent.request({ type: 'step', data: { code: 'pwd; echo $FORKED; ls /tmp/parent.txt 2>&1' } }))).toMatch(/^\/tmp\nyes\nls: cannot access '\/tmp\/parent.txt': No such file or directory\n$/);
+
+    // A forked session is taken once.
+    const again = attach(server, sessions[0]!.session_id);
+    expect((await again.next()).data).toMatchObject({ code: 'SESSION_ERROR' });
+    expect((await again.closed).code).toBe(4004);
+
+    for (const client of [a!, b!, parent]) client.send({ type: 'close' });
+    await idle();
+    expect(checkpointFolders(checkpointId)).toHaveLength(0);
+  }, 300_000);
+
+  it("a session's checkpoints die with it: their files are removed and no other session can name them", async () => {
+    const owner = new TestClient(server.url);
+    const other = new TestClient(server.url);
+    await Promise.all([owner.opened, other.opened]);
+    await owner.request({ type: 'reset', data: { task_id: 1 } });
+    await owner.request({ type: 'step', data: { code: 'echo x > /tmp/x' } });
+    const first = await owner.request({ type: 'checkpoint' });
+    const second = await owner.request({ type: 'checkpoint' });
+    const ids = [first.data.checkpoint_id as string, second.data.checkpoint_id as string];
+    for (const id of ids) expect(checkpointFolders(id)).toHaveLength(1);
+    // Released by hand: gone at once, and no longer restorable.
+    expect((await owner.request({ type: 'release', data: { checkpoint_id: ids[0] } })).type).toBe('released');
+    expect(checkpointFolders(ids[0]!)).toHaveLength(0);
+    expect((await owner.request({ type: 'restore', data: { checkpoint_id: ids[0] } })).data).toMatchObject({ code: 'VALIDATION_ERROR' });
+    // Another session cannot restore this session's checkpoint.
+    await other.request({ type: 'reset', data: { task_id: 1 } });
+    expect((await other.request({ type: 'restore', data: { checkpoint_id: ids[1] } })).data).toMatchObject({ code: 'VALIDATION_ERROR' });
+    // The owner's connection goes away (no close message): the handle's files go with the session.
+    owner.ws.terminate();
+    await until(() => checkpointFolders(ids[1]!).length === 0, 60_000);
+    other.send({ type: 'close' });
+    await idle();
+  }, 300_000);
+
+  it('a fork past capacity is refused at once with CAPACITY_REACHED; nothing is queued or kept, the session goes on', async () => {
+    const parent = new TestClient(server.url);
+    await parent.opened;
+    await parent.request({ type: 'reset', data: { task_id: 0 } });
+    await parent.request({ type: 'step', data: { code: 'echo kept > /tmp/kept' } });
+    const refused = await parent.request({ type: 'fork', data: { n: CAPACITY } });
+    expect(refused.type).toBe('error');
+    expect(refused.data).toMatchObject({ code: 'CAPACITY_REACHED', retryable: true, requested: CAPACITY, free: CAPACITY - 1, max_sessions: CAPACITY });
+    expect(server.leases.active).toBe(1);
+    expect(slots.inUse).toBe(1);
+    expect((await parent.request({ type: 'fork', data: { n: 0 } })).data).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(output(await parent.request({ type: 'step', data: { code: 'cat /tmp/kept' } }))).toBe('kept\n');
+    // Exactly the free slots: accepted; one more session is then refused.
+    const full = await parent.request({ type: 'fork', data: { n: CAPACITY - 1 } });
+    expect(full.type, JSON.stringify(full.data)).toBe('fork');
+    expect(server.leases.active).toBe(CAPACITY);
+    const late = new TestClient(server.url);
+    expect((await late.next()).data).toMatchObject({ code: 'CAPACITY_REACHED' });
+    // Forks nobody takes are sessions like any other: ended (here by the parent's close and
+    // their own idle timeout would do it too; closing the server ends them all).
+    const children = (full.data.sessions as { session_id: string }[]).map((s) => attach(server, s.session_id));
+    await Promise.all(children.map((child) => child.opened));
+    for (const client of [...children, parent]) client.send({ type: 'close' });
+    await idle();
+  }, 300_000);
+
+  it('a session dropped while it forks takes its forks with it (nobody could reach them)', async () => {
+    const parent = new TestClient(server.url);
+    await parent.opened;
+    await parent.request({ type: 'reset', data: { task_id: 0 } });
+    parent.send({ type: 'fork', data: { n: 2 } });
+    // The forks' sessions exist once their envs are taken, before the restores finish.
+    await until(() => server.leases.active === 3, 30_000);
+    parent.ws.terminate();
+    // Well before the idle timeout (60 s here).
+    await until(() => server.leases.active === 0 && slots.inUse === 0, 30_000);
+  }, 120_000);
+
+  it('MCP tools checkpoint, restore and fork; the forked child is reached by its session_id', async () => {
+    const client = new Client({ name: 'intercode-test', version: '0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
+    await client.connect(transport);
+    const texts = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as { type: string; text: string }[]).map((c) => c.text);
+    try {
+      const tools = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(tools).toEqual(['reset', 'execute', 'submit', 'checkpoint', 'restore', 'release', 'fork']);
+      const early = await client.callTool({ name: 'checkpoint', arguments: {} });
+      expect(early.isError).toBe(true);
+      expect(texts(early)[0]).toMatch(/^SESSION_ERROR: /);
+      await client.callTool({ name: 'reset', arguments: { task_id: 0 } });
+      await client.callTool({ name: 'execute', arguments: { code: 'echo one > /tmp/one' } });
+      await client.callTool({ name: 'execute', arguments: { code: 'echo two > /tmp/two' } });
+      const saved = JSON.parse(texts(await client.callTool({ name: 'checkpoint', arguments: {} }))[0]!) as { checkpoint_id: string; step_count: number };
+      expect(saved.step_count).toBe(2);
+      const forked = await client.callTool({ name: 'fork', arguments: { n: 1 } });
+      expect(forked.isError, texts(forked).join('\n')).toBeFalsy();
+      const { sessions } = JSON.parse(texts(forked)[0]!) as { sessions: { session_id: string }[] };
+      const rpc = async (method: string, params: Record<string, unknown>) => {
+        const response = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+        return (await response.json()) as { result?: { data: { output: string } }; error?: unknown };
+      };
+      const inChild = await rpc('tools/call', { name: 'execute', arguments: { code: 'cat /tmp/one /tmp/two; echo child > /tmp/child' }, session_id: sessions[0]!.session_id });
+      expect(inChild.result?.data.output, JSON.stringify(inChild)).toBe('one\ntwo\n');
+      expect(texts(await client.callTool({ name: 'execute', arguments: { code: 'ls /tmp/child 2>&1; echo three > /tmp/three' } }))[0]).toMatch(/No such file or directory/);
+      expect((await rpc('tools/call', { name: 'execute', arguments: { code: 'ls /tmp/three 2>&1' }, session_id: sessions[0]!.session_id })).result?.data.output).toMatch(/No such file or directory/);
+      const restored = await client.callTool({ name: 'restore', arguments: { checkpoint_id: saved.checkpoint_id } });
+      expect(JSON.parse(texts(restored)[0]!)).toMatchObject({ step_count: 2 });
+      expect(texts(await client.callTool({ name: 'execute', arguments: { code: 'ls /tmp/three 2>&1' } }))[0]).toMatch(/No such file or directory/);
+      const released = await client.callTool({ name: 'release', arguments: { checkpoint_id: saved.checkpoint_id } });
+      expect(released.isError).toBeFalsy();
+      expect(checkpointFolders(saved.checkpoint_id)).toHaveLength(0);
+      expect((await rpc('openenv/session/close', { session_id: sessions[0]!.session_id })).result).toMatchObject({ closed: true });
+    } finally {
+      await transport.terminateSession();
+      await client.close();
+    }
+    await idle();
+  }, 300_000);
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'server fork idle timeout'))('server: a forked session nobody takes', () => {
+  it('ends at the idle timeout, its slot and sandbox given back, while the parent goes on', async () => {
+    const docker = requireEngine(engine);
+    const envs = await createBashEnvs({}, 2);
+    const slots = pooledEnvSlots('bash', envs, { spares: 0 });
+    await slots.ready();
+    const server = await startLoopbackServer(slots, 'intercode-bash', { idleTimeoutMs: 1_500 });
+    try {
+      const parent = new TestClient(server.url);
+      await parent.opened;
+      await parent.request({ type: 'reset', data: { task_id: 0 } });
+      const forked = await parent.request({ type: 'fork', data: { n: 1 } });
+      expect(forked.type, JSON.stringify(forked.data)).toBe('fork');
+      expect(slots.inUse).toBe(2);
+      // The parent keeps asking (its own idle timer moves on); the child, never taken, ends.
+      const deadline = Date.now() + 60_000;
+      while (server.leases.active > 1 && Date.now() < deadline) {
+        expect((await parent.request({ type: 'state' })).type).toBe('state');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(server.leases.active).toBe(1);
+      await until(() => slots.inUse === 1, 30_000);
+      expect(server.leases.stats().ended.idle).toBe(1);
+      const late = attach(server, (forked.data.sessions as { session_id: string }[])[0]!.session_id);
+      expect((await late.next()).data).toMatchObject({ code: 'SESSION_ERROR' });
+      expect(output(await parent.request({ type: 'step', data: { code: 'echo still here' } }))).toBe('still here\n');
+      parent.send({ type: 'close' });
+      await until(() => server.leases.active === 0 && slots.inUse === 0);
+    } finally {
+      await server.close();
+    }
+    expect(await testContainers(docker, testRun, true)).toHaveLength(0);
+  }, 300_000);
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'server checkpoint over a python env'))('server: an env that cannot checkpoint', () => {
+  it('python answers CHECKPOINT_UNSUPPORTED to checkpoint and fork, and the session goes on', async () => {
+    requireEngine(engine);
+    const log = (line: string) => console.log(line);
+    const plugin = ENV_PLUGINS.find((p) => p.name === 'python')!;
+    const engines = commandEngines({}, log);
+    const envs = await plugin.createEnvs({}, 2, { purpose: 'serve', log, engines });
+    const slots = pooledEnvSlots('python', envs);
+    await slots.ready();
+    const server = await startLoopbackServer(slots, 'python', { log });
+    try {
+      const client = new TestClient(server.url);
+      await client.opened;
+      await client.request({ type: 'reset', data: { task_id: 0 } });
+      for (const message of [{ type: 'checkpoint' }, { type: 'fork', data: { n: 1 } }]) {
+        const refused = await client.request(message);
+        expect(refused.type).toBe('error');
+        expect(refused.data).toMatchObject({ code: 'CHECKPOINT_UNSUPPORTED', retryable: false });
+      }
+      expect(server.leases.active).toBe(1);
+      expect(slots.inUse).toBe(1);
+      expect((await client.request({ type: 'step', data: { code: 'print(6 * 7)' } })).data.observation?.output).toMatch(/42/);
+      client.send({ type: 'close' });
+      await until(() => server.leases.active === 0 && slots.inUse === 0);
+    } finally {
+      await server.close();
+      releaseEngines(engines, log);
+    }
+  }, 300_000);
+});
