@@ -93,8 +93,9 @@ function taskTables(task: Task): { table: string; columns: string[] }[] | undefi
 
 /** An SQL episode saved by {@link SqlEnv.checkpoint}: the bookkeeping, and the session's database. */
 export interface SqlEpisodeState {
-  /** The backend's identity (what data it serves): a restore needs the same. */
+  /** The backend's identity (what data it serves) and whether its data is fixed (read-only): a restore needs the same. */
   readonly backend: string;
+  readonly dataFixed: boolean;
   readonly task: Task | null;
   readonly steps: readonly { action: string; observation: string }[];
   readonly last: QueryOutcome | null;
@@ -228,7 +229,7 @@ export class SqlEnv implements TaskEnv {
         durationMs: performance.now() - started,
         database: { bytes: saved.data?.byteLength ?? 0 },
       },
-      state: { backend: this.config.backend.identity, task: this.task, steps: [...this.steps], last: this.last, lastObservation: this.lastObservation, touched: this.touched, session: saved },
+      state: { backend: this.config.backend.identity, dataFixed: this.config.backend.dataFixed, task: this.task, steps: [...this.steps], last: this.last, lastObservation: this.lastObservation, touched: this.touched, session: saved },
     });
   }
 
@@ -237,7 +238,9 @@ export class SqlEnv implements TaskEnv {
    * serving the same data): a new session on its database, and its bookkeeping. The current
    * episode, if any, is dropped.
    * @throws EnvStateError for a released checkpoint or one of another env kind; CheckpointError
-   *   CHECKPOINT_REFUSED (reason `other-data`) when this env's backend serves other data.
+   *   CHECKPOINT_REFUSED when this env's backend serves other data (reason `other-data`) or
+   *   is writable where the checkpoint's was read-only or the reverse (`other-mode`: golds
+   *   would be run on other data than the agent's).
    */
   async restore(checkpoint: EpisodeCheckpoint<SqlEpisodeState>): Promise<void> {
     if (this.closed) throw new EnvStateError('restore() called after close()');
@@ -247,6 +250,10 @@ export class SqlEnv implements TaskEnv {
     const state = checkpoint.state;
     if (state.backend !== backend.identity) {
       throw new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint's data is ${state.backend}'s, not ${backend.identity}'s`, { details: { reason: 'other-data', backend: state.backend, expected: backend.identity } });
+    }
+    if (state.dataFixed !== backend.dataFixed) {
+      const mode = (fixed: boolean) => (fixed ? 'read-only' : 'writable');
+      throw new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint is of a ${mode(state.dataFixed)} session; this env's backend is ${mode(backend.dataFixed)}`, { details: { reason: 'other-mode' } });
     }
     if (!backend.openSessionFrom) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${backend.identity} backend cannot restore a session`);
     const session = await backend.openSessionFrom(state.session);

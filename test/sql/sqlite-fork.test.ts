@@ -6,7 +6,11 @@
  * is a fresh replay's of the same actions. Read-only mode: the handle carries no data (none
  * can change). Session state outside the database's bytes is refused, typed.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import initSqlJs from 'sql.js';
 import { describe, expect, it } from 'vitest';
+import { makeTempDir } from '../datasets/tmp-files.js';
 import { createSqlEnvs, type SqlEnv } from '../../envs/sql/index.js';
 import { CheckpointError } from '../../src/errors.js';
 import { VecEnv } from '../../src/vec/index.js';
@@ -132,6 +136,33 @@ describe('checkpoint and fork an embedded SQLite episode', () => {
       expect(Object.fromEntries(after.map((s) => [s.envId, s.observation]))).toEqual({ 0: "[('1000',)]", 1: "[('1000,1001',)]" });
     } finally {
       await vec.close();
+    }
+  });
+
+  it('refuses (typed) a checkpoint restored into a backend of the other mode or of other data', async () => {
+    const [writable] = await createSqlEnvs({ embedded: true, writable: true }, 1);
+    const [readOnly] = await createSqlEnvs({ embedded: true }, 1);
+    const { dir, remove } = await makeTempDir();
+    const SQL = await initSqlJs();
+    const db = new SQL.Database();
+    db.run('CREATE TABLE book (book_id INTEGER PRIMARY KEY)');
+    await writeFile(join(dir, 'library.sqlite'), db.export());
+    db.close();
+    const [otherData] = await createSqlEnvs({ sqlite: [join(dir, 'library.sqlite')], writable: true }, 1);
+    try {
+      await writable!.reset({ task: 0 });
+      await writable!.step(insert(1000));
+      const checkpoint = await writable!.checkpoint();
+      const reason = (promise: Promise<unknown>) => promise.then(() => 'restored', (error: unknown) => (error instanceof CheckpointError ? String(error.details['reason']) : error));
+      // A read-only env would score the restored rows against its pristine copy's gold.
+      expect(await reason(readOnly!.restore(checkpoint))).toBe('other-mode');
+      expect(await reason(otherData!.restore(checkpoint))).toBe('other-data');
+      writable!.releaseCheckpoint(checkpoint);
+    } finally {
+      await writable!.close();
+      await readOnly!.close();
+      await otherData!.close();
+      await remove();
     }
   });
 });
