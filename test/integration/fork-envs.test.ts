@@ -137,4 +137,26 @@ describe.skipIf(skip)('checkpoint and fork a live task-directory episode', () =>
       await env.step('skip');
     }
   }, 300_000);
+
+  it('a child has the agent time the parent had left, not the task\'s whole limit', async () => {
+    const [limited] = await createTaskEnvs({ data: join(FIXTURES, 'limits', 'agent-timeout'), keepWarmMs: 0 }, 1);
+    try {
+      await limited!.reset({ task: 0 });
+      expect((await limited!.step('echo done > /app/out.txt')).terminated).toBe(false);
+      // 4 s in all: about 1.5 s are left when the fork is made.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const [child] = (await limited!.fork(1)) as TaskDirEnv[];
+      try {
+        // 2 s after the restore: past the time left, well within a whole new limit.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        const step = await child!.step('echo late > /app/out.txt');
+        expect(step).toMatchObject({ reward: 1, terminated: true, truncated: false });
+        expect(step.info.score?.details).toMatchObject({ agentTimeout: { limitSec: 4 } });
+      } finally {
+        await child!.close();
+      }
+    } finally {
+      await limited!.close();
+    }
+  }, 600_000);
 });
