@@ -84,6 +84,22 @@ export class CtfEnv extends SandboxEnv {
     };
   }
 
+  /** The flag submitted so far (a wrong one in `continue` mode is what a later score reads): carried by a checkpoint. */
+  protected override envEpisodeState(): Record<string, unknown> {
+    return this.flag === undefined ? {} : { flag: this.flag };
+  }
+
+  /** A restored episode is under way (a checkpoint needs one), with the flag its parent had submitted. */
+  protected override resumeEnvEpisodeState(state: Readonly<Record<string, unknown>>): void {
+    this.flag = typeof state['flag'] === 'string' ? state['flag'] : undefined;
+    this.active = true;
+  }
+
+  /** A new CTF env of this configuration (its tasks, assets and wrong-flag mode), for SandboxEnv.fork. */
+  protected override sibling(): CtfEnv {
+    return new CtfEnv(this.config);
+  }
+
   /** A shell in /ctf: tool mode's, and a pooled sandbox's until an episode takes it. */
   protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {
     return ShellSession.open(sandbox, this.config.shell, CTF_ROOT);

@@ -55,7 +55,19 @@ export interface SqlSession {
   verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome>;
   /** Tables (by name) and their columns (in order), for the handicap observation. */
   schema(database: string): Promise<{ table: string; columns: string[] }[]>;
+  /**
+   * The session's state for a checkpoint (backends that can; see {@link SqlBackend.openSessionFrom}).
+   * @throws CheckpointError CHECKPOINT_REFUSED when it cannot be carried exactly (`details.reason`).
+   */
+  saveState?(): Promise<SqlSessionState>;
   close(): Promise<void>;
+}
+
+/** A session saved by {@link SqlSession.saveState}: its current database, and its data when it may differ from the backend's. */
+export interface SqlSessionState {
+  readonly database: string;
+  /** The database's bytes; null: the backend's own data (read-only mode: it cannot have changed). */
+  readonly data: Uint8Array | null;
 }
 
 /**
@@ -72,5 +84,7 @@ export interface SqlBackend {
   /** The sandboxes serving this backend now (for CPU accounting); none when it runs in-process. */
   sandboxIds(): readonly string[];
   openSession(): Promise<SqlSession>;
+  /** A new session continuing a saved one (backends whose sessions can be saved). */
+  openSessionFrom?(state: SqlSessionState): Promise<SqlSession>;
   close(): Promise<void>;
 }

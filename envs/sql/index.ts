@@ -104,6 +104,9 @@ export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: numb
   const release = async () => {
     if (--open === 0) await backend.close();
   };
+  const retain = () => {
+    open += 1;
+  };
   // Golds go to disk only from the read-only server: its data is fixed by the image (tag and id).
   const store = image && options.goldCacheDir && options.goldCache !== false ? sqlGoldStore(options.goldCacheDir) : undefined;
   const goldCache = options.goldCache === false ? undefined : new SqlGoldCache(store);
@@ -123,6 +126,7 @@ export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: numb
         ...(goldCache ? { goldCache } : {}),
         ...(store && image ? { goldStoreImage: image } : {}),
         release,
+        retain,
         ...(options.defaultDatabase ? { defaultDatabase: options.defaultDatabase } : options.data === undefined ? { defaultDatabase: 'library' } : {}),
         ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
         ...(options.seed !== undefined ? { seed: options.seed + i } : {}),

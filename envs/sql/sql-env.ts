@@ -1,8 +1,9 @@
 import { goldText, type Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from '../../src/env/types.js';
-import { EnvStateError, SandboxError } from '../../src/errors.js';
+import { CheckpointError, ConfigError, EnvStateError, SandboxError } from '../../src/errors.js';
 import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
-import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from './backend.js';
+import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession, SqlSessionState } from './backend.js';
+import { CheckpointStore, type EpisodeCheckpoint } from '../../src/env/checkpoint.js';
 import type { SqlGoldCache } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
 import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
@@ -27,6 +28,8 @@ export interface SqlEnvConfig {
   defaultDatabase?: string;
   /** Called once when the env closes (after its session is closed): releases a shared backend. */
   release?: () => Promise<void>;
+  /** Called when a fork makes another env on the backend (it calls `release` when it closes). */
+  retain?: () => void;
   trajectoryDir?: string;
   seed?: number;
 }
@@ -88,6 +91,26 @@ function taskTables(task: Task): { table: string; columns: string[] }[] | undefi
   }));
 }
 
+/** An SQL episode saved by {@link SqlEnv.checkpoint}: the bookkeeping, and the session's database. */
+export interface SqlEpisodeState {
+  /** The backend's identity (what data it serves) and whether its data is fixed (read-only): a restore needs the same. */
+  readonly backend: string;
+  readonly dataFixed: boolean;
+  readonly task: Task | null;
+  readonly steps: readonly { action: string; observation: string }[];
+  readonly last: QueryOutcome | null;
+  readonly lastObservation: string;
+  readonly touched: boolean;
+  readonly session: SqlSessionState;
+}
+
+/** What an SQLite checkpoint does not carry (listed in its `info.dropped.shellValues`). */
+export const SQLITE_VALUES_NOT_CARRIED: readonly string[] = [
+  'last_insert_rowid(), changes() and total_changes() (a restored connection starts them over)',
+  'data_version (per connection)',
+  'the random() sequence',
+];
+
 /**
  * SQL tasks as episodes over a {@link SqlBackend}: `reset` selects the task's database,
  * an action is one SQL statement, `submit` scores the last result against the gold
@@ -107,6 +130,8 @@ export class SqlEnv implements TaskEnv {
   private ended = true;
   private closed = false;
   private readonly random: () => number;
+  /** This env's checkpoints (released when it closes). */
+  private readonly checkpoints = new CheckpointStore();
 
   constructor(private readonly config: SqlEnvConfig) {
     this.random = seededRandom(config.seed ?? Date.now());
@@ -179,10 +204,104 @@ export class SqlEnv implements TaskEnv {
     return this.score(this.task);
   }
 
+  /**
+   * Saves the episode as it stands: its task, steps, last result, and its session's database
+   * (writable mode: the data's bytes, held in memory; read-only mode: only its name). The
+   * episode goes on (see {@link SQLITE_VALUES_NOT_CARRIED}).
+   * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED for a
+   *   backend whose sessions cannot be saved (MariaDB), CHECKPOINT_REFUSED for a session state
+   *   not carried exactly (a PRAGMA run, temporary objects, an attached database, an open transaction).
+   */
+  async checkpoint(): Promise<EpisodeCheckpoint<SqlEpisodeState>> {
+    const session = this.session;
+    if (!session || this.ended) throw new EnvStateError('checkpoint() needs an episode under way: call reset()');
+    if (!session.saveState || !this.config.backend.openSessionFrom) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.backend.identity} backend cannot save a session`);
+    const started = performance.now();
+    const saved = await session.saveState();
+    const { id } = this.checkpoints.allocate();
+    return this.checkpoints.add({
+      id,
+      envId: this.id,
+      info: {
+        steps: this.steps.length,
+        layer: { paths: 0, bytes: 0, archiveBytes: 0 },
+        dropped: { processes: [], shellValues: SQLITE_VALUES_NOT_CARRIED },
+        durationMs: performance.now() - started,
+        database: { bytes: saved.data?.byteLength ?? 0 },
+      },
+      state: { backend: this.config.backend.identity, dataFixed: this.config.backend.dataFixed, task: this.task, steps: [...this.steps], last: this.last, lastObservation: this.lastObservation, touched: this.touched, session: saved },
+    });
+  }
+
+  /**
+   * Continues the episode `checkpoint` saved, in this env (or another SQL env on a backend
+   * serving the same data): a new session on its database, and its bookkeeping. The current
+   * episode, if any, is dropped.
+   * @throws EnvStateError for a released checkpoint or one of another env kind; CheckpointError
+   *   CHECKPOINT_REFUSED when this env's backend serves other data (reason `other-data`) or
+   *   is writable where the checkpoint's was read-only or the reverse (`other-mode`: golds
+   *   would be run on other data than the agent's).
+   */
+  async restore(checkpoint: EpisodeCheckpoint<SqlEpisodeState>): Promise<void> {
+    if (this.closed) throw new EnvStateError('restore() called after close()');
+    this.checkpoints.requireLive(checkpoint);
+    if (checkpoint.envId !== this.id) throw new EnvStateError(`checkpoint ${checkpoint.id} is of ${checkpoint.envId}, not ${this.id}`);
+    const { backend } = this.config;
+    const state = checkpoint.state;
+    if (state.backend !== backend.identity) {
+      throw new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint's data is ${state.backend}'s, not ${backend.identity}'s`, { details: { reason: 'other-data', backend: state.backend, expected: backend.identity } });
+    }
+    if (state.dataFixed !== backend.dataFixed) {
+      const mode = (fixed: boolean) => (fixed ? 'read-only' : 'writable');
+      throw new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint is of a ${mode(state.dataFixed)} session; this env's backend is ${mode(backend.dataFixed)}`, { details: { reason: 'other-mode' } });
+    }
+    if (!backend.openSessionFrom) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${backend.identity} backend cannot restore a session`);
+    const session = await backend.openSessionFrom(state.session);
+    const previous = this.session;
+    this.session = session;
+    await previous?.close().catch(() => undefined);
+    this.task = state.task;
+    this.steps = [...state.steps];
+    this.last = state.last;
+    this.lastObservation = state.lastObservation;
+    this.touched = state.touched;
+    this.ended = false;
+  }
+
+  /** Forgets `checkpoint` (a restore of it then fails). Idempotent. */
+  releaseCheckpoint(checkpoint: EpisodeCheckpoint): void {
+    this.checkpoints.release(checkpoint);
+  }
+
+  /**
+   * `n` independent episodes continuing this one from now, each an env on the same backend
+   * with a session of its own; this episode goes on. The caller closes them. All or none.
+   * @throws as {@link checkpoint} and {@link restore}.
+   */
+  async fork(n: number): Promise<SqlEnv[]> {
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError('fork(n)', 'n must be a positive integer');
+    const checkpoint = await this.checkpoint();
+    const children: SqlEnv[] = [];
+    try {
+      for (let i = 0; i < n; i++) {
+        this.config.retain?.();
+        children.push(new SqlEnv(this.config));
+      }
+      await Promise.all(children.map((child) => child.restore(checkpoint)));
+      return children;
+    } catch (error) {
+      await Promise.all(children.map((child) => child.close().catch(() => undefined)));
+      throw error;
+    } finally {
+      this.releaseCheckpoint(checkpoint);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.ended = true;
+    this.checkpoints.close();
     const session = this.session;
     this.session = undefined;
     await session?.close().catch(() => undefined);

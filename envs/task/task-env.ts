@@ -1,8 +1,9 @@
 import { chooseTask, seededRandom } from '../../src/env/episode.js';
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
-import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { otherImage, SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { ResetOptions, ResetResult, Score, StepResult } from '../../src/env/types.js';
-import { EnvStateError } from '../../src/errors.js';
+import { CheckpointError, EnvStateError } from '../../src/errors.js';
+import type { Task } from '../../src/datasets/index.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
@@ -101,6 +102,35 @@ export class TaskDirEnv extends SandboxEnv {
   /** Not offered: the verifier runs once, after the agent's processes are gone (it would otherwise show the agent /tests). */
   override async peekScore(): Promise<Score> {
     throw new EnvStateError("a task directory's verifier runs once, when the episode ends: it cannot score an episode still under way");
+  }
+
+  /** The agent time left at checkpoint time, for a task with `[agent] timeout_sec`: a restored episode has that much left. */
+  protected override envEpisodeState(): Record<string, unknown> {
+    const deadline = this.agentDeadline;
+    return deadline === undefined ? {} : { agentTimeLeftMs: Math.max(0, deadline.at - performance.now()), agentLimitSec: deadline.limitSec };
+  }
+
+  protected override resumeEnvEpisodeState(state: Readonly<Record<string, unknown>>): void {
+    const left = state['agentTimeLeftMs'];
+    const limitSec = state['agentLimitSec'];
+    this.agentDeadline = typeof left === 'number' && typeof limitSec === 'number' ? { at: performance.now() + left, limitSec } : undefined;
+  }
+
+  /**
+   * A checkpoint continues here only when its task is one of this env's task directories and
+   * its sandbox is of that task's image (the verifier run on submit is that directory's).
+   * @throws CheckpointError CHECKPOINT_REFUSED otherwise (reason `other-task` or `other-image`).
+   */
+  protected override checkRestorable(spec: SandboxSpec, task: Task | null): void {
+    const prepared = task ? this.config.shared.tasks.get(task.id) : undefined;
+    if (!prepared) throw new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint's task ${task?.id ?? '(none)'} is not one of this env's task directories`, { details: { reason: 'other-task', task: task?.id ?? null } });
+    if (spec.image !== prepared.spec.image) throw otherImage(spec.image, prepared.spec.image);
+  }
+
+  /** A new env over the same task directories and workspaces (counted as open until it closes), for SandboxEnv.fork. */
+  protected override sibling(): TaskDirEnv {
+    this.config.shared.open += 1;
+    return new TaskDirEnv(this.config);
   }
 
   protected async openRunner(sandbox: Sandbox): Promise<CommandRunner> {

@@ -19,28 +19,39 @@ export interface CheckpointInfo {
   dropped: { processes: string[]; shellValues: readonly string[] };
   /** How long the checkpoint took. */
   durationMs: number;
+  /** An embedded SQLite episode's database, held in memory (bytes; 0 when it is the backend's unchanged data). */
+  database?: { bytes: number };
 }
 
 /**
- * A live episode saved at one step: its sandbox's written files (an archive on this host),
- * its agent shell's state, its task, steps and last observation. Restore it into any env of
- * the same kind, as often as wanted (see SandboxEnv.restore), until it is released — by
- * {@link CheckpointStore.release}, or when the env that made it closes.
+ * A live episode saved at one step: what its env kind needs to continue it (`state`; a
+ * sandbox env's: {@link SandboxEpisodeState}), restorable into any env of the same kind, as
+ * often as wanted, until it is released — by {@link CheckpointStore.release}, or when the
+ * env that made it closes.
  */
-export interface EpisodeCheckpoint {
+export interface EpisodeCheckpoint<State = unknown> {
   readonly id: string;
   /** The env kind it continues in (Env.id). */
   readonly envId: string;
   readonly info: CheckpointInfo;
   /** @internal what a restore needs. */
-  readonly state: {
-    readonly spec: SandboxSpec;
-    readonly task: Task | null;
-    readonly steps: readonly { action: string; observation: string }[];
-    readonly lastObservation: string;
-    readonly layer: LayerArchive;
-    readonly shell: ShellState;
-  };
+  readonly state: State;
+}
+
+/**
+ * A sandbox env's episode (SandboxEnv.checkpoint): its sandbox's written files (an archive
+ * on this host), its agent shell's state, its task, steps and last observation, and what
+ * the env kind keeps of its own.
+ */
+export interface SandboxEpisodeState {
+  readonly spec: SandboxSpec;
+  readonly task: Task | null;
+  readonly steps: readonly { action: string; observation: string }[];
+  readonly lastObservation: string;
+  readonly layer: LayerArchive;
+  readonly shell: ShellState;
+  /** What the env kind keeps of its episode beyond the above (plain data; CTF: the flag submitted). */
+  readonly envEpisode: Readonly<Record<string, unknown>>;
 }
 
 /** Bounds a checkpoint's copy of the written layer (CHECKPOINT_REFUSED past them). */
@@ -68,7 +79,7 @@ export class CheckpointStore {
     return { id, dir: join(this.root, id) };
   }
 
-  add(checkpoint: EpisodeCheckpoint): EpisodeCheckpoint {
+  add<State>(checkpoint: EpisodeCheckpoint<State>): EpisodeCheckpoint<State> {
     this.live.set(checkpoint.id, checkpoint);
     owners.set(checkpoint.id, this);
     return checkpoint;

@@ -12,7 +12,7 @@ import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
-import { CheckpointStore, DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint } from './checkpoint.js';
+import { CheckpointStore, DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
 import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
@@ -344,7 +344,7 @@ export abstract class SandboxEnv implements TaskEnv {
    *   where the runtime cannot read the sandbox's layer or the runner is no bash session,
    *   CHECKPOINT_REFUSED where this state cannot be carried exactly (details.reason).
    */
-  async checkpoint(): Promise<EpisodeCheckpoint> {
+  async checkpoint(): Promise<EpisodeCheckpoint<SandboxEpisodeState>> {
     const workspace = this.workspace;
     if (!workspace || this.ended) throw new EnvStateError('checkpoint() needs an episode under way: call reset()');
     const started = performance.now();
@@ -369,7 +369,7 @@ export abstract class SandboxEnv implements TaskEnv {
           dropped: { processes, shellValues: SHELL_VALUES_NOT_CARRIED },
           durationMs: performance.now() - started,
         },
-        state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell },
+        state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell, envEpisode: this.envEpisodeState() },
       });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
@@ -386,12 +386,13 @@ export abstract class SandboxEnv implements TaskEnv {
    * @throws EnvStateError for a released checkpoint or one of another env kind;
    *   CheckpointError CHECKPOINT_REFUSED when the shell's state could not be given exactly.
    */
-  async restore(checkpoint: EpisodeCheckpoint): Promise<void> {
+  async restore(checkpoint: EpisodeCheckpoint<SandboxEpisodeState>): Promise<void> {
     this.checkpoints.requireLive(checkpoint);
     if (checkpoint.envId !== this.id) throw new EnvStateError(`checkpoint ${checkpoint.id} is of ${checkpoint.envId}, not ${this.id}`);
     const { runtime } = this.config;
     if (!runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot make a sandbox from a checkpoint`);
-    const { spec, layer, shell, task, steps, lastObservation } = checkpoint.state;
+    const { spec, layer, shell, task, steps, lastObservation, envEpisode } = checkpoint.state;
+    this.checkRestorable(spec, task);
     const workspace = await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell);
     this.retire();
     this.workspace = workspace;
@@ -401,9 +402,32 @@ export abstract class SandboxEnv implements TaskEnv {
     this.lastObservation = lastObservation;
     this.controlViolationsAtReset = workspace.control.violations;
     this.ended = false;
+    this.resumeEnvEpisodeState(envEpisode);
   }
 
-  private async workspaceFromLayer(create: NonNullable<SandboxRuntime['createFromLayer']>, spec: SandboxSpec, layer: EpisodeCheckpoint['state']['layer'], shell: ShellState): Promise<Workspace> {
+  /**
+   * What this env kind keeps of its episode beyond the base's task, steps and observation,
+   * as plain data a checkpoint carries (CTF: the flag submitted; task directories: the agent
+   * time left). Default: nothing.
+   */
+  protected envEpisodeState(): Record<string, unknown> {
+    return {};
+  }
+
+  /** Takes back, after a restore, what {@link envEpisodeState} gave at checkpoint time. Default: nothing. */
+  protected resumeEnvEpisodeState(_state: Readonly<Record<string, unknown>>): void {}
+
+  /**
+   * Whether this env can continue an episode of a sandbox of `spec` on `task`: its scorer
+   * knows only its own image's (a checkpoint of another image, restored here, would be
+   * scored against this image's gold). Default: the image is this env's.
+   * @throws CheckpointError CHECKPOINT_REFUSED (reason `other-image`) otherwise.
+   */
+  protected checkRestorable(spec: SandboxSpec, _task: Task | null): void {
+    if (spec.image !== this.config.spec.image) throw otherImage(spec.image, this.config.spec.image);
+  }
+
+  private async workspaceFromLayer(create: NonNullable<SandboxRuntime['createFromLayer']>, spec: SandboxSpec, layer: SandboxEpisodeState['layer'], shell: ShellState): Promise<Workspace> {
     const sandbox = await create(spec, layer);
     let control: ShellSession | undefined;
     let runner: CommandRunner | undefined;
@@ -492,6 +516,11 @@ function untrustedEnd(events: readonly CommandEvent[]): Truncation | undefined {
     if (event.kind === 'disk-limit') return { reason: 'disk-limit', message: `the sandbox wrote ${event.usedBytes} bytes, past its limit of ${event.limitBytes}` };
   }
   return undefined;
+}
+
+/** The refusal of a checkpoint whose sandbox image is not the one this env scores (see SandboxEnv.checkRestorable). */
+export function otherImage(image: string, expected: string): CheckpointError {
+  return new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint's sandbox is of image ${image}, not ${expected}: this env cannot score it`, { details: { reason: 'other-image', image, expected } });
 }
 
 /** A part of the state that could not be carried exactly, as the env's typed refusal (nothing partial handed out). */

@@ -10,46 +10,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
-import type { SandboxEnv } from '../../src/env/sandbox-env.js';
 import { CheckpointError } from '../../src/errors.js';
-import type { Workspace } from '../../src/pool/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { HOSTILE_EPISODES, OBSERVER, PER_SANDBOX } from '../setup/restore-observer.js';
+import { HOSTILE_EPISODES } from '../setup/restore-observer.js';
+import { comparable, differences, observeEnv as observe } from '../setup/fork-observer.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'fork') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
-
-/** The workspace an env's episode runs in (for the observers, which run through the engine, not the agent's shell). */
-const workspaceOf = (env: SandboxEnv) => (env as unknown as { workspace: Workspace }).workspace;
-
-async function observe(env: SandboxEnv): Promise<string> {
-  const result = await workspaceOf(env).sandbox.exec(['bash', '-c', OBSERVER], { timeoutMs: 300_000 });
-  return result.output.toString();
-}
-
-/**
- * Observer lines but those of per-sandbox paths, with `find`'s atime, ctime and inode fields
- * cut (a copy's paths are new inodes with a new ctime, so relatime moves their atime on the
- * first read where the parent's, read since its last change, stays: docs/fork.md).
- */
-function comparable(observed: string): string[] {
-  return observed
-    .split('\n')
-    .filter((line) => line && !PER_SANDBOX.has(line.split('\t')[1] ?? ''))
-    .map((line) => {
-      if (!line.startsWith('find\t')) return line;
-      const fields = line.split(' ');
-      return [...fields.slice(0, -4), fields.at(-3)].join(' ');
-    });
-}
-
-/** The lines only in `a` (-) or only in `b` (+); empty when the two observations agree. */
-function differences(a: readonly string[], b: readonly string[]): string[] {
-  const count = new Map<string, number>();
-  for (const line of a) count.set(line, (count.get(line) ?? 0) + 1);
-  for (const line of b) count.set(line, (count.get(line) ?? 0) - 1);
-  return [...count].filter(([, n]) => n !== 0).map(([line, n]) => `${n > 0 ? '-' : '+'} ${line}`).sort((x, y) => x.slice(2).localeCompare(y.slice(2)));
-}
 
 /** The agent shell's state as the agent would print it. */
 const SHELL_PROBE = String.raw`builtin printf 'cwd %s\nargs %s\n' "$PWD" "$*"; declare -p FOO BAR NUMS ASSOC RO 2>&1; declare -f greet; declare -F; alias; shopt -p; set +o; umask; ulimit -S -n; ulimit -H -n; dirs -l -p; trap -p; builtin printf 'exported %s\n' "$(env | grep -c ^FOO=)"`;

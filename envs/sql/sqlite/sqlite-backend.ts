@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import initSqlJs from 'sql.js';
-import { DatasetError } from '../../../src/errors.js';
+import { CheckpointError, DatasetError } from '../../../src/errors.js';
 import { packagePath } from '../../../src/package-path.js';
-import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from '../backend.js';
+import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession, SqlSessionState } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import { pyBytes, pyFloat, pyStr, type PyRepr } from '../python-repr.js';
 
@@ -170,6 +170,13 @@ export class SqliteBackend implements SqlBackend {
     return session;
   }
 
+  /** A session on a new thread whose connection holds `state`'s data (see SqliteSession.saveState). */
+  async openSessionFrom(state: SqlSessionState): Promise<SqlSession> {
+    const session = (await this.openSession()) as SqliteSession;
+    await session.load(state);
+    return session;
+  }
+
   private verifierThread(): Promise<SqliteThread> {
     if (!this.verifier) {
       this.verifier = SqliteThread.start(Object.fromEntries(this.files), true);
@@ -222,6 +229,25 @@ class SqliteSession implements SqlSession {
 
   schema(database: string): Promise<{ table: string; columns: string[] }[]> {
     return this.thread.call({ op: 'schema', db: database });
+  }
+
+  /**
+   * The connection's database and (writable mode) its bytes, read between statements (see the
+   * worker's `save`).
+   * @throws CheckpointError CHECKPOINT_REFUSED: no database selected, a PRAGMA run, temporary
+   *   objects, an attached database or an open transaction (`details.reason`).
+   */
+  async saveState(): Promise<SqlSessionState> {
+    const saved = await this.thread.call<{ refused?: string; database?: string; data?: Uint8Array | null }>({ op: 'save' });
+    if (saved.refused) throw new CheckpointError('CHECKPOINT_REFUSED', `the SQLite session cannot be carried exactly (${saved.refused})`, { details: { reason: saved.refused } });
+    return { database: saved.database!, data: saved.data ?? null };
+  }
+
+  /** Replaces the connection by one on `state`'s data. */
+  async load(state: SqlSessionState): Promise<void> {
+    const answer = await this.thread.call<{ unknown: boolean; known?: string[] }>({ op: 'load', db: state.database, data: state.data });
+    if (answer.unknown) throw new DatabaseNotFoundError(state.database, answer.known ?? []);
+    this.database = state.database;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 // One SQLite session (sql.js) in a worker thread, so a statement that never ends can be
 // stopped by terminating the thread. Plain JavaScript: Node runs it as is from src and dist.
-// Messages in: {id, op: 'use'|'exec'|'verify'|'schema', ...}; out: {id, ok, value} or {id, ok: false, error}.
+// Messages in: {id, op: 'use'|'exec'|'verify'|'schema'|'save'|'load', ...}; out: {id, ok, value} or {id, ok: false, error}.
 import { parentPort, workerData } from 'node:worker_threads';
 import initSqlJs from 'sql.js';
 
@@ -10,6 +10,8 @@ const files = workerData.files;
 const readOnly = workerData.readOnly;
 let db = null;
 let current = null;
+/** The agent ran a PRAGMA on this connection: state a checkpoint cannot read back (case_sensitive_like is write-only). */
+let pragmaRan = false;
 
 /**
  * SQLite's own memory (this thread's WebAssembly heap) is capped: a statement that builds a
@@ -28,7 +30,46 @@ function use(name, fresh) {
     db = new SQL.Database(files[name]);
     capHeap(db);
     current = name;
+    pragmaRan = false;
   }
+  return { unknown: false };
+}
+
+/**
+ * The connection's state for a checkpoint: its database's name and bytes (read-only mode:
+ * none, the data cannot have changed), or why it cannot be carried exactly: a PRAGMA the
+ * agent ran, temporary objects, an attached database, an open transaction (none of them is
+ * in the main database's bytes). sql.js's `export()` copies the database with SQLite's backup
+ * API (the connection stays open and unchanged); the copy's header gets a new schema cookie
+ * (the backup's), so the connection's is written back into it (bytes 40–43): a restored
+ * connection reads the same `schema_version`.
+ */
+function save() {
+  if (!db) return { refused: 'no-database' };
+  if (pragmaRan) return { refused: 'pragma' };
+  if (Number(db.exec('SELECT count(*) FROM temp.sqlite_schema')[0].values[0][0]) > 0) return { refused: 'temp-objects' };
+  if (db.exec('PRAGMA database_list')[0].values.some(([, name]) => name !== 'main' && name !== 'temp')) return { refused: 'attached-database' };
+  try {
+    db.run('BEGIN');
+  } catch {
+    return { refused: 'open-transaction' };
+  }
+  db.run('ROLLBACK');
+  if (readOnly) return { database: current, data: null };
+  const cookie = Number(db.exec('PRAGMA schema_version')[0].values[0][0]);
+  const data = db.export();
+  new DataView(data.buffer, data.byteOffset, data.byteLength).setUint32(40, cookie);
+  return { database: current, data };
+}
+
+/** A new connection on `name`'s data as a checkpoint saved it (`data`), or as the backend has it (null). */
+function load(name, data) {
+  if (!(name in files)) return { unknown: true, known: Object.keys(files) };
+  db?.close();
+  db = new SQL.Database(data ?? files[name]);
+  capHeap(db);
+  current = name;
+  pragmaRan = false;
   return { unknown: false };
 }
 
@@ -64,6 +105,8 @@ function verify(name, sql, maxRows, maxBytes) {
 
 function exec(sql, maxRows, maxBytes) {
   if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
+  // Conservative: any statement naming PRAGMA (pragma_* table functions are other words).
+  if (/\bPRAGMA\b/i.test(sql)) pragmaRan = true;
   return execOn(db, sql, maxRows, maxBytes);
 }
 
@@ -136,7 +179,11 @@ parentPort.on('message', (message) => {
           ? exec(message.sql, message.maxRows, message.maxBytes)
           : message.op === 'verify'
             ? verify(message.db, message.sql, message.maxRows, message.maxBytes)
-            : schema(message.db);
+            : message.op === 'save'
+              ? save()
+              : message.op === 'load'
+                ? load(message.db, message.data)
+                : schema(message.db);
     parentPort.postMessage({ id: message.id, ok: true, value });
   } catch (error) {
     parentPort.postMessage({ id: message.id, ok: false, error: String(error?.message ?? error) });
