@@ -1,9 +1,9 @@
 import { goldText, type Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from '../../src/env/types.js';
-import { CheckpointError, ConfigError, EnvStateError, SandboxError } from '../../src/errors.js';
+import { CheckpointError, EnvStateError, SandboxError } from '../../src/errors.js';
 import { toIntercodeLog, writeEpisodeLog } from '../../src/trajectory/index.js';
 import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession, SqlSessionState } from './backend.js';
-import { CheckpointStore, type EpisodeCheckpoint } from '../../src/env/checkpoint.js';
+import { CheckpointStore, forkEpisode, type EpisodeCheckpoint } from '../../src/env/checkpoint.js';
 import type { SqlGoldCache } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
 import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
@@ -278,23 +278,11 @@ export class SqlEnv implements TaskEnv {
    * with a session of its own; this episode goes on. The caller closes them. All or none.
    * @throws as {@link checkpoint} and {@link restore}.
    */
-  async fork(n: number): Promise<SqlEnv[]> {
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError('fork(n)', 'n must be a positive integer');
-    const checkpoint = await this.checkpoint();
-    const children: SqlEnv[] = [];
-    try {
-      for (let i = 0; i < n; i++) {
-        this.config.retain?.();
-        children.push(new SqlEnv(this.config));
-      }
-      await Promise.all(children.map((child) => child.restore(checkpoint)));
-      return children;
-    } catch (error) {
-      await Promise.all(children.map((child) => child.close().catch(() => undefined)));
-      throw error;
-    } finally {
-      this.releaseCheckpoint(checkpoint);
-    }
+  fork(n: number): Promise<SqlEnv[]> {
+    return forkEpisode(this, n, () => {
+      this.config.retain?.();
+      return new SqlEnv(this.config);
+    });
   }
 
   async close(): Promise<void> {

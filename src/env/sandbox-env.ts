@@ -1,5 +1,5 @@
 import type { Task } from '../datasets/index.js';
-import { ConfigError, EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.js';
+import { EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
@@ -12,7 +12,7 @@ import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
-import { CheckpointStore, DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type SandboxEpisodeState } from './checkpoint.js';
+import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
 import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
@@ -458,20 +458,8 @@ export abstract class SandboxEnv implements TaskEnv {
    * when one cannot be made, those made are closed and the error thrown.
    * @throws as {@link checkpoint} and {@link restore}; CHECKPOINT_UNSUPPORTED for an env that cannot make a sibling.
    */
-  async fork(n: number): Promise<SandboxEnv[]> {
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError('fork(n)', 'n must be a positive integer');
-    const checkpoint = await this.checkpoint();
-    const children: SandboxEnv[] = [];
-    try {
-      for (let i = 0; i < n; i++) children.push(this.sibling());
-      await Promise.all(children.map((child) => child.restore(checkpoint)));
-      return children;
-    } catch (error) {
-      await Promise.all(children.map((child) => child.close().catch(() => undefined)));
-      throw error;
-    } finally {
-      this.releaseCheckpoint(checkpoint);
-    }
+  fork(n: number): Promise<SandboxEnv[]> {
+    return forkEpisode(this, n, () => this.sibling());
   }
 
   /** A new env of this kind and configuration, for {@link fork}. Default: none (CHECKPOINT_UNSUPPORTED). */
