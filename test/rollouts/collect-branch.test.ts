@@ -17,6 +17,7 @@ import { recordedEnvFence } from '../../envs/index.js';
 import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-llm/index.js';
 import { intercodeFromSource as intercode } from '../setup/cli.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { recordedBashEpisode } from '../setup/recorded-model.js';
 
 const { engine } = await dockerTestFile();
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
@@ -30,17 +31,11 @@ describe.skipIf(skipWithoutEngine(engine, 'collect --branch-at') || gvisorGap('f
     requireEngine(engine);
     dir = await mkdtemp(join(tmpdir(), 'intercode-collect-branch-'));
     const tasks = JSON.parse(readFileSync(BUILTIN_BASH_TASKS, 'utf8')) as { query: string; gold: string }[];
-    const episode = (query: string, actions: string[]) => ({
-      environment: 'ic_bash',
-      query,
-      turn_history: { actions, observations: actions.map(() => ''), rewards: actions.map(() => 0), valid_action: actions.map(() => true) },
-      summary: { max_reward: 0 },
-    });
     // Task 0: two prefix steps (a file written, a cd), then a read of that file from there, then the gold (the recorded model repeats it to the turn limit).
     // Task 1: a wrong command, then the gold: solved at step 2, so no model request comes after it.
     await writeFile(
       join(dir, 'recording.json'),
-      JSON.stringify({ 0: episode(tasks[0]!.query, ['echo prefix-wrote-this > /tmp/branch-mark', 'cd /tmp', 'cat branch-mark', tasks[0]!.gold]), 1: episode(tasks[1]!.query, ['ls /no-such-dir', tasks[1]!.gold]) }),
+      JSON.stringify({ 0: recordedBashEpisode(tasks[0]!.query, ['echo prefix-wrote-this > /tmp/branch-mark', 'cd /tmp', 'cat branch-mark', tasks[0]!.gold]), 1: recordedBashEpisode(tasks[1]!.query, ['ls /no-such-dir', tasks[1]!.gold]) }),
     );
     server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);
   }, 60_000);

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { intercodeFromSource } from '../setup/cli.js';
 import { recordedEnvFence } from '../../envs/index.js';
+import { recordedBashEpisode } from '../setup/recorded-model.js';
 
 const { engine } = await dockerTestFile();
 
@@ -33,16 +34,10 @@ describe.skipIf(skipWithoutEngine(engine, 'collect --policy llm tests'))('collec
     requireEngine(engine);
     dir = await mkdtemp(join(tmpdir(), 'intercode-collect-llm-'));
     const tasks = JSON.parse(readFileSync(BUILTIN_BASH_TASKS, 'utf8')) as { query: string; gold: string }[];
-    const episode = (query: string, actions: string[]) => ({
-      environment: 'ic_bash',
-      query,
-      turn_history: { actions, observations: actions.map(() => ''), rewards: actions.map(() => 0), valid_action: actions.map(() => true) },
-      summary: { max_reward: 0 },
-    });
     // Task 0: a wrong command, then the gold; task 1: the gold at once; task 2: never solved (the turn limit ends it).
     await writeFile(
       join(dir, 'recording.json'),
-      JSON.stringify({ 0: episode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]), 1: episode(tasks[1]!.query, [tasks[1]!.gold]), 2: episode(tasks[2]!.query, ['echo 0']) }),
+      JSON.stringify({ 0: recordedBashEpisode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]), 1: recordedBashEpisode(tasks[1]!.query, [tasks[1]!.gold]), 2: recordedBashEpisode(tasks[2]!.query, ['echo 0']) }),
     );
     server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);
   }, 60_000);

@@ -16,6 +16,7 @@ import { formatRecord, type RolloutRecord } from '../../src/rollouts/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { intercodeFromSource as intercode } from '../setup/cli.js';
 import { recordedEnvFence } from '../../envs/index.js';
+import { recordedBashEpisode } from '../setup/recorded-model.js';
 
 const { engine } = await dockerTestFile();
 
@@ -31,20 +32,14 @@ describe.skipIf(skipWithoutEngine(engine, 'rescore tests'))('intercode rescore',
     requireEngine(engine);
     dir = await mkdtemp(join(tmpdir(), 'intercode-rescore-'));
     const tasks = JSON.parse(readFileSync(BUILTIN_BASH_TASKS, 'utf8')) as { query: string; gold: string }[];
-    const episode = (query: string, actions: string[]) => ({
-      environment: 'ic_bash',
-      query,
-      turn_history: { actions, observations: actions.map(() => ''), rewards: actions.map(() => 0), valid_action: actions.map(() => true) },
-      summary: { max_reward: 0 },
-    });
     // Task 0: a wrong command, then the gold; 1: the gold; 2: never solved (partial credit); 3: a file change that is wrong.
     await writeFile(
       join(dir, 'recording.json'),
       JSON.stringify({
-        0: episode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]),
-        1: episode(tasks[1]!.query, [tasks[1]!.gold]),
-        2: episode(tasks[2]!.query, ['echo 0']),
-        3: episode(tasks[3]!.query, ['touch /testbed/intruder']),
+        0: recordedBashEpisode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]),
+        1: recordedBashEpisode(tasks[1]!.query, [tasks[1]!.gold]),
+        2: recordedBashEpisode(tasks[2]!.query, ['echo 0']),
+        3: recordedBashEpisode(tasks[3]!.query, ['touch /testbed/intruder']),
       }),
     );
     server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);

@@ -27,6 +27,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { bashPlugin } from '../../envs/bash/plugin.js';
 import { startLoopbackServer, TestClient, until } from './helpers.js';
 import { recordedEnvFence } from '../../envs/index.js';
+import { recordedBashEpisode } from '../setup/recorded-model.js';
 
 const { testRun, engine } = await dockerTestFile();
 const SLOTS = 4;
@@ -69,20 +70,14 @@ describe.skipIf(skipWithoutEngine(engine, 'rollout service over bash sandboxes')
     docker = requireEngine(engine);
     dir = await mkdtemp(join(tmpdir(), 'intercode-rollouts-'));
     const tasks = JSON.parse(readFileSync(BUILTIN_BASH_TASKS, 'utf8')) as { query: string; gold: string }[];
-    const episode = (query: string, actions: string[]) => ({
-      environment: 'ic_bash',
-      query,
-      turn_history: { actions, observations: actions.map(() => ''), rewards: actions.map(() => 0), valid_action: actions.map(() => true) },
-      summary: { max_reward: 0 },
-    });
     // Task 0: a wrong command, then the gold; task 1: the gold at once; task 2: never solved; task 3: slow (3 s per action), never solved.
     await writeFile(
       join(dir, 'recording.json'),
       JSON.stringify({
-        0: episode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]),
-        1: episode(tasks[1]!.query, [tasks[1]!.gold]),
-        2: episode(tasks[2]!.query, ['echo 0']),
-        3: episode(tasks[3]!.query, ['sleep 3']),
+        0: recordedBashEpisode(tasks[0]!.query, ['ls /no-such-dir', tasks[0]!.gold]),
+        1: recordedBashEpisode(tasks[1]!.query, [tasks[1]!.gold]),
+        2: recordedBashEpisode(tasks[2]!.query, ['echo 0']),
+        3: recordedBashEpisode(tasks[3]!.query, ['sleep 3']),
       }),
     );
     const model = await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence);
