@@ -5,6 +5,7 @@
  * its typed error, nothing crashes, and every slot comes back.
  */
 import { connect } from 'node:net';
+import { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { EnvServer, pooledEnvSlots, type EnvServerOptions } from '../../src/server/index.js';
@@ -312,6 +313,21 @@ describe('WebSocket sessions', () => {
     expect(server.leases.stats().ended.drop).toBe(0);
     expect((await client.request({ type: 'step', data: { code: 'echo hi' } })).type).toBe('observation');
     client.ws.close();
+  });
+
+  it('takes over no session by a forged or a live id (/ws?session_id=): 4004, and the session named goes on', async () => {
+    const { server } = await start({ sessions: 2 });
+    const victim = new TestClient(server.url);
+    await victim.opened;
+    await victim.request({ type: 'reset', data: {} });
+    const liveId = [...(server.leases as unknown as { leases: Map<string, unknown> }).leases.keys()][0]!;
+    for (const id of [liveId, '00000000-0000-4000-8000-000000000000', 'x'.repeat(10_000), '']) {
+      const thief = new TestClient(server.url, {}, new WebSocket(`${server.url.replace(/^http/, 'ws')}/ws?session_id=${encodeURIComponent(id)}`));
+      expect((await thief.closed).code, `session_id of ${id.length} chars`).toBe(4004);
+    }
+    expect(server.leases.active).toBe(1);
+    expect((await victim.request({ type: 'step', data: { code: 'echo mine' } })).type).toBe('observation');
+    victim.ws.close();
   });
 
   it('drains on close: open sessions end with 1001 and new connections are refused', async () => {
