@@ -84,7 +84,8 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     docker = requireEngine(engine);
     fixture = await bashFixture();
     await bashTestbedImage(docker, fixture.options.testbed); // so createBashEnv finds it built, unlabelled
-    env = await newEnv();
+    // The fingerprint walks /usr: under gVisor on a loaded host that is past the 10 s default.
+    env = await newEnv({ shell: { timeoutMs: 60_000 } });
   });
 
   afterAll(async () => {
