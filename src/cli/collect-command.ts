@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { appendFileSync, writeFileSync } from 'node:fs';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { addThreadsFlag, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS, envPlugin } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
-import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { STRATEGIES } from '../agents/index.js';
 import { ROLLOUT_FORMATS } from '../rollouts/index.js';
@@ -14,7 +13,7 @@ import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
 import { addModelFlags } from './model-flags.js';
 import { isSolved } from '../scoring/solved.js';
 
-interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags {
+interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env: string;
   policy: string;
   episodes?: string;
@@ -58,13 +57,17 @@ export function registerCollectCommand(program: Command): void {
         '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format"; with --branch-at: "branchedGroups")',
     );
   addModelFlags(command, '1');
+  addThreadsFlag(command);
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
-    if (flags.policy.startsWith('llm:')) return collectWithLlm(plugin, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+    if (flags.policy.startsWith('llm:')) {
+      if (threadCount(flags) !== 1) throw new ConfigError('--threads', 'steps the envs of a --policy gold, replay: or checkpoint: collect; an llm: policy waits on its model, not on the main thread: use --parallel');
+      return collectWithLlm(plugin, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+    }
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1'], ['--branch-at', flags.branchAt !== undefined], ['--branches', flags.branches !== undefined]] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const engineSettings = { ...episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>)), threads: threadCount(flags) };
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -73,10 +76,7 @@ export function registerCollectCommand(program: Command): void {
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const resolved = await resolvePolicy(flags.policy, (task) => plugin.goldActions(task), (env) => envPlugin(env, '--policy').exploration, log);
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as CollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
-    log(describeEngine(engine));
+    const { engine, releaseEngines } = await openCommandEngine(plugin, flags as CollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
     const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = flags.out.endsWith('.jsonl');
@@ -114,7 +114,7 @@ export function registerCollectCommand(program: Command): void {
     } finally {
       buffer?.close();
       await runner.close();
-      releaseEngines(engines, log);
+      releaseEngines();
     }
   });
 }

@@ -2,15 +2,14 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { describeEngine, EpisodeEngine } from '../engine/index.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { addThreadsFlag, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 
-interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags {
+interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env?: string;
   demos?: string;
   run: string;
@@ -93,6 +92,7 @@ export function registerTrainCommand(program: Command): void {
     .option('--retrieved <n>', 'candidates retrieved per state: the commands of the n nearest descriptions, adapted to the query (default: 8 for bash, the env default; else 0)')
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
+  addThreadsFlag(command);
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
@@ -103,7 +103,7 @@ export function registerTrainCommand(program: Command): void {
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = join(flags.checkpoints, flags.run);
     const paths = runPaths(dir);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags);
+    const engineSettings = { ...episodeEngineFlags(flags), threads: threadCount(flags) };
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
@@ -142,10 +142,7 @@ export function registerTrainCommand(program: Command): void {
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as TrainFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
-    log(describeEngine(engine));
+    const { engine, releaseEngines } = await openCommandEngine(plugin, flags as TrainFlags & Record<string, unknown>, engineSettings, 'eval', log);
     const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
     let progress: Progress | undefined;
     try {
@@ -178,7 +175,7 @@ export function registerTrainCommand(program: Command): void {
     } finally {
       progress?.stop();
       await runner.close();
-      releaseEngines(engines, log);
+      releaseEngines();
     }
   });
 }
