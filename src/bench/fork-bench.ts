@@ -1,19 +1,25 @@
 /**
- * `bench fork`: checkpoint and fork a live bash episode (docs/fork.md) against the way without
- * forks — a new sandbox and the same actions replayed — per written-diff size, in one run.
+ * `bench fork`: checkpoint and fork a live episode (docs/fork.md) against the way without
+ * forks — a new episode and the same actions replayed — per written-diff size, in one run:
+ * bash (a sandbox's written files) or embedded SQLite in writable mode (the database's bytes).
  */
-import { createBashEnvs } from '../../envs/bash/index.js';
-import type { SandboxEnv } from '../env/sandbox-env.js';
+import { ConfigError } from '../errors.js';
+import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--rounds N] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|sqlite] [--rounds N] [--json]
 
-Per written-diff size (1 MiB and 50 MiB written to /tmp by the episode), over N rounds
-(default 3): checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new sandbox
-plus the episode's actions replayed; "exact": a child and the parent print the same
-(find of /tmp and /testbed: type, size, blocks, links, mode, owner, mtime; md5 of the diff).
+Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
+checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new episode plus the
+episode's actions replayed; "exact": a child and the parent print the same observer probe.
+--env bash (default): random bytes written to /tmp in a sandbox; the probe is a find of
+  /tmp and /testbed (type, size, blocks, links, mode, owner, mtime), the md5 of the diff,
+  the shell's cwd and a variable.
+--env sqlite: the SQL env on embedded SQLite in writable mode, random 1 MiB blobs inserted
+  into a new table; the probe is the schema, the page and freelist counts, and each row's
+  length and 32 bytes at a row-dependent offset.
 --json prints {"1MiB": {...}, "50MiB": {...}}.
 `;
 
@@ -31,9 +37,39 @@ const SIZES = [
   ['50MiB', 50],
 ] as const;
 
-const PROBE = String.raw`find /tmp /testbed -xdev -printf '%p %y %s %b %n %m %u %g %T@\n' | LC_ALL=C sort; md5sum /tmp/diff; echo "$PWD $K"`;
+type ForkEnv = CheckpointableEnv & ForkableEnv;
 
-const episode = (mib: number) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'];
+/** One env kind's episode for the bench. */
+interface ForkScenario {
+  /** Two envs of the kind: the parent, and the one that replays. */
+  envs(): Promise<ForkEnv[]>;
+  /** The episode's actions, writing `mib` MiB. */
+  actions(mib: number): string[];
+  /** What a child must print as the parent does. */
+  probe: string;
+}
+
+const SCENARIOS: Record<'bash' | 'sqlite', ForkScenario> = {
+  bash: {
+    async envs() {
+      const { createBashEnvs } = await import('../../envs/bash/index.js');
+      return createBashEnvs({ goldCache: false }, 2);
+    },
+    actions: (mib) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'],
+    probe: String.raw`find /tmp /testbed -xdev -printf '%p %y %s %b %n %m %u %g %T@
+' | LC_ALL=C sort; md5sum /tmp/diff; echo "$PWD $K"`,
+  },
+  sqlite: {
+    async envs() {
+      const { createSqlEnvs } = await import('../../envs/sql/index.js');
+      return createSqlEnvs({ embedded: true, writable: true }, 2);
+    },
+    actions: (mib) => ['CREATE TABLE diff (x BLOB)', ...Array.from({ length: mib }, () => 'INSERT INTO diff VALUES (randomblob(1048576))')],
+    probe:
+      "SELECT (SELECT group_concat(name || ' ' || sql, '; ') FROM sqlite_schema), (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count), " +
+      '(SELECT group_concat(rowid || \':\' || length(x) || \':\' || hex(substr(x, 1 + (rowid * 7919) % 1048000, 32)), \' \') FROM diff)',
+  },
+};
 
 async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const started = performance.now();
@@ -41,15 +77,16 @@ async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }
   return { ms: performance.now() - started, value };
 }
 
-async function closeAll(envs: readonly SandboxEnv[]): Promise<void> {
+async function closeAll(envs: readonly TaskEnv[]): Promise<void> {
   await Promise.all(envs.map((env) => env.close()));
 }
 
-async function measureSize(mib: number, rounds: number): Promise<ForkSizeResult> {
-  const [parent, replayer] = await createBashEnvs({ goldCache: false }, 2);
+async function measureSize(scenario: ForkScenario, mib: number, rounds: number): Promise<ForkSizeResult> {
+  const [parent, replayer] = await scenario.envs();
+  const episode = scenario.actions(mib);
   try {
     await parent!.reset({ task: 0 });
-    for (const action of episode(mib)) await parent!.step(action);
+    for (const action of episode) await parent!.step(action);
     const checkpoints: number[] = [];
     const one: number[] = [];
     const eight: number[] = [];
@@ -62,7 +99,7 @@ async function measureSize(mib: number, rounds: number): Promise<ForkSizeResult>
       const single = await timed(() => parent!.fork(1));
       one.push(single.ms);
       if (round === 0) {
-        const [seenParent, seenChild] = [await parent!.step(PROBE), await single.value[0]!.step(PROBE)];
+        const [seenParent, seenChild] = [await parent!.step(scenario.probe), await single.value[0]!.step(scenario.probe)];
         exact = seenParent.observation === seenChild.observation;
       }
       await closeAll(single.value);
@@ -71,7 +108,7 @@ async function measureSize(mib: number, rounds: number): Promise<ForkSizeResult>
       await closeAll(many.value);
       const replayed = await timed(async () => {
         await replayer!.reset({ task: 0 });
-        for (const action of episode(mib)) await replayer!.step(action);
+        for (const action of episode) await replayer!.step(action);
       });
       replay.push(replayed.ms);
     }
@@ -84,17 +121,21 @@ async function measureSize(mib: number, rounds: number): Promise<ForkSizeResult>
 
 export const forkBench: Bench = {
   name: 'fork',
-  summary: 'checkpoint and fork a live bash episode (1 MiB and 50 MiB written) against a new sandbox with the actions replayed',
+  summary: 'checkpoint and fork a live bash or embedded SQLite episode (1 MiB and 50 MiB written) against a new episode with the actions replayed',
   async run(args: readonly string[], io: BenchIO): Promise<number> {
     let rounds: number;
     let json: boolean;
+    let scenario: ForkScenario;
     try {
-      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' } });
+      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' }, env: { type: 'string' } });
       if (values === 'help') {
         io.stdout.write(USAGE);
         return 0;
       }
       rounds = positiveNumber('--rounds', values.rounds, 3, true);
+      const env = values.env ?? 'bash';
+      if (env !== 'bash' && env !== 'sqlite') throw new ConfigError('--env', `must be bash or sqlite (got "${String(env)}")`);
+      scenario = SCENARIOS[env];
       json = values.json === true;
     } catch (error) {
       io.stderr.write(`bench fork: ${(error as Error).message}\n\n${USAGE}`);
@@ -103,7 +144,7 @@ export const forkBench: Bench = {
     const result: Record<string, ForkSizeResult> = {};
     for (const [name, mib] of SIZES) {
       io.stderr.write(`bench fork: ${name}…\n`);
-      result[name] = await measureSize(mib, rounds);
+      result[name] = await measureSize(scenario, mib, rounds);
     }
     if (json) io.stdout.write(`${JSON.stringify(result)}\n`);
     else for (const [name, r] of Object.entries(result)) io.stdout.write(`${name}: checkpoint ${r.checkpointP50Ms} ms, 1 child ${r.forkOneP50Ms} ms, 8 children ${r.forkEightP50Ms} ms, replay ${r.replayP50Ms} ms, exact ${r.exact}\n`);

@@ -1,0 +1,36 @@
+/**
+ * `bench fork --env sqlite` in-process (embedded SQLite, no Docker): one round per size
+ * prints the figures the issue names for both sizes, and a child prints the parent's
+ * observer probe (`exact`). A bad --env is refused naming it. Speeds are not judged here.
+ */
+import { describe, expect, it } from 'vitest';
+import { forkBench, type ForkSizeResult } from '../../src/bench/fork-bench.js';
+
+function capture(): { io: { stdout: { write(text: string): boolean }; stderr: { write(text: string): boolean } }; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    io: { stdout: { write: (text: string) => ((out += text), true) }, stderr: { write: (text: string) => ((err += text), true) } },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+describe('bench fork --env sqlite', () => {
+  it('prints checkpoint, one-child, eight-children and replay p50s per size, and exact: true', async () => {
+    const { io, out } = capture();
+    expect(await forkBench.run(['--env', 'sqlite', '--rounds', '1', '--json'], io as never)).toBe(0);
+    const result = JSON.parse(out()) as Record<string, ForkSizeResult>;
+    expect(Object.keys(result)).toEqual(['1MiB', '50MiB']);
+    for (const size of Object.values(result)) {
+      expect(size.exact).toBe(true);
+      for (const figure of [size.checkpointP50Ms, size.forkOneP50Ms, size.forkEightP50Ms, size.replayP50Ms]) expect(figure).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
+  it('refuses an env it has no episode for, naming --env', async () => {
+    const { io, err } = capture();
+    expect(await forkBench.run(['--env', 'nope'], io as never)).toBe(2);
+    expect(err()).toContain('--env must be bash or sqlite');
+  });
+});
