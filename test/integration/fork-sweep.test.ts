@@ -1,0 +1,105 @@
+/**
+ * Forks exact after every gold (issue 29's exactness figure), in a real engine: each gold is
+ * played as an episode, the episode is forked into two children, and the parent and each
+ * child print the same observer set (test/setup/fork-observer.ts: the restore-equivalence
+ * observers, with what a copy cannot keep cut); a write in one child is seen neither in the
+ * other nor in the parent. A state the checkpoint cannot carry must be a typed refusal
+ * (`CHECKPOINT_REFUSED`), never a child that differs.
+ *
+ * CI plays 3 hostile episodes, 5 of the built-in tasks' golds and, where
+ * ../shared/intercode-data exists, 4 of NL2Bash fs-3's; `FORK_SWEEP=all` plays every gold of
+ * the built-in tasks and of InterCode's five NL2Bash files (figures: docs/fork.md).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashEnvs } from '../../envs/bash/index.js';
+import type { BashEnv } from '../../envs/bash/bash-env.js';
+import { goldText } from '../../src/datasets/index.js';
+import { CheckpointError } from '../../src/errors.js';
+import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { comparable, differences, observeEnv as observe } from '../setup/fork-observer.js';
+import { HOSTILE_EPISODES, sharedNl2Bash } from '../setup/restore-observer.js';
+
+const { engine } = await dockerTestFile();
+const skip = skipWithoutEngine(engine, 'fork sweep') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
+
+const SWEEP = process.env.FORK_SWEEP === 'all';
+const nl2bash = sharedNl2Bash();
+/** InterCode's five NL2Bash files with their testbeds (fs-4 has none, test_queries goes with fs-0). */
+const NL2BASH = [
+  ['nl2bash_fs_1.json', 'fs-1.tar'],
+  ['nl2bash_fs_2.json', 'fs-2.tar'],
+  ['nl2bash_fs_3.json', 'fs-3.tar'],
+  ['nl2bash_fs_4.json', 'none'],
+  ['test_queries.json', 'fs-0.tar'],
+] as const;
+const DATASETS = [
+  { name: 'built-in tasks', options: {}, sample: SWEEP ? Infinity : 5, hostile: true },
+  ...(nl2bash
+    ? NL2BASH.filter(([data]) => SWEEP || data === 'nl2bash_fs_3.json').map(([data, testbed]) => ({
+        name: `NL2Bash ${data}${SWEEP ? '' : ' (sample)'}`,
+        options: { data: nl2bash.data(data), testbed: testbed === 'none' ? 'none' : nl2bash.testbed(testbed) },
+        sample: SWEEP ? Infinity : 4,
+        hostile: false,
+      }))
+    : []),
+];
+
+/** Task indices: all, or `sample` of them spread evenly. */
+function sampled(count: number, sample: number): number[] {
+  if (count <= sample) return Array.from({ length: count }, (_, i) => i);
+  return Array.from({ length: sample }, (_, i) => Math.floor((i * count) / sample));
+}
+
+for (const dataset of DATASETS) describe.skipIf(skip)(`every child of a fork answers as its parent: ${dataset.name}`, () => {
+  let env: BashEnv;
+  beforeAll(async () => {
+    requireEngine(engine);
+    [env] = (await createBashEnvs({ ...dataset.options, goldCache: false }, 1)) as [BashEnv];
+  }, 600_000);
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('after each gold (and hostile episode): two children print the parent\'s observers, and a write in one is seen nowhere else', async () => {
+    const episodes = [
+      ...(dataset.hostile ? HOSTILE_EPISODES.slice(0, 3).map((action) => ({ name: action.slice(0, 60), task: 0, action })) : []),
+      ...sampled(env.tasks.length, dataset.sample).map((task) => ({ name: `task ${task}`, task, action: goldText(env.tasks[task]!) })),
+    ];
+    const forked: string[] = [];
+    const refused: string[] = [];
+    const mismatches: { episode: string; differences: string[] }[] = [];
+    for (const episode of episodes) {
+      await env.reset({ task: episode.task });
+      await env.step(episode.action);
+      let children: BashEnv[];
+      try {
+        children = (await env.fork(2)) as BashEnv[];
+      } catch (error) {
+        // Exact or a typed refusal: anything else fails the test.
+        expect(error, episode.name).toBeInstanceOf(CheckpointError);
+        expect((error as CheckpointError).code, episode.name).toBe('CHECKPOINT_REFUSED');
+        refused.push(`${episode.name}: ${String((error as CheckpointError).details.reason)}`);
+        continue;
+      }
+      try {
+        forked.push(episode.name);
+        // Each side observed once (an observation is a read that moves atimes: docs/fork.md).
+        const parentSeen = comparable(await observe(env));
+        for (const [i, child] of children.entries()) {
+          const seen = differences(parentSeen, comparable(await observe(child)));
+          if (seen.length > 0) mismatches.push({ episode: `${episode.name}, child ${i}`, differences: seen.slice(0, 8) });
+        }
+        await children[0]!.step('echo mine > /tmp/only-in-child-0');
+        for (const other of [env, children[1]!]) {
+          const look = await other.step('ls /tmp/only-in-child-0 2>&1; true');
+          if (!/No such file/.test(look.observation)) mismatches.push({ episode: `${episode.name}: independence`, differences: [look.observation] });
+        }
+      } finally {
+        await Promise.all(children.map((child) => child.close()));
+      }
+    }
+    console.log(`${dataset.name}: ${episodes.length} episodes, ${forked.length} forked (each child observed as the parent), ${refused.length} refused with a typed error${refused.length ? ` (${refused.join('; ')})` : ''}, ${mismatches.length} children different`);
+    expect(mismatches).toEqual([]);
+    expect(forked.length).toBeGreaterThan(0);
+  }, SWEEP ? 7_200_000 : 1_200_000);
+});
