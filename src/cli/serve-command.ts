@@ -50,7 +50,7 @@ export function registerServeCommand(program: Command): void {
     .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that answers neither of two pings is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
     .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
     .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))')
-    .option('--checkpoint-tools', 'also serve the MCP tools checkpoint, restore, release and fork on /mcp (the /ws messages are always served)');
+    .option('--checkpoint-tools', 'also serve the tools checkpoint, restore, release and fork: standard MCP and OpenEnv\'s JSON-RPC on /mcp, OpenEnv\'s tool-calling step actions on /ws (the /ws messages of those names are always served)');
   addEnvFlags(command, ENV_PLUGINS).action(async (flags: ServeFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const port = Number(flags.port);

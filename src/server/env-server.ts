@@ -83,15 +83,16 @@ export class EnvServer {
     this.metrics = new ServerMetrics(() => this.leases.stats(), slots);
     this.leases = new SessionLeases(slots, { idleTimeoutMs, maxReplyBytes: replyCap(maxMessageBytes), observer: this.metrics });
     this.routes = new HttpRoutes({ leases: this.leases, envName: slots.envName, metadata, maxMessageBytes, sandboxes: () => slots.sandboxes() });
-    this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName });
+    const checkpointTools = options.checkpointTools ?? false;
+    this.rpc = new OpenEnvRpc({ leases: this.leases, envName: slots.envName, checkpointTools });
     this.rollouts = new RolloutService({ slots, agentFacts: options.agentFacts, maxMessageBytes, version: metadata.version, log, onStreamed: (episodes) => this.metrics.rolloutsStreamed.inc({}, episodes) });
-    this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, log });
+    this.ws = new WebSocketTransport({ leases: this.leases, envName: slots.envName, rpc: this.rpc, maxMessageBytes, heartbeatMs, checkpointTools, log });
     this.mcp = new Mcp({
       leases: this.leases,
       envName: slots.envName,
       version: metadata.version,
       maxMessageBytes,
-      checkpointTools: options.checkpointTools ?? false,
+      checkpointTools,
       otherDialect: async (_request, response, body) => sendJson(response, 200, await this.rpc.answer(body)),
     });
     this.openapi = openApiDocument({ title: metadata.name, description: metadata.description, version: metadata.version }, { '/rollouts': ROLLOUTS_PATH_ITEM });

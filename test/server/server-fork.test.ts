@@ -222,6 +222,56 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint and fork over bash 
     }
     await idle();
   }, 300_000);
+
+  it("OpenEnv's dialects list and call the same checkpoint tools: JSON-RPC on /mcp with a session, and tool-calling step actions over /ws", async () => {
+    const rpc = async (method: string, params: Record<string, unknown> = {}) => {
+      const response = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return (await response.json()) as { result?: { tools?: { name: string }[]; data?: Record<string, unknown> & { output?: string } }; error?: { code: number; message: string } };
+    };
+    const names = ['reset', 'execute', 'submit', 'checkpoint', 'restore', 'release', 'fork'];
+    expect((await rpc('tools/list')).result?.tools?.map((tool) => tool.name)).toEqual(names);
+    // A checkpoint lives in its session: a call without one is refused, nothing runs.
+    expect((await rpc('tools/call', { name: 'checkpoint', arguments: {} })).error).toMatchObject({ code: -32602, message: expect.stringMatching(/checkpoint needs a session/) });
+    const sessionId = ((await rpc('openenv/session/create')).result as unknown as { session_id: string }).session_id;
+    const call = (name: string, args: Record<string, unknown>, session = sessionId) => rpc('tools/call', { name, arguments: args, session_id: session });
+    await call('reset', { task_id: 0 });
+    await call('execute', { code: 'echo rpc > /tmp/rpc && export V=7' });
+    const saved = (await call('checkpoint', {})).result?.data as { checkpoint_id: string; step_count: number };
+    expect(saved.step_count).toBe(1);
+    expect((await call('restore', { checkpoint_id: 'ckpt-nope' })).error?.message).toMatch(/\(SESSION_ERROR\)$|\(VALIDATION_ERROR\)$/);
+    expect((await call('fork', { n: 0 })).error?.message).toMatch(/n must be an integer/);
+    const forked = (await call('fork', { n: 1 })).result?.data as { sessions: { session_id: string }[] };
+    const child = forked.sessions[0]!.session_id;
+    expect((await call('execute', { code: 'cat /tmp/rpc; echo "$V"; echo c > /tmp/c' }, child)).result?.data?.output).toBe('rpc\n7\n');
+    expect((await call('execute', { code: 'ls /tmp/c 2>&1' })).result?.data?.output).toMatch(/No such file/);
+    expect((await call('release', { checkpoint_id: saved.checkpoint_id })).error).toBeUndefined();
+    expect(checkpointFolders(saved.checkpoint_id)).toHaveLength(0);
+    for (const id of [child, sessionId]) expect((await rpc('openenv/session/close', { session_id: id })).result).toMatchObject({ closed: true });
+
+    // OpenEnv's MCPToolClient default mode: tools as step actions over /ws.
+    const ws = new TestClient(server.url);
+    await ws.opened;
+    try {
+      const listed = await ws.request({ type: 'step', data: { type: 'list_tools' } });
+      expect((listed.data.observation as { tools: { name: string }[] }).tools.map((tool) => tool.name)).toEqual(names);
+      await ws.request({ type: 'reset', data: { task_id: 0 } });
+      await ws.request({ type: 'step', data: { code: 'echo ws > /tmp/ws' } });
+      const checkpoint = await ws.request({ type: 'step', data: { type: 'call_tool', tool_name: 'checkpoint', arguments: {} } });
+      const result = (checkpoint.data.observation as { result: { data: { checkpoint_id: string; step_count: number } }; error: unknown });
+      expect(result.error).toBeNull();
+      expect(result.result.data.step_count).toBe(1);
+      const bad = await ws.request({ type: 'step', data: { type: 'call_tool', tool_name: 'restore', arguments: { checkpoint_id: 'x', extra: 1 } } });
+      expect(bad.data.observation).toMatchObject({ result: null, error: { error_type: 'invalid_args' } });
+      await ws.request({ type: 'step', data: { code: 'rm /tmp/ws' } });
+      const restored = await ws.request({ type: 'step', data: { type: 'call_tool', tool_name: 'restore', arguments: { checkpoint_id: result.result.data.checkpoint_id } } });
+      expect(restored.data.observation).toMatchObject({ error: null, result: { data: { step_count: 1 } } });
+      expect(output(await ws.request({ type: 'step', data: { code: 'cat /tmp/ws' } }))).toBe('ws\n');
+    } finally {
+      ws.ws.close();
+      await ws.closed;
+    }
+    await idle();
+  }, 300_000);
 });
 
 describe.skipIf(skipWithoutEngine(engine, 'server fork idle timeout'))('server: a forked session nobody takes', () => {

@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { EpisodeSession } from '../episode-session.js';
+import { checkpointToolDescription } from '../env-tools.js';
 import { MAX_FORK, WireError, type ObservationReply } from '../protocol.js';
 import type { Lease, SessionLeases } from '../sessions.js';
 import { readJsonBody, sendJson } from './http-body.js';
@@ -156,23 +157,23 @@ export class McpTransport {
     };
     server.registerTool(
       'checkpoint',
-      { description: 'Save the episode as it stands (it goes on unchanged). Returns {checkpoint_id, step_count, info}; the id restores it in this session.', inputSchema: {} },
+      { description: checkpointToolDescription('checkpoint'), inputSchema: {} },
       () => call(() => leases.run(lease, (session) => session.checkpoint())),
     );
     server.registerTool(
       'restore',
-      { description: 'Continue from a checkpoint of this session, as a new episode (the one under way is abandoned). Returns the state.', inputSchema: { checkpoint_id: z.string().min(1) } },
+      { description: checkpointToolDescription('restore'), inputSchema: { checkpoint_id: z.string().min(1) } },
       ({ checkpoint_id }) => call(() => leases.run(lease, (session) => session.restore({ checkpoint_id }))),
     );
     server.registerTool(
       'release',
-      { description: 'Release a checkpoint of this session (its files are removed).', inputSchema: { checkpoint_id: z.string().min(1) } },
+      { description: checkpointToolDescription('release'), inputSchema: { checkpoint_id: z.string().min(1) } },
       ({ checkpoint_id }) => call(() => leases.run(lease, async (session) => session.release({ checkpoint_id }))),
     );
     server.registerTool(
       'fork',
       {
-        description: `Continue the episode in n new sessions (1–${MAX_FORK}; each counts against the server's capacity). Returns {sessions: [{session_id, episode_id}], step_count}: reach each over /ws?session_id=… or OpenEnv's tools/call with session_id.`,
+        description: checkpointToolDescription('fork'),
         inputSchema: { n: z.number().int().min(1).max(MAX_FORK) },
       },
       ({ n }) => call(() => leases.fork(lease, n)),

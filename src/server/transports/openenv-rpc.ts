@@ -1,10 +1,12 @@
-import { callTool, envTools, toolCallResult } from '../env-tools.js';
+import { callCheckpointTool, callTool, checkpointToolResult, envTools, isCheckpointTool, toolCallResult } from '../env-tools.js';
 import { WireError } from '../protocol.js';
 import type { Lease, SessionLeases } from '../sessions.js';
 
 export interface OpenEnvRpcOptions {
   leases: SessionLeases;
   envName: string;
+  /** Also list and call the checkpoint extension's tools (`serve --checkpoint-tools`). */
+  checkpointTools: boolean;
 }
 
 /** JSON-RPC 2.0 error codes OpenEnv's server uses. */
@@ -58,7 +60,7 @@ export class OpenEnvRpc {
         return ok({ session_id: target, closed: true });
       }
       case 'tools/list':
-        return ok({ tools: envTools(envName) });
+        return ok({ tools: envTools(envName, { checkpointTools: this.options.checkpointTools }) });
       case 'tools/call': {
         const name = params.name;
         if (typeof name !== 'string' || name === '') return fail(RPC_ERRORS.invalidParams, "Missing 'name' in params");
@@ -69,6 +71,15 @@ export class OpenEnvRpc {
         if (!lease && params.session_id !== undefined && params.session_id !== null) {
           lease = typeof params.session_id === 'string' ? (this.sessions.get(params.session_id) ?? this.adoptFork(params.session_id)) : undefined;
           if (!lease) return fail(RPC_ERRORS.invalidParams, `Unknown session_id: ${String(params.session_id).slice(0, 64)}`);
+        }
+        if (this.options.checkpointTools && isCheckpointTool(name)) {
+          // A checkpoint lives in its session: one made for this call alone would die with it.
+          if (!lease) return fail(RPC_ERRORS.invalidParams, `${name} needs a session: call openenv/session/create and pass its session_id`);
+          try {
+            return ok(checkpointToolResult(await callCheckpointTool(leases, lease, name, args as Record<string, unknown>)));
+          } catch (error) {
+            return fail(RPC_ERRORS.server, ...wireFailure(error));
+          }
         }
         try {
           if (!lease) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { runStep } from '../env-tools.js';
+import { isCheckpointToolCall, runCheckpointToolAction, runStep } from '../env-tools.js';
 import { errorMessage, parseClientMessage, WireError, type ServerMessage } from '../protocol.js';
 import type { EndReason, Lease, SessionLeases } from '../sessions.js';
 import type { OpenEnvRpc } from './openenv-rpc.js';
@@ -15,6 +15,8 @@ export interface WebSocketTransportOptions {
   maxMessageBytes: number;
   /** Every this often each connection is pinged; one that has not answered the previous ping is dropped. */
   heartbeatMs: number;
+  /** Step actions may also list and call the checkpoint extension's tools (`serve --checkpoint-tools`). */
+  checkpointTools: boolean;
   log: (line: string) => void;
 }
 
@@ -87,9 +89,13 @@ export class WebSocketTransport {
         case 'reset':
           send(ws, { type: 'observation', data: await leases.run(lease, (session) => session.reset(message.data)) });
           return;
-        case 'step':
-          send(ws, { type: 'observation', data: await leases.run(lease, (session) => runStep(session, this.options.envName, message.data)) });
+        case 'step': {
+          const { data } = message;
+          const tools = { checkpointTools: this.options.checkpointTools };
+          const reply = tools.checkpointTools && isCheckpointToolCall(data) ? runCheckpointToolAction(leases, lease, data) : leases.run(lease, (session) => runStep(session, this.options.envName, data, tools));
+          send(ws, { type: 'observation', data: await reply });
           return;
+        }
         case 'state':
           send(ws, { type: 'state', data: await leases.run(lease, async (session) => session.state()) });
           return;
