@@ -17,21 +17,13 @@ import { goldText } from '../../src/datasets/index.js';
 import { CheckpointError } from '../../src/errors.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { comparable, differences, observeEnv as observe } from '../setup/fork-observer.js';
-import { HOSTILE_EPISODES, sharedNl2Bash } from '../setup/restore-observer.js';
+import { HOSTILE_EPISODES, NL2BASH, sharedNl2Bash } from '../setup/restore-observer.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'fork sweep') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
 
 const SWEEP = process.env.FORK_SWEEP === 'all';
 const nl2bash = sharedNl2Bash();
-/** InterCode's five NL2Bash files with their testbeds (fs-4 has none, test_queries goes with fs-0). */
-const NL2BASH = [
-  ['nl2bash_fs_1.json', 'fs-1.tar'],
-  ['nl2bash_fs_2.json', 'fs-2.tar'],
-  ['nl2bash_fs_3.json', 'fs-3.tar'],
-  ['nl2bash_fs_4.json', 'none'],
-  ['test_queries.json', 'fs-0.tar'],
-] as const;
 const DATASETS = [
   { name: 'built-in tasks', options: {}, sample: SWEEP ? Infinity : 5, hostile: true },
   ...(nl2bash

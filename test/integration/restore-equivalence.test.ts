@@ -21,19 +21,11 @@ import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { HOSTILE_EPISODES, compareObservations, observe, previousEpisodes, sharedNl2Bash } from '../setup/restore-observer.js';
+import { HOSTILE_EPISODES, NL2BASH, compareObservations, observe, previousEpisodes, sharedNl2Bash } from '../setup/restore-observer.js';
 
 const { engine } = await dockerTestFile();
 
 const nl2bash = sharedNl2Bash();
-/** InterCode's five NL2Bash files with their testbeds (data README: fs-4 has none, test_queries goes with fs-0). */
-const NL2BASH = [
-  ['nl2bash_fs_1.json', 'fs-1.tar'],
-  ['nl2bash_fs_2.json', 'fs-2.tar'],
-  ['nl2bash_fs_3.json', 'fs-3.tar'],
-  ['nl2bash_fs_4.json', 'none'],
-  ['test_queries.json', 'fs-0.tar'],
-] as const;
 /** `RESTORE_SWEEP=all`: every gold of every file as a previous episode (minutes per file); else the CI subset. */
 const SWEEP = process.env.RESTORE_SWEEP === 'all';
 const DATASETS = [

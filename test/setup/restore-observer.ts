@@ -74,6 +74,15 @@ export function previousEpisodes(tasks: readonly Task[], sample: number): string
   return Array.from({ length: sample }, (_, i) => golds[Math.floor((i * golds.length) / sample)]!);
 }
 
+/** InterCode's five NL2Bash files with their testbeds (data README: fs-4 has none, test_queries goes with fs-0). */
+export const NL2BASH = [
+  ['nl2bash_fs_1.json', 'fs-1.tar'],
+  ['nl2bash_fs_2.json', 'fs-2.tar'],
+  ['nl2bash_fs_3.json', 'fs-3.tar'],
+  ['nl2bash_fs_4.json', 'none'],
+  ['test_queries.json', 'fs-0.tar'],
+] as const;
+
 /** InterCode's NL2Bash files and testbeds, when ../shared/intercode-data is there. */
 export function sharedNl2Bash(): { data: (file: string) => string; testbed: (file: string) => string } | undefined {
   const dir = join(packagePath(), '..', 'shared', 'intercode-data', 'nl2bash');
