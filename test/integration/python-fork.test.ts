@@ -15,6 +15,7 @@ import type { Task } from '../../src/datasets/index.js';
 import { CheckpointError, EnvStateError } from '../../src/errors.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
+import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { buildImageUnlabelled, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
@@ -148,6 +149,44 @@ describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
     expect((await other.step('Counter.seen, len(huge), huge[-1]')).observation).toBe('(0, 300000, 299999)\n');
     env.releaseCheckpoint(handle);
   }, 120_000);
+
+  it('what remains: an action that patches the observer in its own interpreter makes parent and child lie alike, so a clock read is restored; the reward still follows the actions alone (the scorer replays them in a new sandbox)', async () => {
+    await env.reset({ task: 0 });
+    await env.step("import gc, time\ng = next(o for o in gc.get_objects() if type(o).__name__ == 'function' and o.__name__ == 'describe_namespace').__globals__\ng['describe_namespace'] = lambda *a: {'globals': []}\ndel g\nt = time.time()");
+    await env.step('def double(x):\n    return 2 * x');
+    const handle = await env.checkpoint();
+    await other.restore(handle);
+    // The child's clock value is not the parent's: the observer was made to lie in both.
+    expect((await other.step('t')).observation).not.toBe((await env.step('t')).observation);
+    expect(await env.step('submit double')).toMatchObject({ reward: 1, terminated: true });
+    expect(await other.step('submit double')).toMatchObject({ reward: 1, terminated: true });
+    env.releaseCheckpoint(handle);
+  }, 120_000);
+
+  it('VecEnv.fork of a pooled slot (its sandbox restored in place by the pool): the free slots continue its episode, each on its own', async () => {
+    const slots = [make(), make(), make()];
+    const { vec } = pooledVecEnv(slots, { autoreset: 'disabled', pool: { minIdle: 1 } });
+    const step = async (actions: string[], ids: number[]) => {
+      vec.send(actions, ids);
+      return (await vec.recv(ids.length)).sort((a, b) => a.envId - b.envId).map((s) => s.observation);
+    };
+    try {
+      // A first episode, so that the pool's sandboxes have been lent and restored in place.
+      await vec.reset([0], { task: 0 });
+      await step(['leftover = 1'], [0]);
+      await vec.reset([0], { task: 0 });
+      await step(['import random\nrandom.seed(7)\nseq = [random.randrange(100) for _ in range(3)]'], [0]);
+      expect(await vec.fork(0, 2)).toEqual([1, 2]);
+      const probe = "print(seq, random.randrange(100), 'leftover' in globals())";
+      const [parent, first, second] = await step([probe, probe, probe], [0, 1, 2]);
+      expect(parent).toMatch(/^\[\d+, \d+, \d+\] \d+ False\n$/);
+      expect([first, second]).toEqual([parent, parent]);
+      await step(['mine = 1'], [1]);
+      expect(await step(["'mine' in globals()", "'mine' in globals()"], [0, 2])).toEqual(['False\n', 'False\n']);
+    } finally {
+      await vec.close();
+    }
+  }, 180_000);
 
   it('a handle of a closed env, and checkpoint() without an episode, are EnvStateErrors', async () => {
     const owner = make();
