@@ -150,6 +150,17 @@ describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
     env.releaseCheckpoint(handle);
   }, 120_000);
 
+  it('an interpreter whose observer was patched to hang is replaced (unanswered; the next action says its definitions were lost), and 10,001 globals are refused before any repr', async () => {
+    await env.reset({ task: 0 });
+    await env.step("globals().update({f'g{i}': i for i in range(10_001)})");
+    expect(await refusalOf(env.checkpoint())).toMatchObject({ code: 'CHECKPOINT_REFUSED', reason: 'too-many-globals' });
+    await env.step("import gc, time\nworker = next(o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == 'Worker')\nworker.observe = lambda self, request: time.sleep(3600)\ndel worker");
+    const started = performance.now();
+    expect(await refusalOf(env.checkpoint())).toMatchObject({ code: 'CHECKPOINT_REFUSED', reason: 'unanswered' });
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect((await env.step("print('g0' in globals())")).observation).toBe('False\n[intercode: the interpreter did not answer when observed and was replaced; a new one was started and definitions were lost]');
+  }, 120_000);
+
   it('what remains: an action that patches the observer in its own interpreter makes parent and child lie alike, so a clock read is restored; the reward still follows the actions alone (the scorer replays them in a new sandbox)', async () => {
     await env.reset({ task: 0 });
     await env.step("import gc, time\ng = next(o for o in gc.get_objects() if type(o).__name__ == 'function' and o.__name__ == 'describe_namespace').__globals__\ng['describe_namespace'] = lambda *a: {'globals': []}\ndel g\nt = time.time()");
