@@ -339,7 +339,8 @@ export abstract class SandboxEnv implements TaskEnv {
    * Saves the episode as it stands: the sandbox's written files (the sandbox frozen while they
    * are copied on the host), the agent shell's state, the task, steps and last observation.
    * The episode goes on unchanged. Processes the episode left running are not carried: the
-   * handle's `info.dropped` lists them.
+   * handle's `info.dropped` lists them. An env with a {@link replayObserver} instead saves the
+   * steps and what the observer reads (a restore replays them).
    * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED
    *   where the runtime cannot read the sandbox's layer or the runner is no bash session,
    *   CHECKPOINT_REFUSED where this state cannot be carried exactly (details.reason).
