@@ -7,6 +7,9 @@
  * clock, an unseeded generator or /dev/urandom is refused (typed, `not-replayable`); a
  * hostile `__repr__` (raising, sleeping, changing state, huge) is bounded or refused.
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pythonRecipe } from '../../envs/python/images.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
@@ -46,13 +49,14 @@ const PROBE = "print(r, items, sorted(bag), conf, cycle, p.__dict__, f.closed, s
 describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
   let image = '';
   const envs: PythonEnv[] = [];
-  const make = () => {
+  const make = (overrides: Partial<ConstructorParameters<typeof PythonEnv>[0]> = {}) => {
     const env = new PythonEnv({
       runtime: new DockerRuntime(requireEngine(engine)),
       spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
       dataset: [DOUBLE],
       session: { timeoutMs: 8_000 },
       testTimeoutMs: 2_000,
+      ...overrides,
     });
     envs.push(env);
     return env;
@@ -198,6 +202,30 @@ describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
       await vec.close();
     }
   }, 180_000);
+
+  it("a child's trajectory log holds the parent's steps, then its own, with its reward", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'intercode-python-fork-logs-'));
+    try {
+      const parent = make({ trajectoryDir: dir });
+      await parent.reset({ task: 0 });
+      await parent.step('def double(x):\n    return 2 * x');
+      await parent.step('double(4)');
+      const [child] = await parent.fork(1);
+      await child!.step('double(5)');
+      expect(await child!.step('submit double')).toMatchObject({ reward: 1 });
+      await child!.close();
+      const [file] = readdirSync(dir);
+      const log = JSON.parse(readFileSync(join(dir, file!), 'utf8')) as { reward: number; trajectory: { action: string; observation: string }[] };
+      expect(log.reward).toBe(1);
+      expect(log.trajectory).toEqual([
+        { action: 'def double(x):\n    return 2 * x', observation: '' },
+        { action: 'double(4)', observation: '8\n' },
+        { action: 'double(5)', observation: '10\n' },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('a handle of a closed env, and checkpoint() without an episode, are EnvStateErrors', async () => {
     const owner = make();
