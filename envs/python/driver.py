@@ -8,6 +8,8 @@ sandbox, so its tests run in a new sandbox (envs/python/scorer.py).
 Host -> driver: frames `<byte length>\\n<JSON>` on stdin, one request each:
   {"op": "exec",  "id": n, "code": str, "timeoutMs": int, "keepBytes": int, "killBytes": int, "graceMs": int}
   {"op": "load",  "id": n, "codes": [str], "timeoutMs": int}   (a fresh namespace that ran `codes`)
+  {"op": "observe", "id": n, "timeoutMs": int, "headChars": int, "maxGlobals": int}
+                                                 (the namespace's globals, seen by a fork of the worker)
 Driver -> host: frames `\\x1eIC<nonce> <byte length>\\n<JSON>` on stdout. Anything else on
 the stream (a crash report of the driver itself) is not a frame and is shown as noise.
 
@@ -86,7 +88,8 @@ class Worker:
             request = read_frame(requests)
             if request is None:
                 os._exit(0)
-            reply = self.load(request) if request["op"] == "load" else self.run_action(request["code"])
+            op = request["op"]
+            reply = self.load(request) if op == "load" else self.observe(request) if op == "observe" else self.run_action(request["code"])
             if os.getpid() != self.pid:  # a process the action forked: never answer for the worker
                 os._exit(0)
             send_frame(self.ctrl_fd, {"id": request["id"], **reply})
@@ -136,6 +139,116 @@ class Worker:
             except BaseException:  # noqa: BLE001 - as InterCode's server: an error is output
                 pass
         return {"executed": True}
+
+
+    # ------------------------------------------------------------ observer
+
+    def observe(self, request):
+        """What the namespace's globals are, read by a fork of this worker (an observer): a
+        `__repr__` that changes state changes the observer's copy only; one that raises, or
+        takes longer than `timeoutMs` in all, makes the reply a refusal (the observer is killed)."""
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                try:
+                    result = describe_namespace(self.namespace, request["headChars"], request["maxGlobals"])
+                except BaseException as e:  # noqa: BLE001 - a hostile repr raises anything
+                    result = {"refused": "repr-raised", "error": type(e).__name__}
+                write_all(write_end, json.dumps(result).encode("utf-8"))
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data, deadline = b"", time.monotonic() + request["timeoutMs"] / 1000
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([read_end], [], [], remaining)[0]:
+                    return {"observed": {"refused": "repr-timed-out"}}
+                chunk = os.read(read_end, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(read_end)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+        try:
+            return {"observed": json.loads(data.decode("utf-8"))}
+        except ValueError:
+            return {"observed": {"refused": "repr-raised", "error": "the observer stopped before answering"}}
+
+
+def describe_namespace(namespace, head_chars, max_globals):
+    """Each global but `__builtins__`, by sorted name: its type's name, the length and sha256
+    of its canonical repr (see canonical_repr) and the repr's first `head_chars` characters.
+    A repr that raises: a refusal naming the global."""
+    import hashlib
+    names = list(namespace)
+    if not all(type(name) is str for name in names):
+        return {"refused": "unreadable", "error": "a global's name is not a string"}
+    names = sorted(name for name in names if name != "__builtins__")
+    if len(names) > max_globals:
+        return {"refused": "too-many-globals", "globals": len(names)}
+    globals_seen = []
+    for name in names:
+        value = namespace[name]
+        kind = type(value)
+        try:
+            text = canonical_repr(value, 0)
+        except BaseException as e:  # noqa: BLE001 - a hostile repr raises anything
+            return {"refused": "repr-raised", "name": name, "error": type(e).__name__}
+        if type(text) is not str:
+            return {"refused": "repr-raised", "name": name, "error": "repr gave no str"}
+        globals_seen.append({
+            "name": name,
+            "type": f"{kind.__module__}.{kind.__qualname__}",
+            "reprChars": len(text),
+            "reprSha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+            "head": text[:head_chars],
+        })
+    return {"globals": globals_seen}
+
+
+ADDRESS = None
+
+
+def canonical_repr(value, depth, active=None):
+    """repr(value) without what differs between two interpreters that ran the same code:
+    object addresses (` at 0x…`), the order of a set's elements (it follows string hashes,
+    seeded per interpreter), a module's file; a function's defaults are added (its repr
+    shows none)."""
+    global ADDRESS
+    import re
+    import types
+    ADDRESS = ADDRESS or re.compile(r" at 0x[0-9a-fA-F]+")
+    kind = type(value)
+    if kind is types.ModuleType:
+        return f"<module {value.__name__!r}>"
+    if depth < 20 and kind in (set, frozenset, list, tuple, dict):
+        active = active or set()
+        if id(value) in active:
+            return "[...]"
+        active.add(id(value))
+        try:
+            if kind is dict:
+                return "{" + ", ".join(f"{canonical_repr(k, depth + 1, active)}: {canonical_repr(v, depth + 1, active)}" for k, v in value.items()) + "}"
+            inner = [canonical_repr(v, depth + 1, active) for v in value]
+            if kind in (set, frozenset):
+                return f"{kind.__name__}({{{', '.join(sorted(inner))}}})"
+            if kind is list:
+                return f"[{', '.join(inner)}]"
+            return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
+        finally:
+            active.discard(id(value))
+    text = ADDRESS.sub(" at 0x?", repr(value))
+    if kind is types.FunctionType:
+        text += f" defaults={canonical_repr(value.__defaults__, depth + 1)} kwdefaults={canonical_repr(value.__kwdefaults__, depth + 1)}"
+    return text
 
 
 class time_limit:
@@ -238,6 +351,8 @@ class Driver:
     def handle(self, request):
         if request["op"] == "exec":
             return self.exec_action(request)
+        if request["op"] == "observe":
+            return self.observe(request)
         # load: the code enforces its own limit in the worker; this is a backstop only.
         backstop = (request["timeoutMs"] / 1000 + 2) * (len(request["codes"]) + 1)
         reply, output, exited = self.await_worker(request, backstop, keep=0, kill=1 << 30)
@@ -247,6 +362,17 @@ class Driver:
             why = describe_status(status) if exited else f"did not finish in {backstop:g} s"
             return {"id": request["id"], "driverError": f"the interpreter {why} while loading code"}
         return reply
+
+    def observe(self, request):
+        """The worker's observation of its namespace (Worker.observe). A worker that does not
+        answer in time (its code patched by an action) is replaced, and the reply says so."""
+        reply, output, exited = self.await_worker(request, request["timeoutMs"] / 1000 + 2, keep=0, kill=1 << 30)
+        if reply is None or not isinstance(reply.get("observed"), dict):
+            status = self.stop_worker()
+            self.start_worker()
+            why = f"stopped ({describe_status(status)})" if exited else "did not answer"
+            return {"id": request["id"], "observed": {"refused": "unanswered"}, "restarted": f"{why} when observed and was replaced"}
+        return {"id": request["id"], "observed": reply["observed"]}
 
     def exec_action(self, request):
         keep, kill = request["keepBytes"], request["killBytes"]

@@ -7,6 +7,8 @@ import { EnvStateError } from '../../src/errors.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { PythonScorer } from './python-scorer.js';
+import { PythonObserver } from './python-observer.js';
+import type { EpisodeCheckpoint, ReplayedEpisodeState, ReplayObserver, SandboxEpisodeState } from '../../src/env/checkpoint.js';
 import { DEFAULT_PYTHON_SESSION_OPTIONS, PythonSession, type PythonSessionOptions } from './python-session.js';
 import { goldEntry, toPythonTask, type EntryRule, type PythonTask } from './python-task.js';
 import { appsReward, mbppReward, type PythonReward } from './reward.js';
@@ -62,6 +64,39 @@ export class PythonEnv extends SandboxEnv {
   override async close(): Promise<void> {
     await super.close();
     await this.scorer.close();
+  }
+
+  /**
+   * Continues a checkpoint's episode here: its actions replayed into a new sandbox and proven
+   * equal (see {@link replayObserver}); the sandbox its score will run in is made meanwhile.
+   */
+  override async restore(checkpoint: EpisodeCheckpoint<SandboxEpisodeState | ReplayedEpisodeState>): Promise<void> {
+    await super.restore(checkpoint);
+    if (this.currentTask) this.scorer.prepare();
+  }
+
+  /**
+   * The interpreter's state cannot be copied: a checkpoint holds the episode's actions and
+   * what a {@link PythonObserver} saw (the globals' canonical reprs, the actions the
+   * interpreter ran, the written files); a restore replays the actions and compares.
+   */
+  protected override replayObserver(): ReplayObserver {
+    return this.observer as ReplayObserver;
+  }
+
+  private readonly observer = new PythonObserver();
+
+  /** The function a `peekScore(submission)` named: what a later bare `submit` scores. */
+  protected override envEpisodeState(): Record<string, unknown> {
+    return this.submission === undefined ? {} : { submission: this.submission };
+  }
+
+  protected override resumeEnvEpisodeState(state: Readonly<Record<string, unknown>>): void {
+    this.submission = typeof state.submission === 'string' ? state.submission : undefined;
+  }
+
+  protected override sibling(): PythonEnv {
+    return new PythonEnv(this.config);
   }
 
   protected openRunner(sandbox: Sandbox): Promise<CommandRunner> {

@@ -54,6 +54,37 @@ export interface RanAction {
   timeoutMs: number;
 }
 
+/** One global of the interpreter's namespace as the driver's observer saw it (envs/python/driver.py describe_namespace). */
+export interface ObservedGlobal {
+  name: string;
+  /** Its type's module and qualified name. */
+  type: string;
+  /** Characters of its canonical repr, and their sha256 (what is compared). */
+  reprChars: number;
+  reprSha256: string;
+  /** The repr's first characters (shown in a refusal, not compared). */
+  head: string;
+}
+
+/** What {@link PythonSession.observe} reads: the namespace's globals, or why they cannot be read. */
+export type NamespaceReading = { globals: ObservedGlobal[] } | { refused: string; name?: string; error?: string };
+
+function isObservedGlobal(value: unknown): value is ObservedGlobal {
+  if (typeof value !== 'object' || value === null) return false;
+  const g = value as Record<string, unknown>;
+  return typeof g.name === 'string' && typeof g.type === 'string' && Number.isSafeInteger(g.reprChars) && typeof g.reprSha256 === 'string' && /^[0-9a-f]{64}$/.test(g.reprSha256) && typeof g.head === 'string';
+}
+
+/** The driver's `observed` field checked (anything else: undefined). */
+function namespaceReading(observed: unknown): NamespaceReading | undefined {
+  if (typeof observed !== 'object' || observed === null) return undefined;
+  const o = observed as Record<string, unknown>;
+  if (typeof o.refused === 'string') {
+    return { refused: o.refused.slice(0, 100), ...(typeof o.name === 'string' ? { name: o.name.slice(0, 200) } : {}), ...(typeof o.error === 'string' ? { error: o.error.slice(0, 200) } : {}) };
+  }
+  return Array.isArray(o.globals) && o.globals.every(isObservedGlobal) ? { globals: o.globals } : undefined;
+}
+
 /**
  * The driver's answer to an action, checked field by field (anything else: undefined), its
  * output cut to `maxBytes` (the driver keeps no more; a driver that sends more is not ours).
@@ -85,6 +116,8 @@ export class PythonSession implements CommandRunner {
   readonly cwd = '/';
   private channel: FrameChannel | undefined;
   private ran: RanAction[] = [];
+  /** Why the interpreter was replaced outside an action (an observation it did not answer): told with the next action's output. */
+  private replacedBetweenActions: string | undefined;
   private readonly options: PythonSessionOptions;
 
   private constructor(private readonly sandbox: Sandbox, options: Partial<PythonSessionOptions>) {
@@ -115,6 +148,8 @@ export class PythonSession implements CommandRunner {
       await this.spawn();
       notes.push('the interpreter had stopped and a new one was started (definitions were lost)');
     }
+    if (this.replacedBetweenActions) notes.push(this.replacedBetweenActions);
+    this.replacedBetweenActions = undefined;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const frame = await this.request(
       { op: 'exec', code, timeoutMs, graceMs: this.options.graceMs, keepBytes: this.options.maxOutputBytes, killBytes: this.options.killOutputBytes },
@@ -154,6 +189,26 @@ export class PythonSession implements CommandRunner {
     const frame = await this.request({ op: 'load', codes, timeoutMs }, (timeoutMs + 3_000) * (codes.length + 1) + 10_000);
     if (frame.executed !== true) throw this.broken('answered a load with a reply of the wrong shape');
     this.ran = codes.map((code) => ({ code, timeoutMs }));
+  }
+
+  /**
+   * The namespace's globals as an observer sees them: read by a fork of the interpreter
+   * (a `__repr__` that changes state changes the fork's copy only), within `timeoutMs` in
+   * all, each repr made canonical (no object addresses; sets' elements sorted) and hashed,
+   * its first `headChars` characters kept. A worker that does not answer (its code patched by
+   * an action) is replaced: its definitions are lost, and the next action's output says so.
+   * @throws SandboxError when the driver cannot be reached or answers out of shape.
+   */
+  async observe(limits: { timeoutMs: number; headChars: number; maxGlobals: number }): Promise<NamespaceReading> {
+    if (!this.channel?.open) await this.spawn();
+    const frame = await this.request({ op: 'observe', ...limits }, limits.timeoutMs + 15_000);
+    if (typeof frame.restarted === 'string') {
+      this.ran = [];
+      this.replacedBetweenActions = `the interpreter ${frame.restarted.slice(0, 200)}; a new one was started and definitions were lost`;
+    }
+    const reading = namespaceReading(frame.observed);
+    if (!reading) throw this.broken('answered an observation with a reply of the wrong shape');
+    return reading;
   }
 
   close(): void {

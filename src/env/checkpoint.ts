@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Task } from '../datasets/index.js';
 import { ConfigError, EnvStateError } from '../errors.js';
 import type { ShellState } from '../sandbox/shell/shell-state.js';
-import type { LayerArchive, LayerLimits, SandboxSpec } from '../sandbox/types.js';
+import type { LayerArchive, LayerLimits, Sandbox, SandboxSpec } from '../sandbox/types.js';
+import type { CommandRunner } from '../sandbox/shell/types.js';
 
 /** What a checkpoint did not carry, and what it cost. */
 export interface CheckpointInfo {
@@ -21,6 +22,8 @@ export interface CheckpointInfo {
   durationMs: number;
   /** An embedded SQLite episode's database, held in memory (bytes; 0 when it is the backend's unchanged data). */
   database?: { bytes: number };
+  /** An episode carried by replay (see {@link ReplayObserver}): the actions a restore replays. Its `layer` is then all zeros: nothing is copied. */
+  replay?: { actions: number };
 }
 
 /**
@@ -52,6 +55,36 @@ export interface SandboxEpisodeState {
   readonly shell: ShellState;
   /** What the env kind keeps of its episode beyond the above (plain data; CTF: the flag submitted). */
   readonly envEpisode: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A sandbox env's episode carried by replay (SandboxEnv.replayObserver): its task, steps, last
+ * observation and what the env kind keeps, and what the observer saw of its state at
+ * checkpoint time; a restore replays the steps into a new sandbox and compares.
+ */
+export interface ReplayedEpisodeState {
+  readonly spec: SandboxSpec;
+  readonly task: Task | null;
+  readonly steps: readonly { action: string; observation: string }[];
+  readonly lastObservation: string;
+  readonly envEpisode: Readonly<Record<string, unknown>>;
+  /** What {@link ReplayObserver.observe} gave at checkpoint time. */
+  readonly observed: unknown;
+}
+
+/**
+ * How an env whose runner's state cannot be copied proves a replayed episode equal to the one
+ * it continues: it reads the state of an episode's sandbox and runner as plain data, at
+ * checkpoint time and again after a restore's replay, and says where two readings differ.
+ */
+export interface ReplayObserver<Seen = unknown> {
+  /**
+   * The episode's state in `sandbox` with `runner`, as plain data (equal states: equal data).
+   * @throws CarryRefusal where it cannot be read exactly or passes `limits`.
+   */
+  observe(sandbox: Sandbox, runner: CommandRunner, limits: LayerLimits): Promise<Seen>;
+  /** Where `replayed` differs from `recorded` (plain data naming the part), or undefined when equal. */
+  difference(recorded: Seen, replayed: Seen): Record<string, unknown> | undefined;
 }
 
 /** Bounds a checkpoint's copy of the written layer (CHECKPOINT_REFUSED past them). */

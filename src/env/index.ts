@@ -3,4 +3,4 @@ export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './re
 export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
 export { SandboxEnv, type EpisodeState, type SandboxEnvConfig } from './sandbox-env.js';
 export { isCheckpointable, isForkable, type CheckpointableEnv, type ForkableEnv } from './types.js';
-export { CheckpointStore, DEFAULT_LAYER_LIMITS, type CheckpointInfo, type EpisodeCheckpoint, type SandboxEpisodeState } from './checkpoint.js';
+export { CheckpointStore, DEFAULT_LAYER_LIMITS, type CheckpointInfo, type EpisodeCheckpoint, type SandboxEpisodeState, type ReplayedEpisodeState, type ReplayObserver } from './checkpoint.js';

@@ -12,7 +12,7 @@ import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
-import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type SandboxEpisodeState } from './checkpoint.js';
+import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type ReplayedEpisodeState, type ReplayObserver, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
 import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
@@ -339,16 +339,19 @@ export abstract class SandboxEnv implements TaskEnv {
    * Saves the episode as it stands: the sandbox's written files (the sandbox frozen while they
    * are copied on the host), the agent shell's state, the task, steps and last observation.
    * The episode goes on unchanged. Processes the episode left running are not carried: the
-   * handle's `info.dropped` lists them.
+   * handle's `info.dropped` lists them. An env with a {@link replayObserver} instead saves the
+   * steps and what the observer reads (a restore replays them).
    * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED
    *   where the runtime cannot read the sandbox's layer or the runner is no bash session,
    *   CHECKPOINT_REFUSED where this state cannot be carried exactly (details.reason).
    */
-  async checkpoint(): Promise<EpisodeCheckpoint<SandboxEpisodeState>> {
+  async checkpoint(): Promise<EpisodeCheckpoint<SandboxEpisodeState | ReplayedEpisodeState>> {
     const workspace = this.workspace;
     if (!workspace || this.ended) throw new EnvStateError('checkpoint() needs an episode under way: call reset()');
     const started = performance.now();
     const { sandbox, runner, control } = workspace;
+    const observer = this.replayObserver();
+    if (observer) return this.checkpointForReplay(observer, workspace, started);
     if (!sandbox.archiveLayer || !this.config.runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.runtime.name} runtime cannot copy a sandbox's written files`);
     if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id}'s runner is not a bash session: its state cannot be checkpointed`);
     const shell = await captureShellState(runner).catch((error: unknown) => {
@@ -386,23 +389,92 @@ export abstract class SandboxEnv implements TaskEnv {
    * @throws EnvStateError for a released checkpoint or one of another env kind;
    *   CheckpointError CHECKPOINT_REFUSED when the shell's state could not be given exactly.
    */
-  async restore(checkpoint: EpisodeCheckpoint<SandboxEpisodeState>): Promise<void> {
+  async restore(checkpoint: EpisodeCheckpoint<SandboxEpisodeState | ReplayedEpisodeState>): Promise<void> {
     this.checkpoints.requireLive(checkpoint);
     if (checkpoint.envId !== this.id) throw new EnvStateError(`checkpoint ${checkpoint.id} is of ${checkpoint.envId}, not ${this.id}`);
+    if ('observed' in checkpoint.state) return this.restoreByReplay(checkpoint.state);
     const { runtime } = this.config;
     if (!runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot make a sandbox from a checkpoint`);
     const { spec, layer, shell, task, steps, lastObservation, envEpisode } = checkpoint.state;
     this.checkRestorable(spec, task);
     const workspace = await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell);
+    this.continueEpisode(workspace, true, { task, steps, lastObservation, envEpisode });
+  }
+
+  /** Makes `workspace` this env's, continuing the episode `state` describes (`restored`: a workspace no source owns). */
+  private continueEpisode(workspace: Workspace, restored: boolean, state: Pick<ReplayedEpisodeState, 'task' | 'steps' | 'lastObservation' | 'envEpisode'>): void {
+    const { task, steps, lastObservation, envEpisode } = state;
     this.retire();
     this.workspace = workspace;
-    this.restoredWorkspace = workspace;
+    if (restored) this.restoredWorkspace = workspace;
     this.task = task;
     this.steps = [...steps];
     this.lastObservation = lastObservation;
     this.controlViolationsAtReset = workspace.control.violations;
     this.ended = false;
     this.resumeEnvEpisodeState(envEpisode);
+  }
+
+  /**
+   * How this env's episodes are carried when its runner's state cannot be copied (a runner
+   * that is no bash session): an observer of the episode's state. Its checkpoints then hold
+   * the steps and what the observer saw; a restore replays the steps into a workspace the
+   * env's source gives (as a reset does), each observation compared with the recorded one,
+   * then the observer's reading — equal, or refused (reason `not-replayable`). Default:
+   * none (the written files and the agent shell's state are copied).
+   */
+  protected replayObserver(): ReplayObserver | undefined {
+    return undefined;
+  }
+
+  private async checkpointForReplay(observer: ReplayObserver, workspace: Workspace, started: number): Promise<EpisodeCheckpoint<ReplayedEpisodeState>> {
+    const observed = await observer.observe(workspace.sandbox, workspace.runner, this.config.checkpointLimits ?? DEFAULT_LAYER_LIMITS).catch((error: unknown) => {
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
+      throw error;
+    });
+    const { id } = this.checkpoints.allocate();
+    return this.checkpoints.add({
+      id,
+      envId: this.id,
+      info: {
+        steps: this.steps.length,
+        layer: { paths: 0, bytes: 0, archiveBytes: 0 },
+        dropped: { processes: [], shellValues: [] },
+        durationMs: performance.now() - started,
+        replay: { actions: this.steps.length },
+      },
+      state: { spec: workspace.sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, envEpisode: this.envEpisodeState(), observed },
+    });
+  }
+
+  /**
+   * {@link restore} of a checkpoint made by {@link replayObserver}: a workspace from this
+   * env's source prepared for the task (as a reset), every step replayed and its observation
+   * compared, then the observer's reading. Nothing is handed out unless all are equal.
+   * @throws CheckpointError CHECKPOINT_REFUSED (reason `not-replayable`, `details.step`: the
+   *   first step whose observation differed, or the step count when the state after them did).
+   */
+  private async restoreByReplay(state: ReplayedEpisodeState): Promise<void> {
+    const observer = this.replayObserver();
+    if (!observer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id} cannot continue an episode by replay`);
+    const { spec, task, steps, observed } = state;
+    this.checkRestorable(spec, task);
+    const workspace = await this.source.acquire();
+    try {
+      await this.prepareEpisode(workspace, task);
+      for (const [step, { action, observation }] of steps.entries()) {
+        const replayed = renderObservation(await workspace.runner.run(action));
+        if (replayed !== observation) throw notReplayable(step, { part: 'observation', recorded: observation.slice(0, 500), replayed: replayed.slice(0, 500) });
+      }
+      const seen = await observer.observe(workspace.sandbox, workspace.runner, this.config.checkpointLimits ?? DEFAULT_LAYER_LIMITS);
+      const difference = observer.difference(observed, seen);
+      if (difference) throw notReplayable(steps.length, difference);
+    } catch (error) {
+      this.source.release(workspace);
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
+      throw error;
+    }
+    this.continueEpisode(workspace, false, state);
   }
 
   /**
@@ -509,6 +581,12 @@ function untrustedEnd(events: readonly CommandEvent[]): Truncation | undefined {
 /** The refusal of a checkpoint whose sandbox image is not the one this env scores (see SandboxEnv.checkRestorable). */
 export function otherImage(image: string, expected: string): CheckpointError {
   return new CheckpointError('CHECKPOINT_REFUSED', `the checkpoint's sandbox is of image ${image}, not ${expected}: this env cannot score it`, { details: { reason: 'other-image', image, expected } });
+}
+
+/** The refusal of a replay whose `step` (or the state after the last step) differs from the episode's. */
+function notReplayable(step: number, details: Record<string, unknown>): CheckpointError {
+  const where = details.part === 'observation' ? `step ${step}'s observation` : `the state after ${step} steps (${String(details.part)})`;
+  return new CheckpointError('CHECKPOINT_REFUSED', `the episode is not replayable: ${where} differs when its actions are replayed in a new sandbox (time, randomness or I/O)`, { details: { reason: 'not-replayable', step, ...details } });
 }
 
 /** A part of the state that could not be carried exactly, as the env's typed refusal (nothing partial handed out). */

@@ -8,7 +8,8 @@
  * - over MCP (the official TypeScript client, `checkpointTools`), the same tools fork an episode
  *   whose child is reached through OpenEnv's `session_id`;
  * - a forked session nobody takes ends at the idle timeout, its slot given back;
- * - an env that cannot checkpoint (python) answers CHECKPOINT_UNSUPPORTED.
+ * - the python env checkpoints and forks by replay: a forked session has the parent's globals,
+ *   and an episode that read the clock is refused (CHECKPOINT_REFUSED) while its session goes on.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -309,8 +310,8 @@ describe.skipIf(skipWithoutEngine(engine, 'server fork idle timeout'))('server: 
   }, 300_000);
 });
 
-describe.skipIf(skipWithoutEngine(engine, 'server checkpoint over a python env'))('server: an env that cannot checkpoint', () => {
-  it('python answers CHECKPOINT_UNSUPPORTED to checkpoint and fork, and the session goes on', async () => {
+describe.skipIf(skipWithoutEngine(engine, 'server checkpoint over a python env'))('server: checkpoint and fork over the python env (by replay)', () => {
+  it('python forks by replay: the child session has the parent\'s globals and is independent; an episode that read the clock is CHECKPOINT_REFUSED and its session goes on', async () => {
     requireEngine(engine);
     const log = (line: string) => console.log(line);
     const plugin = ENV_PLUGINS.find((p) => p.name === 'python')!;
@@ -323,14 +324,24 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint over a python env')
       const client = new TestClient(server.url);
       await client.opened;
       await client.request({ type: 'reset', data: { task_id: 0 } });
-      for (const message of [{ type: 'checkpoint' }, { type: 'fork', data: { n: 1 } }]) {
-        const refused = await client.request(message);
-        expect(refused.type).toBe('error');
-        expect(refused.data).toMatchObject({ code: 'CHECKPOINT_UNSUPPORTED', retryable: false });
-      }
+      await client.request({ type: 'step', data: { code: 'n = 6 * 7' } });
+      expect((await client.request({ type: 'checkpoint' })).type).toBe('checkpoint');
+      const forked = await client.request({ type: 'fork', data: { n: 1 } });
+      expect(forked.type).toBe('fork');
+      const sessions = forked.data.sessions as { session_id: string }[];
+      const child = attach(server, sessions[0]!.session_id);
+      await child.opened;
+      expect(output(await child.request({ type: 'step', data: { code: 'print(n)' } }))).toMatch(/42/);
+      await child.request({ type: 'step', data: { code: 'mine = 1' } });
+      expect(output(await client.request({ type: 'step', data: { code: "print('mine' in globals())" } }))).toMatch(/False/);
+      child.send({ type: 'close' });
+      await until(() => server.leases.active === 1);
+      await client.request({ type: 'step', data: { code: 'import time; t = time.time()' } });
+      const refused = await client.request({ type: 'fork', data: { n: 1 } });
+      expect(refused.type).toBe('error');
+      expect(refused.data).toMatchObject({ code: 'CHECKPOINT_REFUSED', retryable: false });
       expect(server.leases.active).toBe(1);
-      expect(slots.inUse).toBe(1);
-      expect((await client.request({ type: 'step', data: { code: 'print(6 * 7)' } })).data.observation?.output).toMatch(/42/);
+      expect((await client.request({ type: 'step', data: { code: 'print(n)' } })).data.observation?.output).toMatch(/42/);
       client.send({ type: 'close' });
       await until(() => server.leases.active === 0 && slots.inUse === 0);
     } finally {
