@@ -1,7 +1,8 @@
 /**
  * `bench fork`: checkpoint and fork a live episode (docs/fork.md) against the way without
  * forks — a new episode and the same actions replayed — per written-diff size, in one run:
- * bash (a sandbox's written files) or embedded SQLite in writable mode (the database's bytes).
+ * bash (a sandbox's written files), Python (by replay) or embedded SQLite in writable mode
+ * (the database's bytes).
  */
 import { ConfigError } from '../errors.js';
 import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
@@ -9,7 +10,7 @@ import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--env bash|sqlite] [--rounds N] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite] [--rounds N] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
 checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new episode plus the
@@ -17,6 +18,9 @@ episode's actions replayed; "exact": a child and the parent print the same obser
 --env bash (default): random bytes written to /tmp in a sandbox; the probe is a find of
   /tmp and /testbed (type, size, blocks, links, mode, owner, mtime), the md5 of the diff,
   the shell's cwd and a variable.
+--env python: the Python env (checkpoints by replay: docs/fork.md), seeded random bytes
+  written to /tmp/diff and a global set; the probe prints the file's md5, size and mode, the
+  global and the names of the globals.
 --env sqlite: the SQL env on embedded SQLite in writable mode, random 1 MiB blobs inserted
   into a new table; the probe is the schema, the page and freelist counts, and each row's
   length and 32 bytes at a row-dependent offset.
@@ -49,7 +53,7 @@ interface ForkScenario {
   probe: string;
 }
 
-const SCENARIOS: Record<'bash' | 'sqlite', ForkScenario> = {
+const SCENARIOS: Record<'bash' | 'python' | 'sqlite', ForkScenario> = {
   bash: {
     async envs() {
       const { createBashEnvs } = await import('../../envs/bash/index.js');
@@ -58,6 +62,15 @@ const SCENARIOS: Record<'bash' | 'sqlite', ForkScenario> = {
     actions: (mib) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'],
     probe: String.raw`find /tmp /testbed -xdev -printf '%p %y %s %b %n %m %u %g %T@
 ' | LC_ALL=C sort; md5sum /tmp/diff; echo "$PWD $K"`,
+  },
+  python: {
+    async envs() {
+      const { createPythonEnvs } = await import('../../envs/python/index.js');
+      return createPythonEnvs({}, 2);
+    },
+    // Seeded, so that the replay a restore makes gives the same bytes (an unseeded one is refused as not replayable).
+    actions: (mib) => [`import random\nrandom.seed(7)\nwith open('/tmp/diff', 'wb') as f: f.write(random.randbytes(${mib} * 2**20))`, 'K = {"kept": [1, 2, 3]}'],
+    probe: "import hashlib, os\nprint(hashlib.md5(open('/tmp/diff', 'rb').read()).hexdigest(), os.stat('/tmp/diff').st_size, oct(os.stat('/tmp/diff').st_mode), K, sorted(n for n in globals() if not n.startswith('_')))",
   },
   sqlite: {
     async envs() {
@@ -121,7 +134,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number):
 
 export const forkBench: Bench = {
   name: 'fork',
-  summary: 'checkpoint and fork a live bash or embedded SQLite episode (1 MiB and 50 MiB written) against a new episode with the actions replayed',
+  summary: 'checkpoint and fork a live bash, Python or embedded SQLite episode (1 MiB and 50 MiB written) against a new episode with the actions replayed',
   async run(args: readonly string[], io: BenchIO): Promise<number> {
     let rounds: number;
     let json: boolean;
@@ -134,7 +147,7 @@ export const forkBench: Bench = {
       }
       rounds = positiveNumber('--rounds', values.rounds, 3, true);
       const env = values.env ?? 'bash';
-      if (env !== 'bash' && env !== 'sqlite') throw new ConfigError('--env', `must be bash or sqlite (got "${String(env)}")`);
+      if (env !== 'bash' && env !== 'python' && env !== 'sqlite') throw new ConfigError('--env', `must be bash, python or sqlite (got "${String(env)}")`);
       scenario = SCENARIOS[env];
       json = values.json === true;
     } catch (error) {
