@@ -85,12 +85,18 @@ export class EpisodeSession {
     }
     const saved = await this.save();
     this.saved.set(saved.checkpoint.id, saved);
-    const { layer, dropped, durationMs } = saved.checkpoint.info;
+    const { layer, dropped, durationMs, replay, database } = saved.checkpoint.info;
     return {
       checkpoint_id: saved.checkpoint.id,
       episode_id: this.episodeId,
       step_count: saved.stepCount,
-      info: { layer: { paths: layer.paths, bytes: layer.bytes, archive_bytes: layer.archiveBytes }, dropped: { processes: dropped.processes, shell_values: dropped.shellValues }, duration_ms: Math.round(durationMs) },
+      info: {
+        layer: { paths: layer.paths, bytes: layer.bytes, archive_bytes: layer.archiveBytes },
+        dropped: { processes: dropped.processes, shell_values: dropped.shellValues },
+        duration_ms: Math.round(durationMs),
+        ...(replay ? { replay } : {}),
+        ...(database ? { database } : {}),
+      },
     };
   }
 

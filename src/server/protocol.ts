@@ -301,6 +301,10 @@ export interface CheckpointReply {
     layer: { paths: number; bytes: number; archive_bytes: number };
     dropped: { processes: string[]; shell_values: readonly string[] };
     duration_ms: number;
+    /** An episode carried by replay (python): the actions a restore replays (its `layer` is then all zeros). */
+    replay?: { actions: number };
+    /** An embedded SQLite episode's database held by the handle, in bytes. */
+    database?: { bytes: number };
   };
 }
 

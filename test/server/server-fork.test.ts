@@ -325,7 +325,10 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint over a python env')
       await client.opened;
       await client.request({ type: 'reset', data: { task_id: 0 } });
       await client.request({ type: 'step', data: { code: 'n = 6 * 7' } });
-      expect((await client.request({ type: 'checkpoint' })).type).toBe('checkpoint');
+      const saved = await client.request({ type: 'checkpoint' });
+      expect(saved.type).toBe('checkpoint');
+      // Carried by replay: the reply says how many actions a restore replays, and copies no layer.
+      expect(saved.data.info).toMatchObject({ replay: { actions: 1 }, layer: { paths: 0, bytes: 0 } });
       const forked = await client.request({ type: 'fork', data: { n: 1 } });
       expect(forked.type).toBe('fork');
       const sessions = forked.data.sessions as { session_id: string }[];
