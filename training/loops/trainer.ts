@@ -26,7 +26,7 @@ import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, t
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import { corpusImitation, corpusPairs, retrievalPairs, type CorpusName } from './corpus-stage.js';
 import type { EpisodeRunner } from './episode-runner.js';
-import { policyGradientStep } from './policy-gradient.js';
+import { onPolicyBuffer, policyGradientStep } from './policy-gradient.js';
 import { isSolved } from '../../src/scoring/solved.js';
 
 export interface TrainSettings {
@@ -269,7 +269,8 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
         const order = shuffled(trainTasks, derive(settings.seed, 'pg-tasks', stage.round));
         const tasks = Array.from({ length: settings.pgEpisodes }, (_, i) => order[i % order.length]!);
         const played = await play(tasks, (i) => new NeuralPolicy(network, candidates, { kind: 'sample', random: derive(settings.seed, 'pg', stage.round, i) }));
-        const loss = policyGradientStep(network, pgOptimizer, played.rollouts, candidates, { turnLimit: settings.turnLimit, valueCoef: settings.valueCoef, entropyCoef: settings.entropyCoef });
+        const episodes = onPolicyBuffer(settings.env, played.rollouts, `pg-${stage.round}`).episodes();
+        const loss = policyGradientStep(network, pgOptimizer, episodes, candidates, { turnLimit: settings.turnLimit, valueCoef: settings.valueCoef, entropyCoef: settings.entropyCoef });
         record = { iteration, phase: 'pg', ...(loss === undefined ? {} : { loss }), ...outcome(played.rollouts), episodes: played.rollouts.length, envSteps: played.envSteps, envStepsPerSec: played.envStepsPerSec, elapsedSec: 0 };
       }
       record.elapsedSec = elapsed();
