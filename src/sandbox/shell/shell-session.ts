@@ -18,7 +18,11 @@ export interface ShellSessionOptions {
   killOutputBytes: number;
   /** How long a new shell may take to report ready (default 10 s). */
   startupTimeoutMs: number;
-  /** After a kill, how long to wait for the shell to report before it is killed too. */
+  /**
+   * After a kill, how long to wait for the shell to report before it is killed too (default
+   * 3 s: under gVisor on a loaded host a shell took longer than 1 s to report after the kill,
+   * and was replaced with its state lost).
+   */
   graceMs: number;
   /** Environment for the shell, on top of the image's. */
   env: Readonly<Record<string, string>>;
@@ -34,7 +38,7 @@ export const DEFAULT_SHELL_OPTIONS: Omit<ShellSessionOptions, 'killOutputBytes'>
   timeoutMs: 10_000,
   maxOutputBytes: 64 * 1024,
   startupTimeoutMs: 10_000,
-  graceMs: 1_000,
+  graceMs: 3_000,
   harness: false,
   env: { PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', SYSTEMD_PAGER: 'cat', EDITOR: 'true', VISUAL: 'true', TERM: 'dumb' },
 };
