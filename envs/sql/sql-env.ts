@@ -225,7 +225,7 @@ export class SqlEnv implements TaskEnv {
       info: {
         steps: this.steps.length,
         layer: { paths: 0, bytes: 0, archiveBytes: 0 },
-        dropped: { processes: [], shellValues: SQLITE_VALUES_NOT_CARRIED },
+        dropped: { processes: [], shellValues: saved.notCarried ?? SQLITE_VALUES_NOT_CARRIED },
         durationMs: performance.now() - started,
         database: { bytes: saved.data?.byteLength ?? 0 },
       },
