@@ -131,6 +131,10 @@ describe.skipIf(skipWithoutEngine(engine, 'MariaDB checkpoint and fork'))('check
     expect(await reason(['HANDLER book OPEN'])).toBe('CHECKPOINT_REFUSED handler');
     // A trigger that sets a user variable when it fires: refused from its text.
     expect(await reason(['CREATE TRIGGER count_books BEFORE INSERT ON book FOR EACH ROW SET @n = 1', insert(1004)])).toBe('CHECKPOINT_REFUSED user-variables');
+    expect(await reason(['CREATE SEQUENCE s', 'SELECT NEXTVAL(s)'])).toBe('CHECKPOINT_REFUSED sequences');
+    // A MyISAM table with a deleted row's hole: a reloaded copy would put the next row elsewhere.
+    expect(await reason(['CREATE TABLE notes (x INT) ENGINE=MyISAM', 'INSERT INTO notes VALUES (1), (2), (3)', 'DELETE FROM notes WHERE x = 2'])).toBe('CHECKPOINT_REFUSED fragmented-table');
+    expect(await reason(['CREATE TABLE notes (x INT) ENGINE=MyISAM', 'INSERT INTO notes VALUES (1), (2), (3)'])).toBe('carried');
     expect(await reason(["SET SESSION sql_mode = 'ANSI_QUOTES'"])).toBe('CHECKPOINT_REFUSED session-variables');
     expect(await reason(['SET autocommit = 0'])).toBe('CHECKPOINT_REFUSED session-variables');
     // USE of another database than the task's is carried (here: the same one named again).

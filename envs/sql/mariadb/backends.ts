@@ -129,9 +129,13 @@ class PrivateServerSession implements SqlSession {
     return { database, data: new Uint8Array(dump.buffer, dump.byteOffset, dump.byteLength), user, notCarried: MARIADB_VALUES_NOT_CARRIED };
   }
 
-  /** Starts the session on a new server holding `state`'s dump, on its database, as its agent account. */
+  /**
+   * Starts the session on a new server holding `state`'s dump, on its database, as its agent
+   * account. No spare is started yet (the first reset starts one): a fork of eight starts
+   * eight servers, not sixteen.
+   */
   async load(state: SqlSessionState & { data: Uint8Array }): Promise<void> {
-    const server = await this.takeSpare();
+    const server = await this.startServer();
     try {
       await server.load(state.data);
       this.current = { server, session: await MariaDbSession.open(server, state.user) };

@@ -42,7 +42,16 @@ const UNCARRIED_STATEMENTS: readonly (readonly [string, RegExp])[] = [
   ['prepared-statements', /\bprepare\b|\bexecute\b/i],
   ['handler', /\bhandler\b/i],
   ['xa-transaction', /\bxa\b/i],
+  // A sequence's dump holds its next uncached value, not the session's place in its cache.
+  ['sequences', /sequence|nextval|lastval|setval|\b(?:next|previous)\s+value\b/i],
 ];
+/**
+ * Tables a dump would not give back as they are: a MyISAM, Aria or MEMORY table with holes
+ * left by deleted rows (the next insert fills a hole, and a table reloaded from a dump has none,
+ * so a later unordered SELECT lists rows in another order). InnoDB keeps rows in key order.
+ */
+const FRAGMENTED_TABLES =
+  "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND engine <> 'InnoDB' AND data_free > 0 AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')";
 /** Every session variable of a connection, to compare the agent's with a new connection's. */
 const SESSION_VARIABLES = 'SELECT variable_name, variable_value FROM information_schema.session_variables';
 /** Session variables that differ between any two connections (ids, seeds, counters, the clock). */
@@ -392,8 +401,9 @@ export class MariaDbSession implements SqlSession {
    * another name they would fail where the saved session's ran.
    * Refused (conservatively, from the text of every statement the agent ran since the
    * session was fresh, then from the session itself): user variables, temporary tables,
-   * locks (LOCK TABLES, GET_LOCK), prepared statements, HANDLER cursors, XA, an open
-   * transaction, a session variable that differs from a new connection's.
+   * locks (LOCK TABLES, GET_LOCK), prepared statements, HANDLER cursors, XA, sequences; then
+   * an open transaction, a non-InnoDB table with holes ({@link FRAGMENTED_TABLES}), a session
+   * variable that differs from a new connection's.
    * @throws CheckpointError CHECKPOINT_REFUSED (`details.reason`).
    */
   async carriedSession(): Promise<{ database: string; user: string }> {
@@ -405,6 +415,8 @@ export class MariaDbSession implements SqlSession {
       const [[inTransaction, database]] = (await this.agent.query('SELECT @@in_transaction, DATABASE()')) as [[unknown, unknown]];
       if (Number(inTransaction) !== 0) throw refuse('open-transaction', 'an open transaction');
       if (database === null || database === undefined) throw refuse('no-database', 'no database selected');
+      const fragmented = await this.agent.query(FRAGMENTED_TABLES);
+      if (fragmented.length > 0) throw refuse('fragmented-table', `a non-InnoDB table with deleted rows' holes: ${fragmented.map(([db, table]) => `${String(db)}.${String(table)}`).join(', ')}`);
       const reference = await MariaDbConnection.open(this.server);
       try {
         const [agent, fresh] = await Promise.all([this.agent.query(SESSION_VARIABLES), reference.query(SESSION_VARIABLES)]);
