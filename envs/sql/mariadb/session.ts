@@ -44,6 +44,8 @@ const UNCARRIED_STATEMENTS: readonly (readonly [string, RegExp])[] = [
   ['xa-transaction', /\bxa\b/i],
   // A sequence's dump holds its next uncached value, not the session's place in its cache.
   ['sequences', /sequence|nextval|lastval|setval|\b(?:next|previous)\s+value\b/i],
+  // The account itself (its default role, its password): a restored agent's account is made anew.
+  ['account', /\brole\b|\bpassword\b/i],
 ];
 /**
  * Tables a dump would not give back as they are: a MyISAM, Aria or MEMORY table with holes
@@ -52,8 +54,8 @@ const UNCARRIED_STATEMENTS: readonly (readonly [string, RegExp])[] = [
  */
 const FRAGMENTED_TABLES =
   "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND engine <> 'InnoDB' AND data_free > 0 AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')";
-/** Every session variable of a connection, to compare the agent's with a new connection's. */
-const SESSION_VARIABLES = 'SELECT variable_name, variable_value FROM information_schema.session_variables';
+/** Every session variable of a connection and its current role, to compare the agent's with a new connection's. */
+const SESSION_VARIABLES = "SELECT variable_name, variable_value FROM information_schema.session_variables UNION ALL SELECT 'CURRENT_ROLE()', CURRENT_ROLE()";
 /** Session variables that differ between any two connections (ids, seeds, counters, the clock). */
 const VARYING_VARIABLES = new Set(['PSEUDO_THREAD_ID', 'TIMESTAMP', 'RAND_SEED1', 'RAND_SEED2', 'LAST_INSERT_ID', 'INSERT_ID', 'IDENTITY', 'WARNING_COUNT', 'ERROR_COUNT', 'IN_TRANSACTION', 'LAST_GTID', 'EXTERNAL_USER', 'PROXY_USER']);
 
