@@ -137,6 +137,9 @@ describe.skipIf(skipWithoutEngine(engine, 'MariaDB checkpoint and fork'))('check
     expect(await reason(['CREATE TABLE notes (x INT) ENGINE=MyISAM', 'INSERT INTO notes VALUES (1), (2), (3)'])).toBe('carried');
     expect(await reason(["SET SESSION sql_mode = 'ANSI_QUOTES'"])).toBe('CHECKPOINT_REFUSED session-variables');
     expect(await reason(['SET autocommit = 0'])).toBe('CHECKPOINT_REFUSED session-variables');
+    // The clock and the next AUTO_INCREMENT value a session may set for itself.
+    expect(await reason(['SET timestamp = 1000000000'])).toBe('CHECKPOINT_REFUSED session-variables');
+    expect(await reason(['SET insert_id = 500'])).toBe('CHECKPOINT_REFUSED session-variables');
     expect(await reason(['SET ROLE NONE'])).toBe('CHECKPOINT_REFUSED account');
     expect(await reason(['SET DEFAULT ROLE NONE'])).toBe('CHECKPOINT_REFUSED account');
     // USE of another database than the task's is carried (here: the same one named again).

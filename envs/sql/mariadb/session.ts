@@ -57,7 +57,14 @@ const FRAGMENTED_TABLES =
 /** Every session variable of a connection and its current role, to compare the agent's with a new connection's. */
 const SESSION_VARIABLES = "SELECT variable_name, variable_value FROM information_schema.session_variables UNION ALL SELECT 'CURRENT_ROLE()', CURRENT_ROLE()";
 /** Session variables that differ between any two connections (ids, seeds, counters, the clock). */
-const VARYING_VARIABLES = new Set(['PSEUDO_THREAD_ID', 'TIMESTAMP', 'RAND_SEED1', 'RAND_SEED2', 'LAST_INSERT_ID', 'INSERT_ID', 'IDENTITY', 'WARNING_COUNT', 'ERROR_COUNT', 'IN_TRANSACTION', 'LAST_GTID', 'EXTERNAL_USER', 'PROXY_USER']);
+const VARYING_VARIABLES = new Set(['PSEUDO_THREAD_ID', 'RAND_SEED1', 'RAND_SEED2', 'LAST_INSERT_ID', 'IDENTITY', 'WARNING_COUNT', 'ERROR_COUNT', 'IN_TRANSACTION', 'LAST_GTID', 'EXTERNAL_USER', 'PROXY_USER']);
+/** Two connections' `timestamp` (the clock, unless the session set it) agree within this many seconds. */
+const CLOCK_SKEW_S = 5;
+/** Whether `name`'s values in the agent's session and a new connection's differ as a setting would (not as the clock does). */
+function differs(name: string, agent: string, fresh: string | undefined): boolean {
+  if (name === 'TIMESTAMP') return fresh === undefined || !(Math.abs(Number(agent) - Number(fresh)) <= CLOCK_SKEW_S);
+  return !VARYING_VARIABLES.has(name) && fresh !== agent;
+}
 
 /** After a statement's time limit, how long KILL QUERY may take before the connection itself is ended. */
 const KILL_GRACE_MS = 5_000;
@@ -423,7 +430,7 @@ export class MariaDbSession implements SqlSession {
       try {
         const [agent, fresh] = await Promise.all([this.agent.query(SESSION_VARIABLES), reference.query(SESSION_VARIABLES)]);
         const freshValues = new Map(fresh.map(([name, value]) => [String(name), String(value)]));
-        const changed = agent.map(([name, value]) => [String(name), String(value)] as const).filter(([name, value]) => !VARYING_VARIABLES.has(name) && freshValues.get(name) !== value);
+        const changed = agent.map(([name, value]) => [String(name), String(value)] as const).filter(([name, value]) => differs(name, value, freshValues.get(name)));
         if (changed.length > 0) throw refuse('session-variables', `session variables changed: ${changed.map(([name]) => name.toLowerCase()).join(', ')}`);
       } finally {
         await reference.close();
