@@ -68,6 +68,10 @@ export interface SqlSessionState {
   readonly database: string;
   /** The database's bytes; null: the backend's own data (read-only mode: it cannot have changed). */
   readonly data: Uint8Array | null;
+  /** The agent's account name, where a backend's sessions have one that objects the agent made name (MariaDB: their DEFINER). */
+  readonly user?: string;
+  /** What of the session the state does not carry (a checkpoint's `info.dropped.shellValues`); absent: SQLite's list. */
+  readonly notCarried?: readonly string[];
 }
 
 /**

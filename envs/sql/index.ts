@@ -42,6 +42,8 @@ export interface SqlEnvOptions {
   maxRows: number;
   /** Bytes of cell text kept from one result (not a CLI flag; tests lower it). */
   maxBytes: number;
+  /** MariaDB writable mode: the largest dump a checkpoint holds (default 256 MiB; a larger one is refused, `too-large`). Not a CLI flag; tests lower it. */
+  maxCheckpointBytes: number;
   /** Database for tasks without `db` and for tool mode. */
   defaultDatabase: string;
   trajectoryDir: string;
@@ -87,7 +89,7 @@ async function openBackend(options: Partial<SqlEnvOptions>): Promise<{ backend: 
   const server = { runtime: await engines.runtime(), image };
   // The MariaDB client library loads in ~40 ms: only an env on a server pays for it.
   const { PrivateServerBackend, SharedServerBackend } = await import('./mariadb/backends.js');
-  if (writable) return { backend: new PrivateServerBackend(server) };
+  if (writable) return { backend: new PrivateServerBackend({ ...server, ...(options.maxCheckpointBytes ? { maxCheckpointBytes: options.maxCheckpointBytes } : {}) }) };
   const [backend, id] = await Promise.all([SharedServerBackend.start(server), engines.imageId(image)]);
   return { backend, image: { tag: image, id: id ?? null } };
 }

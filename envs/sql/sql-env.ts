@@ -206,11 +206,13 @@ export class SqlEnv implements TaskEnv {
 
   /**
    * Saves the episode as it stands: its task, steps, last result, and its session's database
-   * (writable mode: the data's bytes, held in memory; read-only mode: only its name). The
-   * episode goes on (see {@link SQLITE_VALUES_NOT_CARRIED}).
+   * (writable mode: the data's bytes — SQLite's database, MariaDB's dump — held in memory;
+   * read-only mode: only its name). The episode goes on (see {@link SQLITE_VALUES_NOT_CARRIED}
+   * and the backend's `notCarried`).
    * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED for a
-   *   backend whose sessions cannot be saved (MariaDB), CHECKPOINT_REFUSED for a session state
-   *   not carried exactly (a PRAGMA run, temporary objects, an attached database, an open transaction).
+   *   backend whose sessions cannot be saved (read-only MariaDB), CHECKPOINT_REFUSED for a session state
+   *   not carried exactly (a PRAGMA run, temporary objects, an attached database, an open transaction;
+   *   MariaDB's reasons in docs/fork.md).
    */
   async checkpoint(): Promise<EpisodeCheckpoint<SqlEpisodeState>> {
     const session = this.session;
@@ -225,7 +227,7 @@ export class SqlEnv implements TaskEnv {
       info: {
         steps: this.steps.length,
         layer: { paths: 0, bytes: 0, archiveBytes: 0 },
-        dropped: { processes: [], shellValues: SQLITE_VALUES_NOT_CARRIED },
+        dropped: { processes: [], shellValues: saved.notCarried ?? SQLITE_VALUES_NOT_CARRIED },
         durationMs: performance.now() - started,
         database: { bytes: saved.data?.byteLength ?? 0 },
       },

@@ -1,8 +1,8 @@
 /**
  * `bench fork`: checkpoint and fork a live episode (docs/fork.md) against the way without
  * forks — a new episode and the same actions replayed — per written-diff size, in one run:
- * bash (a sandbox's written files), Python (by replay) or embedded SQLite in writable mode
- * (the database's bytes).
+ * bash (a sandbox's written files), Python (by replay), embedded SQLite in writable mode
+ * (the database's bytes) or MariaDB in writable mode (a logical dump).
  */
 import { ConfigError } from '../errors.js';
 import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
@@ -10,7 +10,7 @@ import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite] [--rounds N] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
 checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new episode plus the
@@ -24,6 +24,9 @@ episode's actions replayed; "exact": a child and the parent print the same obser
 --env sqlite: the SQL env on embedded SQLite in writable mode, random 1 MiB blobs inserted
   into a new table; the probe is the schema, the page and freelist counts, and each row's
   length and 32 bytes at a row-dependent offset.
+--env mariadb: the SQL env on MariaDB in writable mode (a server per session; checkpoints
+  by a logical dump: docs/fork.md), random 1 MiB blobs inserted into a new table with an
+  AUTO_INCREMENT key; the probe is SHOW CREATE TABLE, each row's key, length and md5.
 --json prints {"1MiB": {...}, "50MiB": {...}}.
 `;
 
@@ -53,7 +56,7 @@ interface ForkScenario {
   probe: string;
 }
 
-const SCENARIOS: Record<'bash' | 'python' | 'sqlite', ForkScenario> = {
+const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> = {
   bash: {
     async envs() {
       const { createBashEnvs } = await import('../../envs/bash/index.js');
@@ -81,6 +84,18 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite', ForkScenario> = {
     probe:
       "SELECT (SELECT group_concat(name || ' ' || sql, '; ') FROM sqlite_schema), (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count), " +
       '(SELECT group_concat(rowid || \':\' || length(x) || \':\' || hex(substr(x, 1 + (rowid * 7919) % 1048000, 32)), \' \') FROM diff)',
+  },
+  mariadb: {
+    async envs() {
+      const { createSqlEnvs } = await import('../../envs/sql/index.js');
+      return createSqlEnvs({ writable: true }, 2);
+    },
+    // 1 MiB of random bytes per row: 1024 RANDOM_BYTES(1024) from the sequence engine.
+    actions: (mib) => [
+      'CREATE TABLE diff (id INT AUTO_INCREMENT PRIMARY KEY, x LONGBLOB)',
+      ...Array.from({ length: mib }, () => "INSERT INTO diff (x) SELECT GROUP_CONCAT(RANDOM_BYTES(1024) SEPARATOR '') FROM seq_1_to_1024"),
+    ],
+    probe: "SELECT (SELECT GROUP_CONCAT(id, ':', LENGTH(x), ':', MD5(x) ORDER BY id) FROM diff), (SELECT auto_increment FROM information_schema.tables WHERE table_schema = 'library' AND table_name = 'diff')",
   },
 };
 
@@ -134,7 +149,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number):
 
 export const forkBench: Bench = {
   name: 'fork',
-  summary: 'checkpoint and fork a live bash, Python or embedded SQLite episode (1 MiB and 50 MiB written) against a new episode with the actions replayed',
+  summary: 'checkpoint and fork a live bash, Python, embedded SQLite or MariaDB episode (1 MiB and 50 MiB written) against a new episode with the actions replayed',
   async run(args: readonly string[], io: BenchIO): Promise<number> {
     let rounds: number;
     let json: boolean;
@@ -147,7 +162,7 @@ export const forkBench: Bench = {
       }
       rounds = positiveNumber('--rounds', values.rounds, 3, true);
       const env = values.env ?? 'bash';
-      if (env !== 'bash' && env !== 'python' && env !== 'sqlite') throw new ConfigError('--env', `must be bash, python or sqlite (got "${String(env)}")`);
+      if (env !== 'bash' && env !== 'python' && env !== 'sqlite' && env !== 'mariadb') throw new ConfigError('--env', `must be bash, python, sqlite or mariadb (got "${String(env)}")`);
       scenario = SCENARIOS[env];
       json = values.json === true;
     } catch (error) {

@@ -31,6 +31,6 @@ describe('bench fork --env sqlite', () => {
   it('refuses an env it has no episode for, naming --env', async () => {
     const { io, err } = capture();
     expect(await forkBench.run(['--env', 'nope'], io as never)).toBe(2);
-    expect(err()).toContain('--env must be bash, python or sqlite');
+    expect(err()).toContain('--env must be bash, python, sqlite or mariadb');
   });
 });

@@ -1,12 +1,18 @@
 import type { SandboxRuntime } from '../../../src/sandbox/types.js';
-import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from '../backend.js';
+import { CheckpointError } from '../../../src/errors.js';
+import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession, SqlSessionState } from '../backend.js';
 import { MariaDbServer } from './server.js';
 import { MariaDbSession } from './session.js';
 
 export interface ServerBackendOptions {
   runtime: SandboxRuntime;
   image: string;
+  /** Writable mode: the largest dump a checkpoint holds (default {@link DEFAULT_MAX_CHECKPOINT_BYTES}); a larger one is refused (`too-large`). */
+  maxCheckpointBytes?: number;
 }
+
+/** The largest dump of a writable session a checkpoint holds in memory by default: 256 MiB. */
+export const DEFAULT_MAX_CHECKPOINT_BYTES = 256 * 1024 ** 2;
 
 /**
  * Read-only mode: one server for every env; each session's connections have accounts of
@@ -58,9 +64,32 @@ export class PrivateServerBackend implements SqlBackend {
   }
 
   async openSession(): Promise<SqlSession> {
-    const session = new PrivateServerSession(() => MariaDbServer.start({ ...this.options, account: 'rw' }));
+    return this.newSession();
+  }
+
+  private newSession(): PrivateServerSession {
+    const session = new PrivateServerSession(() => MariaDbServer.start({ ...this.options, account: 'rw' }), this.maxDumpBytes);
     this.sessions.add(session);
     return session;
+  }
+
+  /** A session on a new server holding `state`'s dump (see {@link PrivateServerSession.saveState}). */
+  async openSessionFrom(state: SqlSessionState): Promise<SqlSession> {
+    const data = state.data;
+    if (!data) throw new CheckpointError('CHECKPOINT_REFUSED', 'a writable MariaDB checkpoint carries its databases; this one has none', { details: { reason: 'other-mode' } });
+    const session = this.newSession();
+    try {
+      await session.load({ ...state, data });
+    } catch (error) {
+      this.sessions.delete(session);
+      await session.close();
+      throw error;
+    }
+    return session;
+  }
+
+  private get maxDumpBytes(): number {
+    return this.options.maxCheckpointBytes ?? DEFAULT_MAX_CHECKPOINT_BYTES;
   }
 
   async close(): Promise<void> {
@@ -69,11 +98,53 @@ export class PrivateServerBackend implements SqlBackend {
   }
 }
 
+/** What a writable MariaDB checkpoint does not carry (its `info.dropped.shellValues`). */
+export const MARIADB_VALUES_NOT_CARRIED: readonly string[] = [
+  'LAST_INSERT_ID(), ROW_COUNT() and FOUND_ROWS() (a restored connection starts them over)',
+  'the RAND() sequence and CONNECTION_ID()',
+  'the servers\' caches and table statistics (recomputed with ANALYZE after the load, as the image was)',
+];
+
 class PrivateServerSession implements SqlSession {
   private current: { server: MariaDbServer; session: MariaDbSession } | undefined;
   private spare: Promise<MariaDbServer> | undefined;
 
-  constructor(private readonly startServer: () => Promise<MariaDbServer>) {}
+  constructor(
+    private readonly startServer: () => Promise<MariaDbServer>,
+    private readonly maxDumpBytes: number,
+  ) {}
+
+  /**
+   * The session as a logical dump of every database the agent could change (schemas with
+   * their AUTO_INCREMENT counters, rows, views, triggers, routines, events) and its current
+   * database; refused when the session holds anything else (see MariaDbSession.carriedDatabase).
+   * @throws CheckpointError CHECKPOINT_REFUSED (`details.reason`: that method's, or `too-large`).
+   */
+  async saveState(): Promise<SqlSessionState> {
+    const current = this.current;
+    if (!current) throw new CheckpointError('CHECKPOINT_REFUSED', 'the session has no database yet', { details: { reason: 'no-database' } });
+    const { database, user } = await current.session.carriedSession();
+    const dump = await current.server.dump(this.maxDumpBytes);
+    if (!dump) throw new CheckpointError('CHECKPOINT_REFUSED', `the session's databases dump to more than ${this.maxDumpBytes} bytes`, { details: { reason: 'too-large', maxBytes: this.maxDumpBytes } });
+    return { database, data: new Uint8Array(dump.buffer, dump.byteOffset, dump.byteLength), user, notCarried: MARIADB_VALUES_NOT_CARRIED };
+  }
+
+  /**
+   * Starts the session on a new server holding `state`'s dump, on its database, as its agent
+   * account. No spare is started yet (the first reset starts one): a fork of eight starts
+   * eight servers, not sixteen.
+   */
+  async load(state: SqlSessionState & { data: Uint8Array }): Promise<void> {
+    const server = await this.startServer();
+    try {
+      await server.load(state.data);
+      this.current = { server, session: await MariaDbSession.open(server, state.user) };
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    await this.current.session.useDatabase(state.database, false);
+  }
 
   get serverId(): string | undefined {
     return this.current?.server.id;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2';
 import { SandboxError } from '../../../src/errors.js';
+import { packEntries } from '../../../src/images/tar.js';
 import { DEFAULT_CAPABILITIES, type Sandbox, type SandboxRuntime } from '../../../src/sandbox/types.js';
 import { SOCKET_DIR_IN_SANDBOX, SOCKET_NAME } from '../images.js';
 
@@ -35,6 +36,13 @@ export interface MariaDbServerOptions {
  * statement parsed differently before and after a reset.
  */
 const ROW_OPTIONS = { dateStrings: true, supportBigNumbers: true, bigNumberStrings: true, decimalNumbers: false, flags: ['-IGNORE_SPACE'] };
+
+/** The names {@link MariaDbServer.openAccount} gives agent accounts. */
+const AGENT_USER = /^ic_[0-9a-f]{16}$/;
+/** The harness's account, for the client tools run inside the sandbox. */
+const ADMIN_ARGS = '--user=intercode_admin --password=intercode_admin';
+/** The databases the agents' roles reach (load-dumps.sh grants them every one but these). */
+const AGENT_DATABASES = "SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN ('mysql','information_schema','performance_schema','sys')";
 
 /**
  * One MariaDB server in a sandbox with no network: clients reach it through a Unix socket
@@ -108,9 +116,11 @@ export class MariaDbServer {
   /**
    * A new account for one connection, with the server's role (its default, so no statement
    * is needed after connecting). @throws the driver's error when the server refuses.
+   * @param user its name (a restored session's agent keeps the saved one's: see PrivateServerSession.saveState); default: a new random one.
    */
-  async openAccount(): Promise<SessionAccount> {
-    const account = { user: `ic_${randomBytes(8).toString('hex')}`, password: randomBytes(16).toString('hex') };
+  async openAccount(user?: string): Promise<SessionAccount> {
+    if (user !== undefined && !AGENT_USER.test(user)) throw new Error(`not an agent account name: ${user}`);
+    const account = { user: user ?? `ic_${randomBytes(8).toString('hex')}`, password: randomBytes(16).toString('hex') };
     const name = `'${account.user}'@'localhost'`;
     await this.controlQuery(
       `CREATE USER ${name} IDENTIFIED BY '${account.password}'; GRANT ${ROLE[this.account]} TO ${name}; SET DEFAULT ROLE ${ROLE[this.account]} FOR ${name}`,
@@ -170,6 +180,44 @@ export class MariaDbServer {
   /** Ends a connection (KILL CONNECTION, from the control connection). */
   killConnection(threadId: number): void {
     this.control?.query(`KILL CONNECTION ${Number(threadId)}`, () => undefined);
+  }
+
+  /**
+   * A logical dump of every database the agents' roles reach (not `mysql` nor the server's
+   * own schemas), made by `mariadb-dump` inside the sandbox: schemas (with AUTO_INCREMENT
+   * counters), rows, views, triggers, routines and events. The caller has made sure no agent
+   * connection holds a lock or a transaction (a dump waits for neither).
+   * @returns null when the dump passes `maxBytes`.
+   * @throws SandboxError when the dump fails (the server is gone).
+   */
+  async dump(maxBytes: number): Promise<Buffer | null> {
+    const result = await this.sandbox.exec(
+      [
+        'sh',
+        '-c',
+        `mariadb-dump ${ADMIN_ARGS} --default-character-set=utf8mb4 --hex-blob --routines --events --triggers --skip-dump-date --skip-comments --skip-lock-tables --add-drop-database --databases $(mariadb ${ADMIN_ARGS} --batch --skip-column-names -e "${AGENT_DATABASES}") 2>/tmp/intercode-dump.err || { cat /tmp/intercode-dump.err >&2; exit 1; }`,
+      ],
+      { maxOutputBytes: maxBytes + 1 },
+    );
+    if (result.outputLimited || result.output.length > maxBytes) return null;
+    if (result.exitCode !== 0) throw new SandboxError('SANDBOX_LOST', `mariadb-dump failed in ${this.sandbox.id.slice(0, 12)}: ${result.output.toString('utf8').slice(-500)}`);
+    return result.output;
+  }
+
+  /**
+   * Replaces this server's agent databases by a {@link MariaDbServer.dump}'s, and computes
+   * their table statistics as the image's loader did (ties in sorts break the same way).
+   * @throws SandboxError when the server does not take it.
+   */
+  async load(dump: Uint8Array): Promise<void> {
+    const file = 'intercode-checkpoint.sql';
+    await this.sandbox.putArchive(await packEntries([{ name: file, type: 'file', content: Buffer.from(dump), mode: 0o644 }]), '/tmp');
+    const result = await this.sandbox.exec([
+      'sh',
+      '-c',
+      `mariadb ${ADMIN_ARGS} --default-character-set=utf8mb4 </tmp/${file} && rm /tmp/${file} && mariadb-check ${ADMIN_ARGS} --analyze --silent --databases $(mariadb ${ADMIN_ARGS} --batch --skip-column-names -e "${AGENT_DATABASES}")`,
+    ]);
+    if (result.exitCode !== 0) throw new SandboxError('SANDBOX_LOST', `the checkpoint's dump did not load in ${this.sandbox.id.slice(0, 12)}: ${result.output.toString('utf8').slice(-500)}`);
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import type mysql from 'mysql2';
 import type { FieldPacket, ResultSetHeader } from 'mysql2';
-import { SandboxError } from '../../../src/errors.js';
+import { CheckpointError, SandboxError } from '../../../src/errors.js';
 import type { ExecuteLimits, QueryOutcome, SqlSession } from '../backend.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import type { PyRepr } from '../python-repr.js';
@@ -29,6 +29,42 @@ const GROUP_BY_UNCHECKED = "sql_mode = REPLACE(@@sql_mode, 'ONLY_FULL_GROUP_BY',
 const withSettings = (settings: readonly string[], sql: string) => (settings.length === 0 ? sql : `SET STATEMENT ${settings.join(', ')} FOR ${sql}`);
 
 const quoteIdentifier = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+
+/**
+ * Statements whose effect may stay in the session, not in the data (a checkpoint carries
+ * only the data): matched anywhere in the text, so a trigger or a procedure that does it is
+ * refused when the agent creates it (conservative: a string holding `@` refuses too).
+ */
+const UNCARRIED_STATEMENTS: readonly (readonly [string, RegExp])[] = [
+  ['user-variables', /@(?!@)|@@(?:session\.|local\.)?[a-z_]*\s*:?=/i],
+  ['temporary-tables', /\btemporary\b/i],
+  ['locks', /lock/i],
+  ['prepared-statements', /\bprepare\b|\bexecute\b/i],
+  ['handler', /\bhandler\b/i],
+  ['xa-transaction', /\bxa\b/i],
+  // A sequence's dump holds its next uncached value, not the session's place in its cache.
+  ['sequences', /sequence|nextval|lastval|setval|\b(?:next|previous)\s+value\b/i],
+  // The account itself (its default role, its password): a restored agent's account is made anew.
+  ['account', /\brole\b|\bpassword\b/i],
+];
+/**
+ * Tables a dump would not give back as they are: a MyISAM, Aria or MEMORY table with holes
+ * left by deleted rows (the next insert fills a hole, and a table reloaded from a dump has none,
+ * so a later unordered SELECT lists rows in another order). InnoDB keeps rows in key order.
+ */
+const FRAGMENTED_TABLES =
+  "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND engine <> 'InnoDB' AND data_free > 0 AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')";
+/** Every session variable of a connection and its current role, to compare the agent's with a new connection's. */
+const SESSION_VARIABLES = "SELECT variable_name, variable_value FROM information_schema.session_variables UNION ALL SELECT 'CURRENT_ROLE()', CURRENT_ROLE()";
+/** Session variables that differ between any two connections (ids, seeds, counters, the clock). */
+const VARYING_VARIABLES = new Set(['PSEUDO_THREAD_ID', 'RAND_SEED1', 'RAND_SEED2', 'LAST_INSERT_ID', 'IDENTITY', 'WARNING_COUNT', 'ERROR_COUNT', 'IN_TRANSACTION', 'LAST_GTID', 'EXTERNAL_USER', 'PROXY_USER']);
+/** Two connections' `timestamp` (the clock, unless the session set it) agree within this many seconds. */
+const CLOCK_SKEW_S = 5;
+/** Whether `name`'s values in the agent's session and a new connection's differ as a setting would (not as the clock does). */
+function differs(name: string, agent: string, fresh: string | undefined): boolean {
+  if (name === 'TIMESTAMP') return fresh === undefined || !(Math.abs(Number(agent) - Number(fresh)) <= CLOCK_SKEW_S);
+  return !VARYING_VARIABLES.has(name) && fresh !== agent;
+}
 
 /** After a statement's time limit, how long KILL QUERY may take before the connection itself is ended. */
 const KILL_GRACE_MS = 5_000;
@@ -62,14 +98,19 @@ class MariaDbConnection {
   }
 
   /** @throws the driver's error when the server refuses. */
-  static async open(server: MariaDbServer): Promise<MariaDbConnection> {
-    const account = await server.openAccount();
+  static async open(server: MariaDbServer, user?: string): Promise<MariaDbConnection> {
+    const account = await server.openAccount(user);
     try {
       return new MariaDbConnection(server, account, await server.connect(account));
     } catch (error) {
       await server.dropAccount(account);
       throw error;
     }
+  }
+
+  /** The account's name. */
+  get user(): string {
+    return this.account.user;
   }
 
   /** False once the connection has ended (killed, timed out by the server, or closed). */
@@ -260,6 +301,8 @@ class MariaDbConnection {
  */
 export class MariaDbSession implements SqlSession {
   private currentDatabase: string | undefined;
+  /** Why a checkpoint cannot carry this session, from the text of what the agent ran since it was fresh (see {@link MariaDbSession.carriedSession}). */
+  private readonly uncarried = new Set<string>();
   private gold: { connection: MariaDbConnection; database: string | undefined } | undefined;
   /** The next agent connection, opened after the first replacement (see {@link MariaDbSession.replaceAgent}). */
   private spare: Promise<MariaDbConnection> | undefined;
@@ -269,11 +312,13 @@ export class MariaDbSession implements SqlSession {
     private agent: MariaDbConnection,
   ) {}
 
-  static async open(server: MariaDbServer): Promise<MariaDbSession> {
-    return new MariaDbSession(server, await MariaDbConnection.open(server).catch((error) => Promise.reject(lost(error))));
+  /** @param agentUser the agent account's name (a restored session's: the saved one's); default: a new random one. */
+  static async open(server: MariaDbServer, agentUser?: string): Promise<MariaDbSession> {
+    return new MariaDbSession(server, await MariaDbConnection.open(server, agentUser).catch((error) => Promise.reject(lost(error))));
   }
 
   async execute(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
+    for (const [reason, pattern] of UNCARRIED_STATEMENTS) if (pattern.test(sql)) this.uncarried.add(reason);
     if (!this.agent.alive) await this.replaceAgent();
     try {
       return await this.agent.execute(sql, limits);
@@ -341,6 +386,7 @@ export class MariaDbSession implements SqlSession {
       // A changed session gets a new connection on a new account, not COM_RESET_CONNECTION:
       // the reset leaves a `SET ROLE NONE` in place (the next USE is refused), and a new
       // session is by definition what a new env gets.
+      if (fresh) this.uncarried.clear();
       if (fresh || !this.agent.alive) await this.replaceAgent();
       await this.agent.query(`USE ${quoteIdentifier(database)}`);
     } catch (error) {
@@ -353,6 +399,47 @@ export class MariaDbSession implements SqlSession {
       throw new DatabaseNotFoundError(database, known);
     }
     this.currentDatabase = database;
+  }
+
+  /**
+   * The database the agent's session is on and its account's name, when everything else of
+   * the session is what a new connection on that account has (so a checkpoint carries the
+   * session as its data plus these names). The name is carried because views, triggers and
+   * routines the agent made name it as DEFINER, and MariaDB runs them with the definer's
+   * rights only when the definer is not the caller (its role is not active there): under
+   * another name they would fail where the saved session's ran.
+   * Refused (conservatively, from the text of every statement the agent ran since the
+   * session was fresh, then from the session itself): user variables, temporary tables,
+   * locks (LOCK TABLES, GET_LOCK), prepared statements, HANDLER cursors, XA, sequences; then
+   * an open transaction, a non-InnoDB table with holes ({@link FRAGMENTED_TABLES}), a session
+   * variable that differs from a new connection's.
+   * @throws CheckpointError CHECKPOINT_REFUSED (`details.reason`).
+   */
+  async carriedSession(): Promise<{ database: string; user: string }> {
+    const refuse = (reason: string, what: string) => new CheckpointError('CHECKPOINT_REFUSED', `the MariaDB session cannot be carried exactly (${what})`, { details: { reason } });
+    const [first] = this.uncarried;
+    if (first !== undefined) throw refuse(first, `the agent ran a statement that may leave ${first.replace(/-/g, ' ')} in its session`);
+    try {
+      if (!this.agent.alive) await this.replaceAgent();
+      const [[inTransaction, database]] = (await this.agent.query('SELECT @@in_transaction, DATABASE()')) as [[unknown, unknown]];
+      if (Number(inTransaction) !== 0) throw refuse('open-transaction', 'an open transaction');
+      if (database === null || database === undefined) throw refuse('no-database', 'no database selected');
+      const fragmented = await this.agent.query(FRAGMENTED_TABLES);
+      if (fragmented.length > 0) throw refuse('fragmented-table', `a non-InnoDB table with deleted rows' holes: ${fragmented.map(([db, table]) => `${String(db)}.${String(table)}`).join(', ')}`);
+      const reference = await MariaDbConnection.open(this.server);
+      try {
+        const [agent, fresh] = await Promise.all([this.agent.query(SESSION_VARIABLES), reference.query(SESSION_VARIABLES)]);
+        const freshValues = new Map(fresh.map(([name, value]) => [String(name), String(value)]));
+        const changed = agent.map(([name, value]) => [String(name), String(value)] as const).filter(([name, value]) => differs(name, value, freshValues.get(name)));
+        if (changed.length > 0) throw refuse('session-variables', `session variables changed: ${changed.map(([name]) => name.toLowerCase()).join(', ')}`);
+      } finally {
+        await reference.close();
+      }
+      return { database: String(database), user: this.agent.user };
+    } catch (error) {
+      if (error instanceof CheckpointError || error instanceof SandboxError) throw error;
+      throw lost(error);
+    }
   }
 
   async schema(database: string): Promise<{ table: string; columns: string[] }[]> {
