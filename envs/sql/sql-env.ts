@@ -210,7 +210,7 @@ export class SqlEnv implements TaskEnv {
    * read-only mode: only its name). The episode goes on (see {@link SQLITE_VALUES_NOT_CARRIED}
    * and the backend's `notCarried`).
    * @throws EnvStateError without a live episode; CheckpointError CHECKPOINT_UNSUPPORTED for a
-   *   backend whose sessions cannot be saved (read-only MariaDB), CHECKPOINT_REFUSED for a session state
+   *   backend whose sessions cannot be saved, CHECKPOINT_REFUSED for a session state
    *   not carried exactly (a PRAGMA run, temporary objects, an attached database, an open transaction;
    *   MariaDB's reasons in docs/fork.md).
    */

@@ -151,6 +151,41 @@ describe.skipIf(skipWithoutEngine(engine, 'MariaDB checkpoint and fork'))('check
     expect(await seen(env!, 1000)).toBe('[(0,)]');
   }, 240_000);
 
+  it('read-only (the shared server): the handle carries the database name, no data; a child answers and scores as the parent; session state is refused', async () => {
+    const [parent, other] = await createSqlEnvs({}, 2);
+    try {
+      await parent!.reset({ task: 0 });
+      const asked = 'SELECT count(*) FROM book';
+      const answer = (await parent!.step(asked)).observation;
+      const checkpoint = await parent!.checkpoint();
+      expect(checkpoint.info.database?.bytes ?? 0).toBe(0);
+      const [child] = await parent!.fork(1);
+      try {
+        // Writes stay refused in the child: it is a read-only session like any other.
+        expect((await child!.step(insert(1009))).info.actionExecuted).toBe(false);
+        expect((await child!.step(asked)).observation).toBe(answer);
+        const [childEnd, parentEnd] = [await child!.step('submit'), await parent!.step('submit')];
+        // (Whichever scores first verifies the gold; the other finds it cached.)
+        expect(childEnd.reward).toBe(parentEnd.reward);
+        expect(childEnd.info.score?.parts).toEqual(parentEnd.info.score?.parts);
+        expect(childEnd.info.score?.details['agent_obs']).toBe(parentEnd.info.score?.details['agent_obs']);
+      } finally {
+        await child!.close();
+      }
+      // Restored in another env of the same backend: the same database, the same answers.
+      await other!.restore(checkpoint);
+      expect((await other!.step(asked)).observation).toBe(answer);
+      parent!.releaseCheckpoint(checkpoint);
+      await parent!.reset({ task: 0 });
+      await parent!.step('SET @x = 1');
+      const refused = await parent!.checkpoint().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(CheckpointError);
+      expect((refused as CheckpointError).details['reason']).toBe('user-variables');
+    } finally {
+      await Promise.all([parent, other].map((env) => env?.close()));
+    }
+  }, 240_000);
+
   it('refuses (typed, too-large) a dump past the bound', async () => {
     const [env] = await createSqlEnvs({ writable: true, maxCheckpointBytes: 64 * 1024 }, 1);
     try {

@@ -35,12 +35,63 @@ export class SharedServerBackend implements SqlBackend {
     return [this.server.id];
   }
 
-  openSession(): Promise<SqlSession> {
-    return MariaDbSession.open(this.server);
+  async openSession(): Promise<SqlSession> {
+    return new ReadOnlySession(await MariaDbSession.open(this.server));
+  }
+
+  /**
+   * A new session on the shared server, on `state`'s database (a read-only checkpoint
+   * carries no data: no session can have changed it; see {@link ReadOnlySession.saveState}).
+   */
+  async openSessionFrom(state: SqlSessionState): Promise<SqlSession> {
+    if (state.data) throw new CheckpointError('CHECKPOINT_REFUSED', 'the checkpoint carries a writable session\'s databases; this backend is read-only', { details: { reason: 'other-mode' } });
+    const session = await MariaDbSession.open(this.server);
+    try {
+      await session.useDatabase(state.database, true);
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+    return new ReadOnlySession(session);
   }
 
   close(): Promise<void> {
     return this.server.stop();
+  }
+}
+
+/**
+ * A read-only session that can be checkpointed: its state is its current database, once
+ * nothing else of the session differs from a new connection's (MariaDbSession.carriedSession);
+ * the data is the server's, which no session can change.
+ */
+class ReadOnlySession implements SqlSession {
+  constructor(private readonly session: MariaDbSession) {}
+
+  execute(...args: Parameters<SqlSession['execute']>) {
+    return this.session.execute(...args);
+  }
+
+  verify(...args: Parameters<SqlSession['verify']>) {
+    return this.session.verify(...args);
+  }
+
+  useDatabase(database: string, fresh: boolean): Promise<void> {
+    return this.session.useDatabase(database, fresh);
+  }
+
+  schema(database: string) {
+    return this.session.schema(database);
+  }
+
+  /** @throws CheckpointError CHECKPOINT_REFUSED (`details.reason`, see MariaDbSession.carriedSession). */
+  async saveState(): Promise<SqlSessionState> {
+    const { database } = await this.session.carriedSession();
+    return { database, data: null, notCarried: MARIADB_VALUES_NOT_CARRIED };
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
   }
 }
 
