@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
-import { builtinDump, createSqlEnvs, ensureSqlImage, type SqlEnv, type SqlEnvOptions } from '../../envs/sql/index.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { createSqlEnvs, type SqlEnv, type SqlEnvOptions } from '../../envs/sql/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { builtinSqlImage } from '../setup/sql-image.js';
 
 const { testRun, engine } = await dockerTestFile();
 
@@ -36,12 +36,7 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL gold store on MariaDB'))('SQL gol
   beforeAll(async () => {
     requireEngine(engine);
     dir = await mkdtemp(join(tmpdir(), 'intercode-sql-golds-'));
-    delete process.env.INTERCODE_TEST_RUN;
-    try {
-      await ensureSqlImage(EngineSet.local(), [await builtinDump()], (line) => console.log(`[image] ${line}`));
-    } finally {
-      process.env.INTERCODE_TEST_RUN = testRun;
-    }
+    await builtinSqlImage(testRun);
   }, 900_000);
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });

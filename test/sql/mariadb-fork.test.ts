@@ -8,10 +8,10 @@
  * state outside the data is refused, typed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDump, createSqlEnvs, ensureSqlImage, type SqlEnv } from '../../envs/sql/index.js';
+import { createSqlEnvs, type SqlEnv } from '../../envs/sql/index.js';
 import { CheckpointError } from '../../src/errors.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { builtinSqlImage } from '../setup/sql-image.js';
 
 const { testRun, engine } = await dockerTestFile();
 
@@ -42,12 +42,7 @@ describe.skipIf(skipWithoutEngine(engine, 'MariaDB checkpoint and fork'))('check
   let envs: SqlEnv[] = [];
   beforeAll(async () => {
     requireEngine(engine);
-    delete process.env.INTERCODE_TEST_RUN;
-    try {
-      await ensureSqlImage(EngineSet.local(), [await builtinDump()], (line) => console.log(`[image] ${line}`));
-    } finally {
-      process.env.INTERCODE_TEST_RUN = testRun;
-    }
+    await builtinSqlImage(testRun);
     envs = await createSqlEnvs({ writable: true }, 2);
   }, 900_000);
   afterAll(async () => {

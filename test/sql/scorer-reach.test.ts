@@ -5,9 +5,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
-import { builtinDump, createSqlEnvs, ensureSqlImage, type SqlEnv, type SqlEnvOptions } from '../../envs/sql/index.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { createSqlEnvs, type SqlEnv, type SqlEnvOptions } from '../../envs/sql/index.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { builtinSqlImage } from '../setup/sql-image.js';
 
 const { testRun, engine } = await dockerTestFile();
 
@@ -116,12 +116,7 @@ describe('SQL reward out of the agent reach: embedded SQLite', () => {
 describe.skipIf(skipWithoutEngine(engine, 'SQL reward out of the agent reach on MariaDB'))('SQL reward out of the agent reach: MariaDB (Docker)', () => {
   beforeAll(async () => {
     requireEngine(engine);
-    delete process.env.INTERCODE_TEST_RUN;
-    try {
-      await ensureSqlImage(EngineSet.local(), [await builtinDump()], (line) => console.log(`[image] ${line}`));
-    } finally {
-      process.env.INTERCODE_TEST_RUN = testRun;
-    }
+    await builtinSqlImage(testRun);
   }, 900_000);
 
   forgeryChecks((options, count) => createSqlEnvs(options, count), 'MariaDB', (n) => `REPEAT('x', ${n})`);

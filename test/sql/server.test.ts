@@ -6,23 +6,15 @@ import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { sqlEnvBehaviour } from './env-behaviour.js';
+import { builtinSqlImage, unlabelled } from '../setup/sql-image.js';
 
 const { testRun, engine } = await dockerTestFile();
 
-/** Images are built with the test label off (see buildImageUnlabelled in test/setup/docker.ts). */
-async function unlabelled<T>(work: () => Promise<T>): Promise<T> {
-  delete process.env.INTERCODE_TEST_RUN;
-  try {
-    return await work();
-  } finally {
-    process.env.INTERCODE_TEST_RUN = testRun;
-  }
-}
 
 describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL env on the MariaDB server (Docker)', () => {
   beforeAll(async () => {
     requireEngine(engine);
-    await unlabelled(async () => ensureSqlImage(EngineSet.local(), [await builtinDump()], (line) => console.log(`[image] ${line}`)));
+    await builtinSqlImage(testRun);
   });
 
   sqlEnvBehaviour((options: Partial<SqlEnvOptions>, count: number) => createSqlEnvs(options, count), {
@@ -101,12 +93,12 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL env on the MariaDB server'))('SQL
     const path = join(dir, 'broken.sql');
     await writeFile(path, 'CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n');
     try {
-      const error = await unlabelled(async () => ensureSqlImage(EngineSet.local(), [await builtinDump(), { label: path, sql: Buffer.from('CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n') }], () => undefined)).catch((e: unknown) => e);
+      const error = await unlabelled(testRun, async () => ensureSqlImage(EngineSet.local(), [await builtinDump(), { label: path, sql: Buffer.from('CREATE DATABASE broken_db;\nUSE broken_db;\nCREATE TABL oops (x int);\n') }], () => undefined)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DumpLoadError);
       expect((error as DumpLoadError).dump).toBe(path);
       expect((error as DumpLoadError).line).toBe(3);
       expect((error as Error).message).toMatch(/broken\.sql, line 3: failed to load: ERROR 1064/);
-      await expect(unlabelled(() => createSqlEnvs({ dumps: [path] }, 1))).rejects.toThrow(/broken\.sql, line 3/);
+      await expect(unlabelled(testRun, () => createSqlEnvs({ dumps: [path] }, 1))).rejects.toThrow(/broken\.sql, line 3/);
       // The failed builds' finished steps (the dumps copied in) are not left as untagged images.
       expect(await untagged()).toEqual(before);
     } finally {

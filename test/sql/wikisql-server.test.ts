@@ -14,20 +14,12 @@ import { createSqlEnvs, ensureSqlImage, readDumps } from '../../envs/sql/index.j
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { unlabelled } from '../setup/sql-image.js';
 
 const { testRun, engine } = await dockerTestFile();
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WIKISQL = resolve(ROOT, '../shared/intercode-data/sql/wikisql');
 
-/** Images are built with the test label off (see buildImageUnlabelled in test/setup/docker.ts). */
-async function unlabelled<T>(work: () => Promise<T>): Promise<T> {
-  delete process.env.INTERCODE_TEST_RUN;
-  try {
-    return await work();
-  } finally {
-    process.env.INTERCODE_TEST_RUN = testRun;
-  }
-}
 
 function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
@@ -66,7 +58,7 @@ describe.skipIf(skipWithoutEngine(engine, 'WikiSQL on the MariaDB server'))('Wik
   it('a dump loads as UTF-8: a column named with an en dash is found by that name, and cells keep their accents', async () => {
     const dump = await tmp.write('utf8.sql', UTF8_DUMP);
     const tasks = await tmp.write('utf8.json', JSON.stringify([{ db: 'utf8check', query: 'q', gold: 'SELECT Nation FROM growth' }]));
-    made.push(await unlabelled(async () => ensureSqlImage(EngineSet.local(), await readDumps([dump]), () => undefined)));
+    made.push(await unlabelled(testRun, async () => ensureSqlImage(EngineSet.local(), await readDumps([dump]), () => undefined)));
     const [env] = await createSqlEnvs({ data: tasks, dumps: [dump] }, 1);
     try {
       await env!.reset({ task: 0 });
