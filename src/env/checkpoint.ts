@@ -46,13 +46,17 @@ export interface EpisodeCheckpoint<State = unknown> {
  * on this host), its agent shell's state, its task, steps and last observation, and what
  * the env kind keeps of its own.
  */
-export interface SandboxEpisodeState {
+export interface SandboxEpisodeState extends EpisodeBookkeeping {
   readonly spec: SandboxSpec;
+  readonly layer: LayerArchive;
+  readonly shell: ShellState;
+}
+
+/** What every sandbox env's handle carries of its episode, however its state is carried. */
+export interface EpisodeBookkeeping {
   readonly task: Task | null;
   readonly steps: readonly { action: string; observation: string }[];
   readonly lastObservation: string;
-  readonly layer: LayerArchive;
-  readonly shell: ShellState;
   /** What the env kind keeps of its episode beyond the above (plain data; CTF: the flag submitted). */
   readonly envEpisode: Readonly<Record<string, unknown>>;
 }
@@ -62,12 +66,8 @@ export interface SandboxEpisodeState {
  * observation and what the env kind keeps, and what the observer saw of its state at
  * checkpoint time; a restore replays the steps into a new sandbox and compares.
  */
-export interface ReplayedEpisodeState {
+export interface ReplayedEpisodeState extends EpisodeBookkeeping {
   readonly spec: SandboxSpec;
-  readonly task: Task | null;
-  readonly steps: readonly { action: string; observation: string }[];
-  readonly lastObservation: string;
-  readonly envEpisode: Readonly<Record<string, unknown>>;
   /** What {@link ReplayObserver.observe} gave at checkpoint time. */
   readonly observed: unknown;
 }

@@ -12,7 +12,7 @@ import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
 import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
-import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeCheckpoint, type ReplayedEpisodeState, type ReplayObserver, type SandboxEpisodeState } from './checkpoint.js';
+import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeBookkeeping, type EpisodeCheckpoint, type ReplayedEpisodeState, type ReplayObserver, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
 import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
@@ -402,7 +402,7 @@ export abstract class SandboxEnv implements TaskEnv {
   }
 
   /** Makes `workspace` this env's, continuing the episode `state` describes (`restored`: a workspace no source owns). */
-  private continueEpisode(workspace: Workspace, restored: boolean, state: Pick<ReplayedEpisodeState, 'task' | 'steps' | 'lastObservation' | 'envEpisode'>): void {
+  private continueEpisode(workspace: Workspace, restored: boolean, state: EpisodeBookkeeping): void {
     const { task, steps, lastObservation, envEpisode } = state;
     this.retire();
     this.workspace = workspace;
