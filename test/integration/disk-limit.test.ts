@@ -157,7 +157,11 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });
       const started = await shell.run('(for i in $(seq 100); do fallocate -l 200M /bg$i || break; sleep 0.1; done) > /dev/null 2>&1 &');
       expect(started.events).toEqual([]);
-      const files = async () => Number((await shell.run('ls / | grep -c "^bg"')).output.trim());
+      const files = async () => {
+        const counted = await shell.run('ls / | grep -c "^bg"');
+        expect(counted.output, JSON.stringify(counted)).toMatch(/^\d+\n$/);
+        return Number(counted.output);
+      };
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const first = await files();
       await new Promise((resolve) => setTimeout(resolve, 1_500));

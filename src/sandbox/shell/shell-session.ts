@@ -265,15 +265,7 @@ export class ShellSession implements CommandRunner {
     this.pending = undefined;
     events.push({ kind: 'protocol-violation', detail });
     if (!(await killProcesses(this.sandbox, []))) await this.sandbox.restartProcesses();
-    try {
-      await this.respawnAfterKill(events);
-    } catch (error) {
-      // Seen under load: the first shell after the kill does not come up; a restart of the
-      // sandbox's processes clears whatever is left.
-      if (!(error instanceof SandboxError)) throw error;
-      await this.sandbox.restartProcesses();
-      await this.respawnAfterKill(events);
-    }
+    await this.respawnAfterKill(events);
     // Whatever the old shell still had in flight belongs to it, not to the new one.
     this.violation = undefined;
     return { output: '', exitCode: null, timedOut: false, outputBytes: 0, durationMs: performance.now() - started, cwd: this.currentCwd, events };
@@ -302,7 +294,15 @@ export class ShellSession implements CommandRunner {
   }
 
   private async respawnAfterKill(events: CommandEvent[]): Promise<void> {
-    await this.spawn();
+    try {
+      await this.spawn();
+    } catch (error) {
+      // Seen under load (and under gVisor after a disk-limit kill): the first shell after the
+      // kill does not come up; a restart of the sandbox's processes clears whatever is left.
+      if (!(error instanceof SandboxError)) throw error;
+      await this.sandbox.restartProcesses();
+      await this.spawn();
+    }
     events.push({ kind: 'shell-restarted', reason: 'killed', cwd: this.currentCwd });
   }
 
