@@ -93,6 +93,12 @@ export class WorkspacePool implements WorkspaceSource {
   private readonly failed: Promise<never>;
   private counters = { created: 0, restored: 0, removed: 0, rejectedOnBorrow: 0, adopted: 0, parked: 0 };
   private closing = false;
+  /**
+   * Removals under way. generic-pool frees a removed workspace's place at once and refills
+   * it while the removal still runs, so a creation waits for them: no more sandboxes exist
+   * at any moment than the pool's `max` (a server test counted one over, at 70 of 69).
+   */
+  private readonly removing = new Set<Promise<void>>();
 
   constructor(
     factory: WorkspaceFactory,
@@ -105,6 +111,7 @@ export class WorkspacePool implements WorkspaceSource {
       {
         create: async () => {
           if (this.failure) throw this.failure;
+          await Promise.all(this.removing);
           try {
             const workspace = (await this.adopt(factory)) ?? (await factory.create());
             this.consecutiveFailures = 0;
@@ -117,9 +124,17 @@ export class WorkspacePool implements WorkspaceSource {
           }
         },
         destroy: async (workspace) => {
-          if (await this.park(factory, workspace)) return;
-          this.counters.removed += 1;
-          await factory.destroy(workspace).catch(() => undefined);
+          const removal = (async () => {
+            if (await this.park(factory, workspace)) return;
+            this.counters.removed += 1;
+            await factory.destroy(workspace).catch(() => undefined);
+          })();
+          this.removing.add(removal);
+          try {
+            await removal;
+          } finally {
+            this.removing.delete(removal);
+          }
         },
         validate: async (workspace) => {
           const ok = !this.dirty.has(workspace) && (this.justCleaned(workspace) || (await this.answers(workspace)));
