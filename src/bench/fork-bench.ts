@@ -5,12 +5,14 @@
  * (the database's bytes) or MariaDB in writable mode (a logical dump).
  */
 import { ConfigError } from '../errors.js';
+import type { SandboxEnv } from '../env/sandbox-env.js';
 import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
+import { sharedPool } from '../vec/make-vec-env.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
 checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new episode plus the
@@ -27,6 +29,10 @@ episode's actions replayed; "exact": a child and the parent print the same obser
 --env mariadb: the SQL env on MariaDB in writable mode (a server per session; checkpoints
   by a logical dump: docs/fork.md), random 1 MiB blobs inserted into a new table with an
   AUTO_INCREMENT key; the probe is SHOW CREATE TABLE, each row's key, length and md5.
+Bash and Python envs share a warm pool with 8 spares, as the CLI's envs share one, and
+every fork starts with the spares ready (the bench waits for them): a bash child is laid
+over a spare in place; the replay's reset takes a spare. --new-sandboxes: no pool, every
+child and every replay in a new sandbox (a bash child made from the layer before it starts).
 --json prints {"1MiB": {...}, "50MiB": {...}}.
 `;
 
@@ -46,10 +52,43 @@ const SIZES = [
 
 type ForkEnv = CheckpointableEnv & ForkableEnv;
 
+/** The bench's envs of one kind, and their warm pool if they share one. */
+interface ForkSetup {
+  /** The parent, and the env that replays. */
+  envs: ForkEnv[];
+  /** Resolves once `count` spares are ready (at once without a pool). */
+  ready(count: number): Promise<void>;
+  /** Closes the envs and their pool. */
+  close(): Promise<void>;
+}
+
+/** The spares a pooled bench keeps: one per child of the larger fork. */
+const SPARES = 8;
+
+/** Two envs, on a warm pool of {@link SPARES} spares when `pooled`. */
+async function pooledSetup(envs: SandboxEnv[], pooled: boolean): Promise<ForkSetup> {
+  if (!pooled) return unpooled(envs);
+  const { pool, restorer } = sharedPool(envs, { pool: { minIdle: SPARES } });
+  return {
+    envs,
+    ready: (count) => pool.ready(count),
+    close: async () => {
+      await closeAll(envs);
+      await pool.close();
+      await restorer?.close();
+    },
+  };
+}
+
+/** Envs without a pool (SQL's sessions are no sandboxes of a pool). */
+function unpooled(envs: ForkEnv[]): ForkSetup {
+  return { envs, ready: async () => undefined, close: () => closeAll(envs) };
+}
+
 /** One env kind's episode for the bench. */
 interface ForkScenario {
-  /** Two envs of the kind: the parent, and the one that replays. */
-  envs(): Promise<ForkEnv[]>;
+  /** Two envs of the kind (`pooled`: on a warm pool, where the kind has one). */
+  envs(pooled: boolean): Promise<ForkSetup>;
   /** The episode's actions, writing `mib` MiB. */
   actions(mib: number): string[];
   /** What a child must print as the parent does. */
@@ -58,18 +97,18 @@ interface ForkScenario {
 
 const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> = {
   bash: {
-    async envs() {
+    async envs(pooled) {
       const { createBashEnvs } = await import('../../envs/bash/index.js');
-      return createBashEnvs({ goldCache: false }, 2);
+      return pooledSetup(await createBashEnvs({ goldCache: false }, 2), pooled);
     },
     actions: (mib) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'],
     probe: String.raw`find /tmp /testbed -xdev -printf '%p %y %s %b %n %m %u %g %T@
 ' | LC_ALL=C sort; md5sum /tmp/diff; echo "$PWD $K"`,
   },
   python: {
-    async envs() {
+    async envs(pooled) {
       const { createPythonEnvs } = await import('../../envs/python/index.js');
-      return createPythonEnvs({}, 2);
+      return pooledSetup(await createPythonEnvs({}, 2), pooled);
     },
     // Seeded, so that the replay a restore makes gives the same bytes (an unseeded one is refused as not replayable).
     actions: (mib) => [`import random\nrandom.seed(7)\nwith open('/tmp/diff', 'wb') as f: f.write(random.randbytes(${mib} * 2**20))`, 'K = {"kept": [1, 2, 3]}'],
@@ -78,7 +117,7 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> 
   sqlite: {
     async envs() {
       const { createSqlEnvs } = await import('../../envs/sql/index.js');
-      return createSqlEnvs({ embedded: true, writable: true }, 2);
+      return unpooled(await createSqlEnvs({ embedded: true, writable: true }, 2));
     },
     actions: (mib) => ['CREATE TABLE diff (x BLOB)', ...Array.from({ length: mib }, () => 'INSERT INTO diff VALUES (randomblob(1048576))')],
     probe:
@@ -88,7 +127,7 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> 
   mariadb: {
     async envs() {
       const { createSqlEnvs } = await import('../../envs/sql/index.js');
-      return createSqlEnvs({ writable: true }, 2);
+      return unpooled(await createSqlEnvs({ writable: true }, 2));
     },
     // 1 MiB of random bytes per row: 1024 RANDOM_BYTES(1024) from the sequence engine.
     actions: (mib) => [
@@ -109,8 +148,9 @@ async function closeAll(envs: readonly TaskEnv[]): Promise<void> {
   await Promise.all(envs.map((env) => env.close()));
 }
 
-async function measureSize(scenario: ForkScenario, mib: number, rounds: number): Promise<ForkSizeResult> {
-  const [parent, replayer] = await scenario.envs();
+async function measureSize(scenario: ForkScenario, mib: number, rounds: number, pooled: boolean): Promise<ForkSizeResult> {
+  const setup = await scenario.envs(pooled);
+  const [parent, replayer] = setup.envs;
   const episode = scenario.actions(mib);
   try {
     await parent!.reset({ task: 0 });
@@ -124,6 +164,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number):
       const checkpoint = await timed(() => parent!.checkpoint());
       checkpoints.push(checkpoint.ms);
       parent!.releaseCheckpoint(checkpoint.value);
+      await setup.ready(SPARES);
       const single = await timed(() => parent!.fork(1));
       one.push(single.ms);
       if (round === 0) {
@@ -131,9 +172,11 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number):
         exact = seenParent.observation === seenChild.observation;
       }
       await closeAll(single.value);
+      await setup.ready(SPARES);
       const many = await timed(() => parent!.fork(8));
       eight.push(many.ms);
       await closeAll(many.value);
+      await setup.ready(SPARES);
       const replayed = await timed(async () => {
         await replayer!.reset({ task: 0 });
         for (const action of episode) await replayer!.step(action);
@@ -143,7 +186,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number):
     const p50 = (samples: number[]) => Math.round(percentile(samples, 50) * 10) / 10;
     return { checkpointP50Ms: p50(checkpoints), forkOneP50Ms: p50(one), forkEightP50Ms: p50(eight), replayP50Ms: p50(replay), exact };
   } finally {
-    await closeAll([parent!, replayer!]);
+    await setup.close();
   }
 }
 
@@ -154,8 +197,9 @@ export const forkBench: Bench = {
     let rounds: number;
     let json: boolean;
     let scenario: ForkScenario;
+    let pooled: boolean;
     try {
-      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' }, env: { type: 'string' } });
+      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' }, env: { type: 'string' }, 'new-sandboxes': { type: 'boolean' } });
       if (values === 'help') {
         io.stdout.write(USAGE);
         return 0;
@@ -165,6 +209,7 @@ export const forkBench: Bench = {
       if (env !== 'bash' && env !== 'python' && env !== 'sqlite' && env !== 'mariadb') throw new ConfigError('--env', `must be bash, python, sqlite or mariadb (got "${String(env)}")`);
       scenario = SCENARIOS[env];
       json = values.json === true;
+      pooled = values['new-sandboxes'] !== true;
     } catch (error) {
       io.stderr.write(`bench fork: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
@@ -172,7 +217,7 @@ export const forkBench: Bench = {
     const result: Record<string, ForkSizeResult> = {};
     for (const [name, mib] of SIZES) {
       io.stderr.write(`bench fork: ${name}…\n`);
-      result[name] = await measureSize(scenario, mib, rounds);
+      result[name] = await measureSize(scenario, mib, rounds, pooled);
     }
     if (json) io.stdout.write(`${JSON.stringify(result)}\n`);
     else for (const [name, r] of Object.entries(result)) io.stdout.write(`${name}: checkpoint ${r.checkpointP50Ms} ms, 1 child ${r.forkOneP50Ms} ms, 8 children ${r.forkEightP50Ms} ms, replay ${r.replayP50Ms} ms, exact ${r.exact}\n`);

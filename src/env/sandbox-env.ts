@@ -79,6 +79,13 @@ export abstract class SandboxEnv implements TaskEnv {
   private readonly random: () => number;
   /** The current workspace came from a checkpoint (see {@link restore}): no source's; removed when retired. */
   private restoredWorkspace: Workspace | undefined;
+  /**
+   * Where a restore may take a ready workspace besides this env's own source: the warm pool
+   * of the env that forked this one (see {@link fork}). Resets still use the own source.
+   */
+  private spares: WorkspaceSource | undefined;
+  /** The source the current workspace came from, when it is not {@link source} (a spare's). */
+  private lender: WorkspaceSource | undefined;
   /** This env's checkpoints (released when it closes). */
   private readonly checkpoints = new CheckpointStore();
 
@@ -327,12 +334,14 @@ export abstract class SandboxEnv implements TaskEnv {
     const workspace = this.workspace;
     this.workspace = undefined;
     if (!workspace) return;
+    const lender = this.lender ?? this.source;
+    this.lender = undefined;
     if (workspace === this.restoredWorkspace) {
       this.restoredWorkspace = undefined;
       workspace.runner.close();
       workspace.control.close();
       void workspace.sandbox.destroy().catch(() => undefined);
-    } else this.source.release(workspace);
+    } else lender.release(workspace);
   }
 
   /**
@@ -397,8 +406,36 @@ export abstract class SandboxEnv implements TaskEnv {
     if (!runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot make a sandbox from a checkpoint`);
     const { spec, layer, shell, task, steps, lastObservation, envEpisode } = checkpoint.state;
     this.checkRestorable(spec, task);
-    const workspace = await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell);
-    this.continueEpisode(workspace, true, { task, steps, lastObservation, envEpisode });
+    const source = this.spares ?? this.source;
+    const inPlace = spec.image === this.config.spec.image ? await this.workspaceLaidOver(source, layer, shell) : undefined;
+    const workspace = inPlace ?? (await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell));
+    this.continueEpisode(workspace, inPlace === undefined, { task, steps, lastObservation, envEpisode });
+    if (inPlace) this.lender = source;
+  }
+
+  /**
+   * The checkpoint's files and shell in a warm workspace `source` has ready now (a pool's
+   * idle one: see WorkspaceSource.acquireIfIdle), laid over it in place (Sandbox.applyLayer):
+   * no new sandbox. Undefined where there is none ready, or it cannot be done in place (the
+   * workspace then goes back to its source, which replaces it if it was written); the
+   * caller then makes a new sandbox from the layer.
+   * @throws CheckpointError CHECKPOINT_REFUSED when the shell's state could not be given exactly.
+   */
+  private async workspaceLaidOver(source: WorkspaceSource, layer: SandboxEpisodeState['layer'], shell: ShellState): Promise<Workspace | undefined> {
+    const workspace = await source.acquireIfIdle?.();
+    if (!workspace) return undefined;
+    try {
+      if (!(workspace.runner instanceof ShellSession) || !(await workspace.sandbox.applyLayer?.(layer))) {
+        source.release(workspace);
+        return undefined;
+      }
+      await restoreShellState(workspace.runner, shell);
+      return workspace;
+    } catch (error) {
+      source.release(workspace);
+      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
+      return undefined;
+    }
   }
 
   /** Makes `workspace` this env's, continuing the episode `state` describes (`restored`: a workspace no source owns). */
@@ -531,7 +568,12 @@ export abstract class SandboxEnv implements TaskEnv {
    * @throws as {@link checkpoint} and {@link restore}; CHECKPOINT_UNSUPPORTED for an env that cannot make a sibling.
    */
   fork(n: number): Promise<SandboxEnv[]> {
-    return forkEpisode(this, n, () => this.sibling());
+    return forkEpisode(this, n, () => {
+      const child = this.sibling();
+      // Children of an env on a shared warm pool are laid over its ready spares (see restore).
+      if (this.sharesWorkspaces && !this.ownsSource) child.spares = this.source;
+      return child;
+    });
   }
 
   /** A new env of this kind and configuration, for {@link fork}. Default: none (CHECKPOINT_UNSUPPORTED). */

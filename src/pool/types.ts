@@ -59,6 +59,11 @@ export interface WorkspaceFactory {
 export interface WorkspaceSource {
   /** A clean workspace: nothing any earlier episode did is in it. */
   acquire(): Promise<Workspace>;
+  /**
+   * Optional: a clean workspace only if one is ready now (a warm pool's idle one), without
+   * waiting or making one; undefined otherwise.
+   */
+  acquireIfIdle?(): Promise<Workspace | undefined>;
   /** The episode is over: the workspace is never handed out again as it is (removed, or restored first). */
   release(workspace: Workspace): void;
   /** Waits for background work and removes every workspace the source holds. */

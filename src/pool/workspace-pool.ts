@@ -227,6 +227,16 @@ export class WorkspacePool implements WorkspaceSource {
     return workspace;
   }
 
+  /**
+   * An idle workspace when one is ready; else undefined at once (nothing made, no wait for a
+   * release). generic-pool takes an idle one for an acquire as soon as it is asked, so the
+   * idle count seen here already leaves out those other calls are taking.
+   */
+  async acquireIfIdle(): Promise<Workspace | undefined> {
+    if (this.failure || this.closing || this.pool.available <= 0) return undefined;
+    return this.acquire();
+  }
+
   release(workspace: Workspace): void {
     if (!this.lent.delete(workspace)) return;
     const { restore } = this.options;

@@ -206,6 +206,16 @@ export interface Sandbox {
    * @throws LayerArchiveRefusal when the layer holds what cannot be carried or passes `limits`.
    */
   archiveLayer?(archivePath: string, limits: LayerLimits): Promise<LayerArchive>;
+  /**
+   * Optional: lays `layer` (another sandbox's of the same image, see archiveLayer) over this
+   * running one, which must be as new (nothing written since it was made or restored):
+   * afterwards it shows what a sandbox made from the layer would (SandboxRuntime.createFromLayer),
+   * without a new sandbox. Needs a shell of ours in it (launchThrough).
+   * @returns false, nothing changed, where it cannot (no such shell, no GNU tar in the image,
+   *   a layer holding what only overlayfs's own attributes give); true when done.
+   * @throws SandboxError when it failed part way: the sandbox is then not to be used.
+   */
+  applyLayer?(layer: LayerArchive): Promise<boolean>;
   /** Removes the sandbox and everything in it. Idempotent. */
   destroy(): Promise<void>;
 }

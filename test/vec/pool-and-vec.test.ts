@@ -67,6 +67,20 @@ describe('WorkspacePool', () => {
     expect(destroyed).toContain(a);
   });
 
+  it('acquireIfIdle hands out only ready workspaces, one each to calls made at once, and makes none', async () => {
+    const { factory, made } = scriptedFactory();
+    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 1, max: 2 });
+    await pool.ready(2);
+    // Two idle: three calls at once get two different workspaces and one undefined, at once.
+    const taken = await Promise.all([pool.acquireIfIdle(), pool.acquireIfIdle(), pool.acquireIfIdle()]);
+    expect(taken.filter(Boolean)).toHaveLength(2);
+    expect(new Set(taken.filter(Boolean)).size).toBe(2);
+    expect(taken[2]).toBeUndefined();
+    expect(made()).toBe(2);
+    expect(pool.stats().lent).toBe(2);
+    await pool.close();
+  });
+
   it('returns a restored workspace to the idle set', async () => {
     const { factory } = scriptedFactory();
     const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => true });

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, createReadStream, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { extract } from 'tar-stream';
+import { shellQuote } from '../shell/shell-script.js';
 import type { LayerArchive, LayerLimits } from '../types.js';
 import { LayerArchiveRefusal } from '../carry-refusal.js';
 
@@ -94,10 +96,178 @@ export async function extractLayer(archive: LayerArchive, upper: string): Promis
   await run('tar', ['-G', '-x', '--xattrs', '--xattrs-include=*', '-p', '--same-owner', '--numeric-owner', '-C', upper, '-f', archive.path], { maxBuffer: 1024 * 1024 });
 }
 
+/**
+ * What laying an archived layer over a running sandbox of the same image takes, through
+ * the sandbox's own file system (see {@link APPLY_LAYER}): overlayfs there makes of each
+ * removal a whiteout, of a folder made again an opaque one, and of each image path written
+ * a copy-up (its `origin` attribute, and the `impure` mark of its folder: on ext4 these can
+ * take a block of their own, which `du` and `ls -s` show), as in the episode.
+ */
+export interface InPlaceLayer {
+  /**
+   * Absolute paths removed first: the layer's whiteouts (image paths the episode deleted)
+   * and opaque folders (image folders it removed and made again: none of their image
+   * entries may show through).
+   */
+  readonly removals: readonly string[];
+  /**
+   * The members to extract (its whiteouts left out), as the archive names them, with their
+   * absolute path; `folder`: a folder (one that is not replaces an image folder of its
+   * name, if any: the episode removed that folder, which no attribute records); `copiedUp`:
+   * an image file the episode wrote in place (overlayfs's `origin`), written in place again
+   * so that it is copied up as it was, not made anew.
+   */
+  readonly members: readonly { name: string; path: string; folder: boolean; copiedUp: boolean }[];
+}
+
+const inPlaceLayers = new WeakMap<LayerArchive, Promise<InPlaceLayer | undefined>>();
+
+/**
+ * {@link InPlaceLayer} of `archive` (read once per archive). Undefined when the layer holds
+ * what laying it over a sandbox cannot give as the episode had it: a folder renamed by
+ * redirect, a copy of metadata only, a copied-up path that is neither a file nor a folder
+ * (a symbolic link whose owner or times were set), holds extended attributes of its own or
+ * is under a folder the episode replaced (moved there). Such a layer is laid only into a new sandbox (see extractLayer).
+ */
+export function inPlaceLayer(archive: LayerArchive): Promise<InPlaceLayer | undefined> {
+  let plan = inPlaceLayers.get(archive);
+  if (!plan) {
+    plan = readInPlaceLayer(archive.path);
+    inPlaceLayers.set(archive, plan);
+  }
+  return plan;
+}
+
+async function readInPlaceLayer(path: string): Promise<InPlaceLayer | undefined> {
+  const removals: string[] = [];
+  const members: { name: string; path: string; folder: boolean; copiedUp: boolean }[] = [];
+  let layable = true;
+  await new Promise<void>((resolve, reject) => {
+    const reader = extract();
+    reader.on('entry', (header, stream, next) => {
+      const pax = (header.pax ?? {}) as Record<string, string>;
+      const absolute = `/${header.name.replace(/^\.\/?/, '').replace(/\/$/, '')}`;
+      if (header.type === 'character-device' && header.devmajor === 0 && header.devminor === 0) removals.push(absolute);
+      else {
+        const folder = header.type === 'directory';
+        const copiedUp = 'SCHILY.xattr.trusted.overlay.origin' in pax;
+        members.push({ name: header.name, path: absolute, folder, copiedUp });
+        if (pax['SCHILY.xattr.trusted.overlay.opaque'] === 'y') removals.push(absolute);
+        if ('SCHILY.xattr.trusted.overlay.redirect' in pax || 'SCHILY.xattr.trusted.overlay.metacopy' in pax) layable = false;
+        // Written in place without extended attributes (GNU tar makes a file anew to give it some).
+        const ownAttributes = Object.keys(pax).some((key) => key.startsWith('SCHILY.xattr.') && !key.startsWith('SCHILY.xattr.trusted.overlay.'));
+        if (copiedUp && !folder && (header.type !== 'file' || ownAttributes)) layable = false;
+      }
+      stream.on('end', next);
+      stream.on('error', reject);
+      stream.resume();
+    });
+    reader.on('finish', resolve);
+    reader.on('error', reject);
+    createReadStream(path).on('error', reject).pipe(reader);
+  });
+  const underRemoval = (path: string) => removals.some((removed) => path.startsWith(`${removed}/`));
+  if (!layable || members.some(({ path: member, copiedUp, folder }) => copiedUp && !folder && underRemoval(member))) return undefined;
+  return { removals, members };
+}
+
+/**
+ * `__ic_apply_layer DIR REMOVE [FOLDER SIZE]…`, for a shell of the harness's own (root) in
+ * the sandbox: lays the archive `DIR/layer.tar` over the sandbox's file system. Returns 3,
+ * changing nothing, where the sandbox has no GNU tar or a file named in `DIR/copied-paths`
+ * is not a file there; then, with REMOVE 1, removes the NUL-separated paths in
+ * `DIR/remove`; removes the folders found at the paths in `DIR/files` (members that are no
+ * folders); grows each FOLDER to SIZE bytes as {@link growFolders} does; then GNU tar
+ * extracts the members named, NUL-separated, in `DIR/members` (a path in the way removed
+ * first; extended attributes but overlayfs's own), then those in `DIR/copied` written in
+ * place (`--overwrite`, no attributes: overlayfs copies each image file up with its own),
+ * atimes included (`-G`). Prints
+ * nothing when done.
+ */
+export const APPLY_LAYER = `__ic_apply_layer() {
+  local d=$1 r=$2 f s i made
+  shift 2
+  [[ $(tar --version 2>/dev/null) == *'GNU tar'* ]] || { builtin echo 'no GNU tar in the sandbox'; return 3; }
+  while IFS= builtin read -r -d '' f; do [[ -f $f && ! -L $f ]] || { builtin echo "$f is no file here"; return 3; }; done < "$d/copied-paths"
+  if [[ $r == 1 ]]; then xargs -0 rm -rf -- < "$d/remove" || return 1; fi
+  while IFS= builtin read -r -d '' f; do [[ -d $f && ! -L $f ]] && { rm -rf -- "$f" || return 1; }; done < "$d/files"
+  while (( $# >= 2 )); do
+    f=$1 s=$2 made=()
+    shift 2
+    mkdir -p -- "$f" || return 1
+    for ((i = 0; i < 1000000; i++)); do
+      (( $(stat -c %s -- "$f") < s )) || break
+      : > "$f/.\${i}${'x'.repeat(200)}" || return 1
+      made+=("$f/.\${i}${'x'.repeat(200)}")
+    done
+    (( \${#made[@]} == 0 )) || rm -f -- "\${made[@]}" || return 1
+  done
+  local tar=(tar -G -x -p --same-owner --numeric-owner -C / -f "$d/layer.tar" --no-recursion --no-wildcards --null --verbatim-files-from)
+  "\${tar[@]}" --xattrs --xattrs-include='*' --xattrs-exclude='trusted.overlay.*' -T "$d/members" 2>&1 || return 1
+  [[ ! -s $d/copied ]] || "\${tar[@]}" --overwrite -T "$d/copied" 2>&1
+}`;
+
+/** The call of {@link APPLY_LAYER} for `archive`, its files in `dir` (a path in the sandbox; `removes`: with a `remove` list). */
+export function applyLayerCommand(dir: string, archive: LayerArchive, removes: boolean): string {
+  const grown = (archive.grownFolders ?? []).flatMap(({ path, size }) => [shellQuote(`/${path}`), String(size)]);
+  return ['__ic_apply_layer', shellQuote(dir), removes ? '1' : '0', ...grown].join(' ');
+}
+
 /** What {@link archiveContainerLayer} needs of a container: pausing it. */
-interface Pausable {
+export interface Pausable {
   pause(): Promise<unknown>;
   unpause(): Promise<unknown>;
+}
+
+/** How long a freeze may take to settle before it counts as failed (runc's own wait is about as long). */
+const FREEZE_WAIT_MS = 2_000;
+
+/**
+ * The freezer of the cgroup the process `pid` (a container's init, as this host numbers it)
+ * is in, driven from this host (cgroup v1's `freezer.state`, v2's `cgroup.freeze`): what
+ * `docker pause` does, without the engine's round trips (tens of ms each here). Undefined
+ * where it cannot be found or written (not root, another host's engine).
+ */
+export function cgroupFreezer(pid: number): Pausable | undefined {
+  let lines: string[];
+  try {
+    lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const v1 = lines.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('freezer'));
+  if (v1?.[2]) return freezer(join('/sys/fs/cgroup/freezer', v1[2], 'freezer.state'), 'FROZEN', 'THAWED', (state) => state.trim() === 'FROZEN');
+  const v2 = lines.find((line) => line.startsWith('0::'));
+  if (v2) {
+    const dir = join('/sys/fs/cgroup', v2.slice(3));
+    return freezer(join(dir, 'cgroup.freeze'), '1', '0', () => /^frozen 1$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8')));
+  }
+  return undefined;
+}
+
+/** A freezer writing `frozen` or `thawed` into `control`, frozen once `settled` says so (given `control`'s content). */
+function freezer(control: string, frozen: string, thawed: string, settled: (state: string) => boolean): Pausable | undefined {
+  try {
+    accessSync(control, constants.W_OK);
+  } catch {
+    return undefined;
+  }
+  return {
+    async pause() {
+      writeFileSync(control, frozen);
+      const started = performance.now();
+      while (!settled(readFileSync(control, 'utf8'))) {
+        if (performance.now() - started > FREEZE_WAIT_MS) {
+          writeFileSync(control, thawed);
+          throw new Error(`unable to freeze: the cgroup did not settle within ${FREEZE_WAIT_MS} ms`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    },
+    async unpause() {
+      writeFileSync(control, thawed);
+    },
+  };
 }
 
 /**

@@ -79,12 +79,31 @@ function captureScript(separator: string): string {
     `${section('fattrs')}; \\declare -F`,
     `${section('aliases')}; \\alias -p`,
     `${section('umask')}; \\umask`,
-    `${section('limits')}; ${LIMITS.map((flag) => `\\printf '%s %s %s\\n' ${flag} "$(\\ulimit -S -${flag})" "$(\\ulimit -H -${flag})"`).join('; ')}`,
+    // Every limit at once (no command substitution per limit: each is a fork); see limitLines.
+    `${section('limits')}; \\ulimit -S -a; \\printf '%s\\n' ${HARD_LIMITS}; \\ulimit -H -a`,
     `${section('traps')}; \\trap -p`,
     `\\printf '\\n%s end\\n' ${separator}`,
     ') 2>/dev/null',
   ];
   return lines.join('\n');
+}
+
+/** The line between the soft and the hard limits in the `limits` section as read. */
+const HARD_LIMITS = '__ic_hard_limits';
+
+/**
+ * `ulimit -S -a`, {@link HARD_LIMITS}, `ulimit -H -a` (lines such as `open files  (-n) 1024`)
+ * as `flag soft hard` lines for the {@link LIMITS} flags, in their order.
+ * @throws ShellStateError when a limit is missing.
+ */
+function limitLines(listed: string): string {
+  const [soft, hard] = listed.split(`\n${HARD_LIMITS}\n`).map((part) => new Map([...part.matchAll(/\(.*?-([a-zA-Z])\)\s+(\S+)$/gm)].map((m) => [m[1]!, m[2]!])));
+  if (!soft || !hard) throw new ShellStateError('unreadable', "the shell's resource limits did not come back whole");
+  return LIMITS.map((flag) => {
+    const [s, h] = [soft.get(flag), hard.get(flag)];
+    if (s === undefined || h === undefined) throw new ShellStateError('unreadable', `the shell's resource limit -${flag} did not come back`);
+    return `${flag} ${s} ${h}\n`;
+  }).join('');
 }
 
 /** Lines of `declare -p` that differ between two equal sessions (the shell's parent's pid). */
@@ -107,6 +126,7 @@ function parse(output: string, separator: string): ShellState {
   if (overridden) throw new ShellStateError('builtin-overridden', `the agent's shell defines functions named like builtins (${overridden.trim()}): its state cannot be read exactly`, { functions: overridden.trim().split(' ') });
   if (posix || sections.opts!.split(':').includes('posix')) throw new ShellStateError('posix-mode', "the agent's shell is in POSIX mode: its state is not carried");
   sections.vars = comparable(sections.vars!);
+  sections.limits = limitLines(sections.limits!);
   return { sections };
 }
 
