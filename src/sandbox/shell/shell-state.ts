@@ -71,7 +71,7 @@ function captureScript(separator: string): string {
     `${section('args')}; __ic_args=("$@"); \\declare -p __ic_args`,
     `${section('dirs')}; __ic_dirs=("\${DIRSTACK[@]}"); \\declare -p __ic_dirs`,
     `\\unset -v __ic_so __ic_bo __ic_bc __ic_pc __ic_ov __ic_args __ic_dirs ${NOT_CARRIED.join(' ')}`,
-    `\\unset -v $(\\compgen -v __ic_)`,
+    '\\unset -v "${!__ic_@}"',
     `${section('names')}; \\compgen -v`,
     `${section('exported')}; \\compgen -e`,
     `${section('vars')}; \\declare -p`,
@@ -159,6 +159,20 @@ const withoutBashManaged = (vars: string) =>
     .filter((line) => !/^declare -[a-zA-Z-]* (BASHOPTS|BASH_VERSINFO|EUID|PPID|SHELLOPTS|UID|BASH_ARGC|BASH_ARGV|BASH_LINENO|BASH_SOURCE|PIPESTATUS|FUNCNAME|COMP_WORDBREAKS|_)(=|$)/.test(line))
     .join('\n');
 
+/**
+ * Lines that make the options set in `variable` (`BASHOPTS` or `SHELLOPTS`, colon-separated)
+ * exactly `wanted` with `set` (`shopt -s`/`-u`, or `set -o`/`+o`), `skipped` aside: builtins
+ * and parameter expansions only (the variable read in place, not listed by a command).
+ */
+function optionsScript(variable: string, wanted: readonly string[], on: string, off: string, skipped: readonly string[] = []): string[] {
+  const target = `:${wanted.join(':')}:`;
+  const left = skipped.map((name) => ` && $__ic_n != ${shellQuote(name)}`).join('');
+  return [
+    `__ic_s=$${variable}:; while [[ -n $__ic_s ]]; do __ic_n=\${__ic_s%%:*}; __ic_s=\${__ic_s#*:}; [[ -n $__ic_n${left} && ${shellQuote(target)} != *":$__ic_n:"* ]] && builtin ${off} "$__ic_n"; done`,
+    ...(wanted.length > 0 ? [`for __ic_n in ${wanted.filter((name) => !skipped.includes(name)).map(shellQuote).join(' ')}; do [[ :$${variable}: == *":$__ic_n:"* ]] || builtin ${on} "$__ic_n"; done`] : []),
+  ];
+}
+
 /** The script that gives a new session `state` (run in that session, at its top level, so declarations are global). */
 function replayScript(state: ShellState): string {
   const s = state.sections;
@@ -169,6 +183,7 @@ function replayScript(state: ShellState): string {
   const options = ` ${s.opts!.split(':').join(' ')} `;
   return [
     `cd -- ${shellQuote(s.cwd!)} || builtin exit 1`,
+    // compgen, not \${!prefix@}: a prefix expansion gives COMP_WORDBREAKS its value (bash sets it on first use; declare -p shows it without one till then).
     `for __ic_n in $(compgen -v); do [[ $__ic_n == __ic_* || ${shellQuote(keep)} == *" $__ic_n "* ]] || builtin unset -v "$__ic_n" 2>/dev/null; done`,
     `{ ${withoutBashManaged(s.vars!)}\n} 2>/dev/null`,
     `for __ic_n in $(compgen -e); do [[ ${shellQuote(exported)} == *" $__ic_n "* ]] || builtin declare +x "$__ic_n" 2>/dev/null; done`,
@@ -184,10 +199,9 @@ function replayScript(state: ShellState): string {
     `builtin umask ${s.umask!.trim()}`,
     ...limits.map(([flag, soft, hard]) => `builtin ulimit -S -${flag} ${soft} 2>/dev/null; builtin ulimit -H -${flag} ${hard} 2>/dev/null`),
     s.traps!,
-    `while builtin read -r _ __ic_f __ic_n; do if [[ ${shellQuote(`:${s.shopt!}:`)} == *":$__ic_n:"* ]]; then [[ $__ic_f == -s ]] || builtin shopt -s "$__ic_n"; else [[ $__ic_f == -u ]] || builtin shopt -u "$__ic_n"; fi; done < <(builtin shopt -p)`,
-    'builtin unset -v __ic_n __ic_i __ic_args __ic_dirs',
-    `while builtin read -r _ __ic_f __ic_n; do [[ $__ic_n == xtrace || $__ic_n == errexit ]] && continue; if [[ ${shellQuote(options)} == *" $__ic_n "* ]]; then [[ $__ic_f == -o ]] || builtin set -o "$__ic_n"; else [[ $__ic_f == +o ]] || builtin set +o "$__ic_n"; fi; done < <(builtin set +o)`,
-    'builtin unset -v __ic_f __ic_n',
+    ...optionsScript('BASHOPTS', s.shopt!.split(':').filter(Boolean), 'shopt -s', 'shopt -u'),
+    ...optionsScript('SHELLOPTS', s.opts!.split(':').filter(Boolean), 'set -o', 'set +o', ['xtrace', 'errexit']),
+    'builtin unset -v __ic_n __ic_i __ic_s __ic_args __ic_dirs',
     ...(options.includes(' errexit ') ? ['builtin set -e'] : []),
     ...(options.includes(' xtrace ') ? ['builtin set -x'] : []),
   ].join('\n');
