@@ -3,7 +3,10 @@
  * the failing fixtures (a reward that is not a number, no reward file, a verifier past its
  * time limit) and one task that scores 1: each unscorable episode is shown as not scored with
  * its reason — never as reward 0 — in the text and the --json output, is left out of the mean
- * reward, and the summary counts them by reason.
+ * reward, and the summary counts them by reason. And a task that asks for the network in
+ * schema 1.1's syntax (`network_mode = "public"`, `[environment.network] mode = "public"`) is
+ * refused naming its task.toml and the key, and runs offline with --internet-tasks-offline; a
+ * key of [environment] that is not read is reported with its file.
  */
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -66,4 +69,26 @@ describe.skipIf(skipWithoutEngine(engine, 'intercode run task'))('intercode run 
     expect(run.tasks[0]!.truncation!.message).toContain('"passed\\n"');
     expect(run.tasks[1]).toEqual({ index: 1, reward: 1, parts: { reward: 1 } });
   }, 300_000);
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'intercode run task: network asks'))('intercode run task: a task that asks for the network', () => {
+  const cases = [
+    ['network-mode', 'public-mode', 'environment.network_mode = "public"'],
+    ['network-table', 'public-table', 'environment.network.mode = "public"'],
+  ] as const;
+  for (const [dataset, folder, key] of cases) {
+    it(`${key}: refused naming the file and key; run offline with --internet-tasks-offline`, async () => {
+      const data = join(FIXTURES, 'refused', dataset);
+      const refused = await intercodeFromSource(['run', 'task', '--data', data, '--keep-warm', '0']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`${join(data, folder, 'task.toml')} (${key})`);
+      expect(refused.stderr).toContain('--internet-tasks-offline');
+      // A key of [environment] we do not read is reported, not silently dropped (public-mode has gpus = 0).
+      if (folder === 'public-mode') expect(refused.stderr).toContain(`${join(data, folder, 'task.toml')}: environment.gpus is not read here (ignored)`);
+      const offline = await intercodeFromSource(['run', 'task', '--data', data, '--keep-warm', '0', '--internet-tasks-offline', '--json']);
+      expect(offline.code, offline.stderr).toBe(0);
+      // Scored, and 0: the solution could resolve nothing without a network.
+      expect((JSON.parse(offline.stdout) as RunJson).tasks).toEqual([{ index: 0, reward: 0, parts: { reward: 0 } }]);
+    }, 300_000);
+  }
 });
