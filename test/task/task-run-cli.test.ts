@@ -3,15 +3,17 @@
  * the failing fixtures (a reward that is not a number, no reward file, a verifier past its
  * time limit) and one task that scores 1: each unscorable episode is shown as not scored with
  * its reason — never as reward 0 — in the text and the --json output, is left out of the mean
- * reward, and the summary counts them by reason. And a task that asks for the network in
+ * reward, and the summary counts them by reason; `collect --policy gold` likewise, its
+ * demonstrations saying why each was cut off. And a task that asks for the network in
  * schema 1.1's syntax (`network_mode = "public"`, `[environment.network] mode = "public"`) is
  * refused naming its task.toml and the key, and runs offline with --internet-tasks-offline; a
  * key of [environment] that is not read is reported with its file.
  */
-import { cp } from 'node:fs/promises';
+import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-path.js';
+import { parseDemos } from '../../training/demos/demo-episode.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { intercodeFromSource } from '../setup/cli.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
@@ -68,6 +70,20 @@ describe.skipIf(skipWithoutEngine(engine, 'intercode run task'))('intercode run 
     ]);
     expect(run.tasks[0]!.truncation!.message).toContain('"passed\\n"');
     expect(run.tasks[1]).toEqual({ index: 1, reward: 1, parts: { reward: 1 } });
+  }, 300_000);
+
+  it('collect --policy gold: the summary leaves them out of the mean and counts them; each demonstration says why it was cut off', async () => {
+    const out = join(data, 'demos.jsonl');
+    const { code, stdout, stderr } = await intercodeFromSource(['collect', '--env', 'task', '--data', data, '--policy', 'gold', '--out', out, '--keep-warm', '0', '--json']);
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ episodes: 4, solved: 1, meanReward: 1, notScored: 3, notScoredByReason: { 'reward-invalid': 1, 'reward-missing': 1, 'verifier-timeout': 1 } });
+    const demos = parseDemos(await readFile(out, 'utf8'), out);
+    expect(Object.fromEntries(demos.map((d) => [d.task_id, [d.reward, d.truncated, d.truncation?.split(':')[0]]]))).toEqual({
+      'bad-reward': [0, true, 'reward-invalid'],
+      'hello-txt': [1, false, undefined],
+      'no-reward': [0, true, 'reward-missing'],
+      'slow-verifier': [0, true, 'verifier-timeout'],
+    });
   }, 300_000);
 });
 
