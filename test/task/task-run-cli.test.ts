@@ -4,7 +4,7 @@
  * time limit) and one task that scores 1: each unscorable episode is shown as not scored with
  * its reason — never as reward 0 — in the text and the --json output, is left out of the mean
  * reward, and the summary counts them by reason; `collect --policy gold` likewise, its
- * demonstrations saying why each was cut off. And a task that asks for the network in
+ * demonstrations saying why each was cut off; `play` says so with the reason. And a task that asks for the network in
  * schema 1.1's syntax (`network_mode = "public"`, `[environment.network] mode = "public"`) is
  * refused naming its task.toml and the key, and runs offline with --internet-tasks-offline; a
  * key of [environment] that is not read is reported with its file.
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-path.js';
 import { parseDemos } from '../../training/demos/demo-episode.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
-import { intercodeFromSource } from '../setup/cli.js';
+import { intercodeFromSource, intercodeWithStdin } from '../setup/cli.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
@@ -84,6 +84,15 @@ describe.skipIf(skipWithoutEngine(engine, 'intercode run task'))('intercode run 
       'no-reward': [0, true, 'reward-missing'],
       'slow-verifier': [0, true, 'verifier-timeout'],
     });
+  }, 300_000);
+});
+
+describe.skipIf(skipWithoutEngine(engine, 'intercode play task'))('intercode play task: an episode its verifier cannot score', () => {
+  it('says it was not scored, with the reason and message', async () => {
+    const run = await intercodeWithStdin(['play', 'task', '--data', join(FIXTURES, 'failing', 'no-reward')], 'touch /app/done\nsubmit\n');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('episode truncated, not scored: reward-missing — the verifier wrote neither /logs/verifier/reward.txt nor reward.json (it exited with 0)');
+    expect(run.stdout).not.toMatch(/reward 0\.00/);
   }, 300_000);
 });
 
