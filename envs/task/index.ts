@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
@@ -30,7 +31,7 @@ const CONCURRENT_BUILDS = 4;
 export interface TaskEnvOptions {
   /** A task directory (with task.toml), or a folder of them. */
   data: string;
-  /** Run tasks whose task.toml has `allow_internet = true` anyway, without network (their verifier or solution may fail). */
+  /** Run tasks whose task.toml asks for a network (`allow_internet = true`, a `network_mode` other than `no-network`…) anyway, without one (their verifier or solution may fail). */
   internetTasksOffline: boolean;
   sandboxes: TaskSandboxMode;
   maxWarmImages: number;
@@ -53,11 +54,14 @@ export async function createTaskEnvs(options: Partial<TaskEnvOptions> & { data: 
   const log = options.buildLog ?? (() => undefined);
   const engines = options.engines ?? EngineSet.local();
   const dirs = await readTaskDirs(options.data);
+  for (const dir of dirs) {
+    for (const key of dir.config.ignoredKeys) log(`task: ${join(dir.root, 'task.toml')}: ${key} is not read here (ignored): the task may count on it`);
+  }
   const online = dirs.filter((d) => d.config.environment.allowInternet);
   if (online.length > 0 && !options.internetTasksOffline) {
     throw new ConfigError(
       '--data',
-      `has task(s) that ask for internet (allow_internet = true): ${online.map((d) => d.config.name).join(', ')}. ` +
+      `has task(s) that ask for a network: ${online.map((d) => `${join(d.root, 'task.toml')} (${d.config.environment.networkAskedBy.join(', ')})`).join('; ')}. ` +
         'Sandboxes never get a network here; pass --internet-tasks-offline to run them without it (what needs the network will fail, and score as such).',
     );
   }

@@ -20,7 +20,7 @@ export const taskPlugin: EnvPlugin = {
   name: 'task',
   spec: taskEnvSpec,
   flags: [
-    { flags: '--internet-tasks-offline', description: 'task: run tasks whose task.toml says allow_internet = true anyway, without network (sandboxes never get one; what needs it fails)' },
+    { flags: '--internet-tasks-offline', description: 'task: run tasks whose task.toml asks for a network (allow_internet = true, a network_mode other than "no-network") anyway, without one (sandboxes never get one; what needs it fails)' },
     { flags: '--warm-images <n>', description: 'task: images whose sandboxes are kept warm at once (least recently used closed past it; default 8)' },
   ],
   async createEnvs(flags: TaskFlags, count: number, { log, engines }) {

@@ -11,7 +11,18 @@ export interface TaskDirConfig {
   name: string;
   verifier: { timeoutSec: number; env: Record<string, string>; user?: string };
   agent: { timeoutSec?: number };
-  environment: { buildTimeoutSec?: number; cpus?: number; memoryBytes?: number; storageBytes?: number; allowInternet: boolean };
+  environment: {
+    buildTimeoutSec?: number;
+    cpus?: number;
+    memoryBytes?: number;
+    storageBytes?: number;
+    /** Whether the task asks for a network, in any syntax (see {@link networkAsks}). */
+    allowInternet: boolean;
+    /** The settings that ask for it, as `key = value` (`environment.network_mode = "public"`); empty when none does. */
+    networkAskedBy: string[];
+  };
+  /** Keys of `[environment]` we do not read (`gpus`, `docker_image`, `os`…): ignored, though the task may count on them. */
+  ignoredKeys: string[];
 }
 
 /** One Harbor task directory, read. */
@@ -134,8 +145,7 @@ export function taskConfig(table: TomlTable, file: string, folderName: string): 
   const user = verifier.user;
   if (user !== undefined && (typeof user !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(user))) fail('verifier.user', `must be a user name, got ${JSON.stringify(user)}`);
   const environment = section('environment');
-  const allowInternet = environment.allow_internet ?? false;
-  if (typeof allowInternet !== 'boolean') fail('environment.allow_internet', 'must be true or false');
+  const networkAskedBy = networkAsks(table, fail);
   const cpus = number(environment, 'environment.cpus', 'cpus');
   const buildTimeoutSec = number(environment, 'environment.build_timeout_sec', 'build_timeout_sec');
   const agentTimeout = number(section('agent'), 'agent.timeout_sec', 'timeout_sec');
@@ -146,13 +156,64 @@ export function taskConfig(table: TomlTable, file: string, folderName: string): 
     verifier: { timeoutSec: number(verifier, 'verifier.timeout_sec', 'timeout_sec') ?? DEFAULT_VERIFIER_TIMEOUT_SEC, env: verifierEnv, ...(user ? { user: user as string } : {}) },
     agent: agentTimeout ? { timeoutSec: agentTimeout } : {},
     environment: {
-      allowInternet: allowInternet as boolean,
+      allowInternet: networkAskedBy.length > 0,
+      networkAskedBy,
       ...(cpus ? { cpus } : {}),
       ...(buildTimeoutSec ? { buildTimeoutSec } : {}),
       ...(memoryBytes ? { memoryBytes } : {}),
       ...(storageBytes ? { storageBytes } : {}),
     },
+    ignoredKeys: Object.keys(environment).filter((key) => !ENVIRONMENT_KEYS.has(key)).map((key) => `environment.${key}`),
   };
+}
+
+/** The `[environment]` keys we read: resources, build time, the network settings (refused when they ask for one). */
+const ENVIRONMENT_KEYS = new Set(['build_timeout_sec', 'cpus', 'memory', 'memory_mb', 'storage', 'storage_mb', 'allow_internet', 'network_mode', 'allowed_hosts', 'network']);
+
+/** Harbor's network modes that give none: `no-network` (and `none`, Docker's word). `allowlist` with no `allowed_hosts` denies all egress too. */
+const NO_NETWORK_MODES = new Set(['no-network', 'none']);
+
+/**
+ * Every setting of task.toml that asks for a network, as `key = value`. Harbor's spellings:
+ * `[environment] allow_internet = true` (schema 1.0); `network_mode = "public"` or
+ * `"allowlist"` with `allowed_hosts` (1.1 on) in `[environment]` (the baseline), `[agent]`,
+ * `[verifier]` and `[verifier.environment]` (phase overrides); and the same as a table,
+ * `[environment.network] mode = …`. Any mode but `no-network`/`none` (or an allowlist with
+ * no hosts) asks. @throws DatasetError (through `fail`) for a value of the wrong type.
+ */
+function networkAsks(table: TomlTable, fail: (field: string, problem: string) => never): string[] {
+  const asks: string[] = [];
+  const environment = asTable(table.environment);
+  const allowInternet = environment?.allow_internet;
+  if (allowInternet !== undefined && typeof allowInternet !== 'boolean') fail('environment.allow_internet', 'must be true or false');
+  if (allowInternet === true) asks.push('environment.allow_internet = true');
+  const phases: [string, TomlTable | undefined][] = [
+    ['environment', environment],
+    ['agent', asTable(table.agent)],
+    ['verifier', asTable(table.verifier)],
+    ['verifier.environment', asTable(asTable(table.verifier)?.environment)],
+  ];
+  for (const [phase, settings] of phases) {
+    if (!settings) continue;
+    const network = settings.network;
+    if (network !== undefined && !asTable(network)) fail(`${phase}.network`, 'must be a table (mode, allowed_hosts)');
+    for (const [prefix, modeKey, holder] of [[phase, 'network_mode', settings], [`${phase}.network`, 'mode', asTable(network)]] as const) {
+      const mode = holder?.[modeKey];
+      if (mode === undefined) continue;
+      const key = `${prefix}.${modeKey}`;
+      if (typeof mode !== 'string') return fail(key, `must be a network mode such as "no-network" or "public", got ${JSON.stringify(mode)}`);
+      if (NO_NETWORK_MODES.has(mode)) continue;
+      const hosts = holder!.allowed_hosts;
+      if (mode === 'allowlist' && (hosts === undefined || (Array.isArray(hosts) && hosts.length === 0))) continue;
+      asks.push(`${key} = ${JSON.stringify(mode)}${mode === 'allowlist' ? ` (allowed_hosts = ${JSON.stringify(hosts)})` : ''}`);
+    }
+  }
+  return asks;
+}
+
+/** `value` when it is a TOML table, else undefined. */
+function asTable(value: TomlValue | undefined): TomlTable | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as TomlTable) : undefined;
 }
 
 /** `memory_mb = 2048`, or `memory = "2G"` / `"512M"` / a number of MiB. */

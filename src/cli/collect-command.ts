@@ -12,6 +12,7 @@ import { ROLLOUT_FORMATS } from '../rollouts/index.js';
 import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
 import { addModelFlags } from './model-flags.js';
 import { isSolved } from '../scoring/solved.js';
+import { countByReason, describeUnscored, meanOfScored, unscoredRollout, type Unscored } from '../policy/index.js';
 
 interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env: string;
@@ -88,7 +89,8 @@ export function registerCollectCommand(program: Command): void {
       const progress = new Progress('episodes', episodes);
       const stamp = Date.now().toString(36);
       let solved = 0;
-      let rewardSum = 0;
+      const rewards: { reward: number | null }[] = [];
+      const unscored: Unscored[] = [];
       let envSteps = 0;
       const started = performance.now();
       await runner.play(
@@ -99,8 +101,10 @@ export function registerCollectCommand(program: Command): void {
             const demo = demoFromRollout(plugin.name, played, resolved.policy.name);
             if (toJsonl) appendFileSync(flags.out, `${formatDemoLine(demo)}\n`);
             else buffer!.addMany(demoTransitions(demo, `${stamp}-${done}`));
-            if (isSolved(played.reward)) solved += 1;
-            rewardSum += played.reward;
+            const cut = unscoredRollout(played);
+            if (cut) unscored.push(cut);
+            else if (isSolved(played.reward)) solved += 1;
+            rewards.push({ reward: cut ? null : played.reward });
             envSteps += played.turns.length;
             progress.update(done, `solved ${solved}`);
           },
@@ -108,9 +112,11 @@ export function registerCollectCommand(program: Command): void {
       );
       progress.stop();
       const elapsedSec = (performance.now() - started) / 1000;
-      const summary = { episodes, solved, successRate: solved / episodes, meanReward: rewardSum / episodes, envSteps, envStepsPerSec: envSteps / elapsedSec, elapsedSec, out: flags.out };
+      const notScoredByReason = countByReason(unscored);
+      const summary = { episodes, solved, successRate: solved / episodes, meanReward: meanOfScored(rewards), notScored: unscored.length, notScoredByReason, envSteps, envStepsPerSec: envSteps / elapsedSec, elapsedSec, out: flags.out };
+      const mean = summary.meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${summary.meanReward.toFixed(3)}${unscored.length > 0 ? ` of the ${episodes - unscored.length} scored` : ''}`;
       if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-      else console.log(`${episodes} episodes (${solved} solved, mean reward ${summary.meanReward.toFixed(3)}), ${envSteps} env steps at ${summary.envStepsPerSec.toFixed(1)}/s, written to ${flags.out}`);
+      else console.log(`${episodes} episodes (${solved} solved, ${unscored.length > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}), ${envSteps} env steps at ${summary.envStepsPerSec.toFixed(1)}/s, written to ${flags.out}`);
     } finally {
       buffer?.close();
       await runner.close();

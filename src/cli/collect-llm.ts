@@ -12,6 +12,7 @@ import { modelFromFlags, nonNegativeInteger, type ModelFlags } from './model-fla
 import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
 import { isSolved } from '../scoring/solved.js';
+import { countByReason, describeUnscored, meanOfScored, type Unscored } from '../policy/index.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
 export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
@@ -98,7 +99,9 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     stop.abort();
   });
   const stamp = Date.now().toString(36);
-  const counts = { episodes: 0, written: 0, solved: 0, rewardSum: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0, branchedGroups: 0 };
+  const counts = { episodes: 0, written: 0, solved: 0, envSteps: 0, withIds: 0, withLogprobs: 0, groups: 0, branchedGroups: 0 };
+  const rewards: { reward: number | null }[] = [];
+  const unscored: Unscored[] = [];
   const started = performance.now();
   try {
     const envs = await plugin.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
@@ -127,8 +130,9 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
       signal: stop.signal,
       onEpisode: (done, record: RolloutRecord) => {
         counts.episodes = done;
-        if (isSolved(record.reward)) counts.solved += 1;
-        counts.rewardSum += record.reward;
+        if (record.not_scored) unscored.push(record.not_scored);
+        else if (isSolved(record.reward)) counts.solved += 1;
+        rewards.push({ reward: record.not_scored ? null : record.reward });
         counts.envSteps += record.actions.length;
         if (record.tokens.episode !== null) counts.withIds += 1;
         if (record.tokens.has_logprobs) counts.withLogprobs += 1;
@@ -168,7 +172,9 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     groups: counts.groups,
     solved: counts.solved,
     successRate: counts.solved / n,
-    meanReward: counts.rewardSum / n,
+    meanReward: meanOfScored(rewards),
+    notScored: unscored.length,
+    notScoredByReason: countByReason(unscored),
     envSteps: counts.envSteps,
     envStepsPerSec: counts.envSteps / elapsedSec,
     elapsedSec,
@@ -181,7 +187,8 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else {
     console.log(
-      `${counts.episodes} episodes in ${counts.groups} groups of ${samplesPerTask} (${counts.solved} solved, mean reward ${summary.meanReward.toFixed(3)}), ` +
+      `${counts.episodes} episodes in ${counts.groups} groups of ${samplesPerTask} (${counts.solved} solved, ${unscored.length > 0 ? `${describeUnscored(summary.notScoredByReason)}, ` : ''}` +
+        `${summary.meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${summary.meanReward.toFixed(3)}${unscored.length > 0 ? ` of the ${counts.episodes - unscored.length} scored` : ''}`}), ` +
         `token ids in ${counts.withIds}, logprobs in ${counts.withLogprobs}; ${counts.written} written to ${flags.out} (${format})`,
     );
   }

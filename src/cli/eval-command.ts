@@ -12,6 +12,7 @@ import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { nonNegativeInteger } from './model-flags.js';
+import { describeUnscored } from '../policy/index.js';
 
 interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
@@ -31,17 +32,19 @@ interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const avg = (x: number | null) => (x === null ? 'n/a (none scored)' : x.toFixed(3));
 
 function printSummary(s: EvalSummary): void {
   console.log(`episodes              ${s.episodes}`);
   console.log(`success rate          ${pct(s.successRate)}`);
-  console.log(`average max reward    ${s.avgMaxReward.toFixed(3)}`);
+  console.log(`average max reward    ${avg(s.avgMaxReward)}${s.notScored > 0 ? ` (of the ${s.episodes - s.notScored} scored)` : ''}`);
   console.log(`average turns         ${s.avgTurns.toFixed(2)}`);
   console.log(`invalid actions       ${pct(s.invalidActionRate)}`);
   for (const [hardness, g] of Object.entries(s.byHardness)) {
-    console.log(`  ${hardness.padEnd(8)} ${String(g.episodes).padStart(5)} episodes  success ${pct(g.successRate)}  avg max reward ${g.avgMaxReward.toFixed(3)}`);
+    console.log(`  ${hardness.padEnd(8)} ${String(g.episodes).padStart(5)} episodes  success ${pct(g.successRate)}  avg max reward ${avg(g.avgMaxReward)}`);
   }
-  if (s.truncated > 0) console.log(`sandbox lost          ${s.truncated} episodes (scored up to the loss)`);
+  if (s.truncated > s.notScored) console.log(`cut off               ${s.truncated - s.notScored} episodes (scored up to the cut)`);
+  if (s.notScored > 0) console.log(`not scored            ${describeUnscored(s.notScoredByReason)}`);
   const u = s.usage;
   const cost = u.cost_usd === null ? 'cost unknown (give --prices)' : `$${u.cost_usd.toFixed(4)}`;
   console.log(`model                 ${u.requests} requests (${u.retries} retried), ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${cost}`);
@@ -68,7 +71,7 @@ export function registerEvalCommand(program: Command): void {
     .option('--request-timeout <seconds>', 'time limit of one model request', '60')
     .option('--retries <n>', 'retries of a request after 429, 5xx, timeouts and connection failures (exponential backoff)', '6')
     .option('--limit <n>', 'evaluate only the first n tasks')
-    .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","usage"}');
+    .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","notScored","notScoredByReason","usage"}');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: EvalFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
@@ -134,8 +137,8 @@ export function registerEvalCommand(program: Command): void {
     }
     log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: run again to resume` : ''})`);
     if (flags.json) {
-      const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, usage } = result.summary;
-      process.stdout.write(`${JSON.stringify({ episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, usage })}\n`);
+      const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage } = result.summary;
+      process.stdout.write(`${JSON.stringify({ episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage })}\n`);
     } else {
       printSummary(result.summary);
     }

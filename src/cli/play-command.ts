@@ -65,7 +65,8 @@ export function registerPlayCommand(program: Command): void {
         return;
       }
       const score = result.info.score;
-      if (result.truncated) console.log(`episode truncated: ${result.info.truncation?.message}`);
+      const cut = result.info.truncation;
+      if (result.truncated) console.log(`episode truncated, not scored: ${cut?.reason ?? 'truncated'} — ${cut?.message ?? 'no reason given'}`);
       else console.log(`reward ${result.reward.toFixed(2)}  ${Object.entries(score?.parts ?? {}).map(([k, v]) => `${k}=${v}`).join('  ')}`);
       if (score?.details.eval_obs !== undefined) console.log(`gold output:\n${String(score.details.eval_obs)}`);
       index += 1;

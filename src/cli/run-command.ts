@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { GoldPolicy, rollout } from '../policy/index.js';
+import { countByReason, describeUnscored, GoldPolicy, meanOfScored, rollout, unscoredRollout, type Unscored } from '../policy/index.js';
 import { describeEngine, EpisodeEngine, longestFirst } from '../engine/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
@@ -17,8 +17,10 @@ interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
 export interface TaskOutcome {
   index: number;
   query: string;
-  reward: number;
+  /** null: the episode was not scored (it ended truncated; `truncation` says why). */
+  reward: number | null;
   parts: Record<string, number>;
+  truncation?: Unscored;
 }
 
 /**
@@ -35,7 +37,8 @@ export function registerRunCommand(program: Command): void {
     .option(
       '--json',
       'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes",' +
-        '"tasks":[{"index","reward","parts"}]}, ' +
+        '"notScored","notScoredByReason","tasks":[{"index","reward","parts"}]}; an episode that ended truncated (its verifier gave no reward, the sandbox was lost…) ' +
+        'has "reward":null and "truncation":{"reason","message"}, and is left out of meanReward (null when none was scored); ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
     );
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
@@ -68,9 +71,11 @@ export function registerRunCommand(program: Command): void {
         ),
         async (env, { task, index }) => {
           const played = await rollout(env, gold, { envName: plugin.name, task, turnLimit: 20 });
-          const end = { reward: played.reward, info: played.turns.at(-1)?.info };
-          outcomes[index] = { index, query: task.query, reward: end.reward, parts: end.info?.score?.parts ?? {} };
-          if (isSolved(end.reward)) solvedSoFar += 1;
+          const truncation = unscoredRollout(played);
+          outcomes[index] = truncation
+            ? { index, query: task.query, reward: null, parts: {}, truncation }
+            : { index, query: task.query, reward: played.reward, parts: played.turns.at(-1)?.info.score?.parts ?? {} };
+          if (!truncation && isSolved(played.reward)) solvedSoFar += 1;
           progress.update(++finished, `solved ${solvedSoFar}`);
         },
       );
@@ -81,30 +86,40 @@ export function registerRunCommand(program: Command): void {
       releaseEngines(engines, log);
     }
     const firstEpisode = engine.firstEpisodeAt ?? ended;
-    const solved = outcomes.filter((o) => isSolved(o.reward)).length;
+    const solved = outcomes.filter((o) => o.reward !== null && isSolved(o.reward)).length;
+    const notScoredByReason = countByReason(outcomes.flatMap((o) => (o.truncation ? [o.truncation] : [])));
+    const notScored = outcomes.filter((o) => o.truncation).length;
+    const meanReward = meanOfScored(outcomes);
     const summary = {
       episodes: outcomes.length,
       solved,
       successRate: solved / Math.max(1, outcomes.length),
-      meanReward: outcomes.reduce((sum, o) => sum + o.reward, 0) / Math.max(1, outcomes.length),
+      meanReward,
       elapsedSec: (ended - started) / 1000,
       setupSec: (firstEpisode - started) / 1000,
       episodesPerSec: outcomes.length / Math.max(1e-6, (ended - firstEpisode) / 1000),
       parallel,
       sandboxes: engine.mode,
+      notScored,
+      notScoredByReason,
       ...(engines.status() ? { engines: engines.status() } : {}),
     };
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts }) => ({ index, reward, parts })) })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) })}\n`);
       return;
     }
     for (const o of outcomes) {
+      if (o.truncation) {
+        console.log(`#${String(o.index).padStart(3)}  not scored: ${o.truncation.reason} — ${o.truncation.message.replace(/\s+/g, ' ')}  ${o.query.slice(0, 70)}`);
+        continue;
+      }
       const parts = Object.entries(o.parts).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ');
-      console.log(`#${String(o.index).padStart(3)}  reward ${o.reward.toFixed(2)}  ${parts}  ${o.query.slice(0, 70)}`);
+      console.log(`#${String(o.index).padStart(3)}  reward ${o.reward!.toFixed(2)}  ${parts}  ${o.query.slice(0, 70)}`);
     }
+    const mean = meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${meanReward.toFixed(3)}${notScored > 0 ? ` of the ${outcomes.length - notScored} scored` : ''}`;
     console.log(
       `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
-        `mean reward ${summary.meanReward.toFixed(3)}, ${summary.elapsedSec.toFixed(1)} s ` +
+        `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
         `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
     );
   });

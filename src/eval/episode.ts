@@ -1,7 +1,7 @@
 import type { StepScoringRule, Strategy, StrategyAgent } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
-import type { Score, StepInfo, TaskEnv } from '../env/types.js';
-import type { Turn } from '../policy/index.js';
+import type { Score, StepInfo, StepResult, TaskEnv } from '../env/types.js';
+import type { Turn, Unscored } from '../policy/index.js';
 import type { EvalEpisodeLog, TurnHistory } from './result-log.js';
 import { isSolved } from '../scoring/solved.js';
 
@@ -60,6 +60,13 @@ export async function playEpisode(
   };
   let ended = false;
   let truncated: string | undefined;
+  let cut: Unscored | undefined;
+  // Turns whose reward the env computed (a step score, the submit's): a truncated episode with none is not scored.
+  let scoredTurns = 0;
+  const cutOff = (result: StepResult) => {
+    truncated = result.info.truncation?.message ?? 'truncated';
+    cut = { reason: result.info.truncation?.reason ?? 'truncated', message: truncated };
+  };
   while (turns.length < cap && !ended) {
     const move = await agent.move(turns);
     if (move.kind === 'stop') break;
@@ -69,7 +76,7 @@ export async function playEpisode(
     }
     const result = await env.step(move.action);
     if (result.truncated) {
-      truncated = result.info.truncation?.message ?? 'truncated';
+      cutOff(result);
       record({ action: move.action, observation: result.observation, reward: 0, info: result.info }, false, move.reply);
       break;
     }
@@ -77,11 +84,14 @@ export async function playEpisode(
     const score = ended || scoring === 'on-submit' ? (result.info.score ?? null) : await stepScore(env, settings.stepScoring, move.action);
     const reward = ended || scoring === 'on-submit' ? result.reward : (score?.reward ?? 0);
     record({ action: move.action, observation: result.observation, reward, info: result.info }, result.info.actionExecuted, move.reply, score?.parts ?? null);
+    if (ended || score !== null) scoredTurns += 1;
     if (stopWhenSolved && isSolved(reward)) break;
   }
   const turnsTaken = turns.length;
   if (scoring === 'on-submit' && !ended && truncated === undefined) {
     const result = await env.step('submit');
+    if (result.truncated) cutOff(result);
+    else scoredTurns += 1;
     record({ action: 'submit', observation: result.observation, reward: result.reward, info: result.info }, true, '', result.info.score?.parts ?? null);
   }
   const rewards = history.rewards;
@@ -96,6 +106,7 @@ export async function playEpisode(
     ...(typeof task.metadata.hardness === 'string' ? { hardness: task.metadata.hardness } : {}),
     usage: agent.usage,
     ...(truncated !== undefined ? { truncated } : {}),
+    ...(cut !== undefined && scoredTurns === 0 ? { not_scored: cut } : {}),
   };
 }
 

@@ -36,8 +36,14 @@ export interface EvalEpisodeLog {
   };
   hardness?: string;
   usage: EpisodeUsage;
-  /** Why the sandbox was lost mid-episode, when it was (the rewards before it still count). */
+  /** Why the episode was cut off (the sandbox lost, the verifier gave no reward…), when it was (the rewards before it still count). */
   truncated?: string;
+  /**
+   * Present when the episode was cut off before any of its turns was scored (on-submit: a
+   * submit whose verifier gave no reward): `summary.max_reward` 0 is then no score, and the
+   * summary leaves the episode out of its mean. `reason` is `info.truncation`'s.
+   */
+  not_scored?: { reason: string; message: string };
 }
 
 /** InterCode's name for a run's log file: `ic_<env>_<strategy>_<model>_<turns>_turns.json`. */

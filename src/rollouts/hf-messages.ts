@@ -9,7 +9,7 @@ import type { RolloutRecord } from './record.js';
 /** The record's own columns, as the record has them. */
 type RecordColumns = Pick<
   RolloutRecord,
-  'messages' | 'tools' | 'reward' | 'reward_components' | 'step_components' | 'task_id' | 'task_index' | 'env' | 'query' | 'actions' | 'observations' | 'rewards' | 'valid_action' | 'executed' | 'terminated' | 'truncated' | 'policy' | 'strategy' | 'model' | 'session_id'
+  'messages' | 'tools' | 'reward' | 'reward_components' | 'step_components' | 'task_id' | 'task_index' | 'env' | 'query' | 'actions' | 'observations' | 'rewards' | 'valid_action' | 'executed' | 'terminated' | 'truncated' | 'not_scored' | 'policy' | 'strategy' | 'model' | 'session_id'
 >;
 
 export interface HfMessagesLine extends RecordColumns {
@@ -58,6 +58,7 @@ export function toHfMessages(record: RolloutRecord): HfMessagesLine {
     executed: record.executed,
     terminated: record.terminated,
     truncated: record.truncated,
+    not_scored: record.not_scored ?? null,
     policy: record.policy,
     strategy: record.strategy,
     model: record.model,

@@ -81,6 +81,8 @@ export interface RolloutRecord {
   /** Cut off: the turn limit, or the sandbox was lost (`truncation` says which). */
   truncated: boolean;
   truncation: string | null;
+  /** Cut off before any turn was scored (the verifier gave no reward, the sandbox was lost…): `reward` 0 is no score. null: scored. */
+  not_scored: { reason: string; message: string } | null;
   policy: string;
   strategy: string;
   model: string;
@@ -136,6 +138,7 @@ export function buildRecord(input: RecordInput): RolloutRecord {
     terminated,
     truncated: !terminated,
     truncation,
+    not_scored: log.not_scored ?? null,
     policy: `llm:${input.model}`,
     strategy: strategy.name,
     model: input.model,

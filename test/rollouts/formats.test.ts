@@ -88,7 +88,7 @@ describe('hf-messages', () => {
     expect(lines.join('\n')).not.toMatch(/"reward":[01][,}]/);
     const rows = lines.map((l) => JSON.parse(l));
     const columns = ['messages', 'tools', 'reward', 'reward_components', 'step_components', 'task_id', 'task_index', 'env', 'query', 'actions', 'observations', 'rewards', 'valid_action', 'executed',
-      'terminated', 'truncated', 'policy', 'strategy', 'model', 'session_id', 'sample_index', 'seed', 'temperature', 'group_id', 'group_size', 'group_rewards',
+      'terminated', 'truncated', 'not_scored', 'policy', 'strategy', 'model', 'session_id', 'sample_index', 'seed', 'temperature', 'group_id', 'group_size', 'group_rewards',
       'advantage', 'prompt_ids', 'completion_ids', 'logprobs', 'token_ids', 'loss_mask', 'token_logprobs', 'tokens_absent', 'policy_version'];
     for (const row of rows) {
       expect(Object.keys(row)).toEqual(columns);

@@ -53,10 +53,36 @@ describe('task.toml', () => {
       name: 'folder',
       verifier: { timeoutSec: 600, env: {} },
       agent: {},
-      environment: { allowInternet: false, cpus: 2, memoryBytes: 2048 * 1024 ** 2, storageBytes: 10240 * 1024 ** 2 },
+      environment: { allowInternet: false, networkAskedBy: [], cpus: 2, memoryBytes: 2048 * 1024 ** 2, storageBytes: 10240 * 1024 ** 2 },
+      ignoredKeys: [],
     });
     const v11 = taskConfig(parseToml('schema_version = "1.1"\n[task]\nname = "org/x"\n[verifier]\ntimeout_sec = 5\nuser = "nobody"\n[environment]\nmemory = "1G"\nallow_internet = true\n'), 'f', 'd');
     expect(v11).toMatchObject({ name: 'org/x', verifier: { timeoutSec: 5, user: 'nobody' }, environment: { memoryBytes: 1024 ** 3, allowInternet: true } });
+  });
+
+  it('a network asked for in any syntax: allow_internet, network_mode, [environment.network] mode, per phase', () => {
+    const asks = (text: string) => taskConfig(parseToml(text), 'f', 'd').environment;
+    expect(asks('[environment]\nallow_internet = true\n')).toMatchObject({ allowInternet: true, networkAskedBy: ['environment.allow_internet = true'] });
+    expect(asks('schema_version = "1.1"\n[environment]\nnetwork_mode = "public"\n')).toMatchObject({ allowInternet: true, networkAskedBy: ['environment.network_mode = "public"'] });
+    expect(asks('[environment.network]\nmode = "public"\n')).toMatchObject({ allowInternet: true, networkAskedBy: ['environment.network.mode = "public"'] });
+    expect(asks('[environment]\nnetwork_mode = "bridge"\n').networkAskedBy).toEqual(['environment.network_mode = "bridge"']);
+    expect(asks('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n').networkAskedBy).toEqual(['environment.network_mode = "allowlist" (allowed_hosts = ["pypi.org"])']);
+    expect(asks('[agent]\nnetwork_mode = "public"\n').networkAskedBy).toEqual(['agent.network_mode = "public"']);
+    expect(asks('[verifier]\nnetwork_mode = "public"\n').networkAskedBy).toEqual(['verifier.network_mode = "public"']);
+    expect(asks('[verifier.environment]\nnetwork_mode = "public"\n').networkAskedBy).toEqual(['verifier.environment.network_mode = "public"']);
+    expect(asks('[agent.network]\nmode = "allowlist"\nallowed_hosts = ["a.org"]\n').networkAskedBy).toEqual(['agent.network.mode = "allowlist" (allowed_hosts = ["a.org"])']);
+    // No network: absent, "no-network", "none", false, an allowlist without hosts (Harbor: denies all egress).
+    for (const none of ['', '[environment]\nallow_internet = false\n', '[environment]\nnetwork_mode = "no-network"\n', '[environment.network]\nmode = "none"\n', '[environment]\nnetwork_mode = "allowlist"\n', '[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = []\n']) {
+      expect(asks(none), none).toMatchObject({ allowInternet: false, networkAskedBy: [] });
+    }
+    expect(() => asks('[environment]\nnetwork_mode = 1\n')).toThrow(/"environment.network_mode": must be a network mode/);
+    expect(() => asks('[environment]\nnetwork = "public"\n')).toThrow(/"environment.network": must be a table/);
+    expect(() => asks('[environment]\nallow_internet = "yes"\n')).toThrow(/environment.allow_internet/);
+  });
+
+  it('lists the [environment] keys it does not read', () => {
+    const config = taskConfig(parseToml('[environment]\ncpus = 1\ngpus = 1\ndocker_image = "x/y:z"\nnetwork_mode = "no-network"\n'), 'f', 'd');
+    expect(config.ignoredKeys).toEqual(['environment.gpus', 'environment.docker_image']);
   });
 
   it('names the field at fault', () => {

@@ -3,13 +3,15 @@
  * `datasets` JSON loader reads as columns: `env`, `task_id`, `query` (strings), `actions`,
  * `observations` (lists of strings, `observations[i]` being the output of `actions[i]`),
  * `rewards` (list of floats, one per action), `reward` (float: the episode's final reward),
- * `terminated`, `truncated` (booleans) and `policy` (string). Rewards are always written
- * with a decimal point (`1.0`, not `1`) so a column is never inferred as integers.
+ * `terminated`, `truncated` (booleans) and `policy` (string); a truncated episode also has
+ * `truncation` (string: `reason: message`, e.g. `reward-missing: the verifier wrote neither…`):
+ * its `reward` 0.0 is no score. Rewards are always written with a decimal point (`1.0`, not
+ * `1`) so a column is never inferred as integers.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parseJson } from '../../src/datasets/json.js';
 import { DatasetError, TrajectoryError } from '../../src/errors.js';
-import type { Rollout } from '../../src/policy/index.js';
+import { unscoredRollout, type Rollout } from '../../src/policy/index.js';
 import { assembleEpisodes, type Episode, type Transition } from '../buffer/types.js';
 import { readTransitions } from '../buffer/replay-buffer.js';
 
@@ -23,6 +25,8 @@ export interface DemoEpisode {
   reward: number;
   terminated: boolean;
   truncated: boolean;
+  /** Why a truncated episode got no reward (`reason: message`); absent (or null, in a rollout record) when it was scored. */
+  truncation?: string | null;
   policy: string;
 }
 
@@ -38,11 +42,17 @@ export function demoFromRollout(env: string, played: Rollout, policy: string): D
     reward: played.reward,
     terminated: played.terminated,
     truncated: played.truncated,
+    ...truncationOf(played),
     policy,
   };
 }
 
-/** The demonstration's transitions, under episode id `episode`; `info` records the policy. */
+function truncationOf(played: Rollout): { truncation?: string } {
+  const unscored = unscoredRollout(played);
+  return unscored ? { truncation: `${unscored.reason}: ${unscored.message}` } : {};
+}
+
+/** The demonstration's transitions, under episode id `episode`; `info` records the policy (and, on the last, a truncated episode's `truncation`). */
 export function demoTransitions(demo: DemoEpisode, episode: string): Transition[] {
   const last = demo.actions.length - 1;
   return demo.actions.map((action, step) => ({
@@ -58,7 +68,7 @@ export function demoTransitions(demo: DemoEpisode, episode: string): Transition[
     nextObservation: demo.observations[step]!,
     terminated: step === last && demo.terminated,
     truncated: step === last && demo.truncated,
-    info: { policy: demo.policy },
+    info: { policy: demo.policy, ...(step === last && typeof demo.truncation === 'string' ? { truncation: demo.truncation } : {}) },
   }));
 }
 
@@ -75,6 +85,7 @@ export function demoFromEpisode(episode: Episode): DemoEpisode {
     reward: episode.reward,
     terminated: last.terminated,
     truncated: last.truncated,
+    ...(typeof last.info.truncation === 'string' ? { truncation: last.info.truncation } : {}),
     policy: typeof last.info.policy === 'string' ? last.info.policy : 'unknown',
   };
 }
@@ -87,7 +98,7 @@ export function formatDemoLine(demo: DemoEpisode): string {
   return (
     `{"env":${s(demo.env)},"task_id":${s(demo.task_id)},"query":${s(demo.query)},"actions":${s(demo.actions)},` +
     `"observations":${s(demo.observations)},"rewards":[${demo.rewards.map(float).join(',')}],"reward":${float(demo.reward)},` +
-    `"terminated":${demo.terminated},"truncated":${demo.truncated},"policy":${s(demo.policy)}}`
+    `"terminated":${demo.terminated},"truncated":${demo.truncated},${typeof demo.truncation === 'string' ? `"truncation":${s(demo.truncation)},` : ''}"policy":${s(demo.policy)}}`
   );
 }
 
@@ -121,6 +132,7 @@ function checkDemo(value: unknown, file: string, line: number): DemoEpisode {
     reward,
     terminated: flag('terminated'),
     truncated: flag('truncated'),
+    ...(record.truncation === undefined || record.truncation === null ? {} : { truncation: text('truncation') }),
     policy: record.policy === undefined ? 'unknown' : text('policy'),
   };
 }

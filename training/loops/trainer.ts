@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs';
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { goldText, type Task } from '../../src/datasets/index.js';
 import { ConfigError } from '../../src/errors.js';
-import type { Policy, Rollout } from '../../src/policy/index.js';
+import type { Policy } from '../../src/policy/index.js';
 import { ReplayBuffer } from '../buffer/replay-buffer.js';
 import { demoTransitions, formatDemoLine, loadDemos, type DemoEpisode } from '../demos/demo-episode.js';
 import { CommandRetriever } from '../corpus/command-retriever.js';
@@ -26,6 +26,7 @@ import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, t
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import { corpusImitation, corpusPairs, retrievalPairs, type CorpusName } from './corpus-stage.js';
 import type { EpisodeRunner } from './episode-runner.js';
+import { notScoredOf, rolloutOutcome } from './rollout-outcome.js';
 import { onPolicyBuffer, policyGradientStep } from './policy-gradient.js';
 import { isSolved } from '../../src/scoring/solved.js';
 
@@ -132,11 +133,6 @@ export function createRun(dir: string, settings: TrainSettings, tasks: readonly 
   return config;
 }
 
-/** Success rate and mean reward of a set of rollouts. */
-function outcome(rollouts: readonly Rollout[]): { successRate: number; meanReward: number } {
-  const n = Math.max(1, rollouts.length);
-  return { successRate: rollouts.filter((r) => isSolved(r.reward)).length / n, meanReward: rollouts.reduce((s, r) => s + r.reward, 0) / n };
-}
 
 export interface TrainOptions {
   runner: EpisodeRunner;
@@ -244,14 +240,15 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
         const retrieval = new RetrievalPolicy(candidates);
         const policyFor = (i: number): Policy => (stage.phase === 'baseline' ? new RandomPolicy(candidates, derive(settings.seed, 'baseline', i)) : stage.phase === 'retrieval' ? retrieval : greedy);
         const played = await play([...trainTasks, ...heldOutTasks], policyFor);
-        const onTrain = outcome(played.rollouts.slice(0, trainTasks.length));
-        const onHeldOut = outcome(played.rollouts.slice(trainTasks.length));
+        const onTrain = rolloutOutcome(played.rollouts.slice(0, trainTasks.length));
+        const onHeldOut = rolloutOutcome(played.rollouts.slice(trainTasks.length));
         record = {
           iteration,
           phase: stage.phase,
           ...onTrain,
           heldOutSuccessRate: onHeldOut.successRate,
-          heldOutMeanReward: onHeldOut.meanReward,
+          ...(onHeldOut.meanReward === undefined ? {} : { heldOutMeanReward: onHeldOut.meanReward }),
+          ...notScoredOf(played.rollouts),
           episodes: played.rollouts.length,
           envSteps: played.envSteps,
           envStepsPerSec: played.envStepsPerSec,
@@ -271,7 +268,7 @@ export async function train(dir: string, options: TrainOptions): Promise<TrainSu
         const played = await play(tasks, (i) => new NeuralPolicy(network, candidates, { kind: 'sample', random: derive(settings.seed, 'pg', stage.round, i) }));
         const episodes = onPolicyBuffer(settings.env, played.rollouts, `pg-${stage.round}`).episodes();
         const loss = policyGradientStep(network, pgOptimizer, episodes, candidates, { turnLimit: settings.turnLimit, valueCoef: settings.valueCoef, entropyCoef: settings.entropyCoef });
-        record = { iteration, phase: 'pg', ...(loss === undefined ? {} : { loss }), ...outcome(played.rollouts), episodes: played.rollouts.length, envSteps: played.envSteps, envStepsPerSec: played.envStepsPerSec, elapsedSec: 0 };
+        record = { iteration, phase: 'pg', ...(loss === undefined ? {} : { loss }), ...rolloutOutcome(played.rollouts), ...notScoredOf(played.rollouts), episodes: played.rollouts.length, envSteps: played.envSteps, envStepsPerSec: played.envStepsPerSec, elapsedSec: 0 };
       }
       record.elapsedSec = elapsed();
       // The record first: a kill before the checkpoint lands redoes this iteration, and the resume drops the record.

@@ -40,6 +40,10 @@ export interface MetricRecord {
   meanReward?: number;
   heldOutSuccessRate?: number;
   heldOutMeanReward?: number;
+  /** Episodes (training and held-out) that ended truncated, never scored: left out of the mean rewards (absent when none). */
+  notScored?: number;
+  /** `notScored` by reason (`reward-missing`, `sandbox-lost`…). */
+  notScoredByReason?: Record<string, number>;
   episodes?: number;
   envSteps?: number;
   envStepsPerSec?: number;
