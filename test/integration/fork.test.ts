@@ -7,10 +7,14 @@
  * parameters) is equal; children are independent; the reward is the parent's; hostile
  * states are carried exactly or refused with a typed error.
  */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { CheckpointError } from '../../src/errors.js';
+import { cgroupFreezer } from '../../src/sandbox/docker/layer-archive.js';
+import { OWNER_LABEL, OWNER_VALUE } from '../../src/labels.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { HOSTILE_EPISODES } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
@@ -170,4 +174,39 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
     env.releaseCheckpoint(checkpoint);
     await expect(env.restore(checkpoint)).rejects.toThrow(/released/);
   }, 600_000);
+});
+
+describe.skipIf(skip)("the checkpoint's freeze through the container's cgroup", () => {
+  it('stops every process of the sandbox until thawed, and is never given a cgroup that does not name the container', async () => {
+    const docker = requireEngine(engine);
+    const [env] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+    try {
+      await env.reset({ task: 0 });
+      // A process of the sandbox's own that writes all the time.
+      await env.step('(while :; do echo x >> /tmp/ticks; sleep 0.01; done) > /dev/null 2>&1 &');
+      const ids = (await docker.listContainers({ filters: { label: [`${OWNER_LABEL}=${OWNER_VALUE}`] } })).map((c) => c.Id);
+      // The sandbox is the container whose upper layer holds /tmp/ticks.
+      const inspected = await Promise.all(ids.map((candidate) => docker.getContainer(candidate).inspect()));
+      const mine = inspected.find((info) => existsSync(join(String(info.GraphDriver.Data?.UpperDir), 'tmp', 'ticks')));
+      expect(mine, 'the sandbox among the managed containers').toBeDefined();
+      const id = mine!.Id;
+      const ticks = join(String(mine!.GraphDriver.Data?.UpperDir), 'tmp', 'ticks');
+      expect(cgroupFreezer(mine!.State.Pid, 'f'.repeat(64)), "another container's id").toBeUndefined();
+      const freezer = cgroupFreezer(mine!.State.Pid, id);
+      expect(freezer).toBeDefined();
+      await freezer!.pause();
+      try {
+        const frozenAt = statSync(ticks).size;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(statSync(ticks).size, 'nothing written while frozen').toBe(frozenAt);
+      } finally {
+        await freezer!.unpause();
+      }
+      const thawedAt = statSync(ticks).size;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(statSync(ticks).size, 'written again once thawed').toBeGreaterThan(thawedAt);
+    } finally {
+      await env.close();
+    }
+  }, 300_000);
 });

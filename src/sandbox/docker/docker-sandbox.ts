@@ -383,7 +383,7 @@ export class DockerSandbox implements Sandbox {
   async archiveLayer(archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
     const { layers, etcFiles, initPid } = await this.inspect();
     if (!layers) throw new SandboxError('STATE_UNREADABLE', `Sandbox ${this.id.slice(0, 12)}: its writable layer cannot be read from this host (a remote engine, or not run as root)`, { details: { sandbox: this.id } });
-    const frozen = (initPid !== undefined ? cgroupFreezer(initPid) : undefined) ?? this.container;
+    const frozen = (initPid !== undefined ? cgroupFreezer(initPid, this.id) : undefined) ?? this.container;
     return archiveContainerLayer(frozen, layers.upper, etcFiles, archivePath, limits);
   }
 

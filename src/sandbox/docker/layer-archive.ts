@@ -226,9 +226,11 @@ const FREEZE_WAIT_MS = 2_000;
  * The freezer of the cgroup the process `pid` (a container's init, as this host numbers it)
  * is in, driven from this host (cgroup v1's `freezer.state`, v2's `cgroup.freeze`): what
  * `docker pause` does, without the engine's round trips (tens of ms each here). Undefined
- * where it cannot be found or written (not root, another host's engine).
+ * where it cannot be found or written (not root, another host's engine), or where that
+ * cgroup's path does not name `containerId` (the process is gone and its number reused:
+ * never freeze another's cgroup).
  */
-export function cgroupFreezer(pid: number): Pausable | undefined {
+export function cgroupFreezer(pid: number, containerId: string): Pausable | undefined {
   let lines: string[];
   try {
     lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n');
@@ -236,9 +238,12 @@ export function cgroupFreezer(pid: number): Pausable | undefined {
     return undefined;
   }
   const v1 = lines.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('freezer'));
-  if (v1?.[2]) return freezer(join('/sys/fs/cgroup/freezer', v1[2], 'freezer.state'), 'FROZEN', 'THAWED', (state) => state.trim() === 'FROZEN');
+  if (v1?.[2]) {
+    if (!v1[2].includes(containerId)) return undefined;
+    return freezer(join('/sys/fs/cgroup/freezer', v1[2], 'freezer.state'), 'FROZEN', 'THAWED', (state) => state.trim() === 'FROZEN');
+  }
   const v2 = lines.find((line) => line.startsWith('0::'));
-  if (v2) {
+  if (v2?.includes(containerId)) {
     const dir = join('/sys/fs/cgroup', v2.slice(3));
     return freezer(join(dir, 'cgroup.freeze'), '1', '0', () => /^frozen 1$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8')));
   }
