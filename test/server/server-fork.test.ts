@@ -241,6 +241,12 @@ describe.skipIf(skipWithoutEngine(engine, 'server checkpoint and fork over bash 
     expect(saved.step_count).toBe(1);
     expect((await call('restore', { checkpoint_id: 'ckpt-nope' })).error?.message).toMatch(/\(SESSION_ERROR\)$|\(VALIDATION_ERROR\)$/);
     expect((await call('fork', { n: 0 })).error?.message).toMatch(/n must be an integer/);
+    // Hostile arguments: refused before anything runs, never a sandbox per asked child.
+    for (const n of [65, 1e9, 1.5, '2', null, -1]) expect((await call('fork', { n })).error?.message, String(n)).toMatch(/n must be an integer 1–64/);
+    for (const checkpoint_id of [7, null, ['ckpt-1'], { id: 'ckpt-1' }, '']) {
+      expect((await call('restore', { checkpoint_id })).error?.message, JSON.stringify(checkpoint_id)).toMatch(/checkpoint_id must be a non-empty string/);
+      expect((await call('release', { checkpoint_id })).error?.message, JSON.stringify(checkpoint_id)).toMatch(/checkpoint_id must be a non-empty string/);
+    }
     const forked = (await call('fork', { n: 1 })).result?.data as { sessions: { session_id: string }[] };
     const child = forked.sessions[0]!.session_id;
     expect((await call('execute', { code: 'cat /tmp/rpc; echo "$V"; echo c > /tmp/c' }, child)).result?.data?.output).toBe('rpc\n7\n');
