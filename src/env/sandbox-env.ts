@@ -367,6 +367,7 @@ export abstract class SandboxEnv implements TaskEnv {
       if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
       throw error;
     });
+    // After the capture, whose subshell is a process of the sandbox while it runs.
     const processes = await leftRunning(control, runner.pid);
     const { id, dir } = this.checkpoints.allocate();
     mkdirSync(dir, { recursive: true });

@@ -57,6 +57,9 @@ function mountPoints(info: Docker.ContainerInspectInfo | undefined): string[] {
   ];
 }
 
+/** Images whose tar was found to be GNU tar by a layer laid over one of their sandboxes (asked once per image and process). */
+const IMAGES_WITH_GNU_TAR = new Set<string>();
+
 /** The longest laying a checkpoint's files over a sandbox may take (a layer of 512 MiB at most: see LayerLimits). */
 const APPLY_LAYER_TIMEOUT_MS = 120_000;
 
@@ -335,8 +338,10 @@ export class DockerSandbox implements Sandbox {
       list('files', made.filter(({ folder }) => !folder).map(({ path }) => path));
       list('copied', copied.map(({ name }) => name));
       list('copied-paths', copied.map(({ path }) => path));
-      const applied = await shell.run(applyLayerCommand(`${CHANNEL_MOUNT}/${name}`, layer, removals.length > 0), { definitions: [APPLY_LAYER], timeoutMs: APPLY_LAYER_TIMEOUT_MS });
+      const checkTar = !IMAGES_WITH_GNU_TAR.has(this.spec.image);
+      const applied = await shell.run(applyLayerCommand(`${CHANNEL_MOUNT}/${name}`, layer, checkTar, removals.length > 0), { definitions: [APPLY_LAYER], timeoutMs: APPLY_LAYER_TIMEOUT_MS });
       if (applied.exitCode === 3) return false;
+      IMAGES_WITH_GNU_TAR.add(this.spec.image);
       if (applied.exitCode !== 0 || applied.output !== '') {
         throw new SandboxError('SANDBOX_UNAVAILABLE', `Sandbox ${this.id.slice(0, 12)}: a checkpoint's files could not be laid over it: ${applied.output.slice(0, 500) || `exit ${applied.exitCode}`}`, { details: { sandbox: this.id } });
       }

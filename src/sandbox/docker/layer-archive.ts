@@ -172,10 +172,10 @@ async function readInPlaceLayer(path: string): Promise<InPlaceLayer | undefined>
 }
 
 /**
- * `__ic_apply_layer DIR REMOVE [FOLDER SIZE]…`, for a shell of the harness's own (root) in
- * the sandbox: lays the archive `DIR/layer.tar` over the sandbox's file system. Returns 3,
- * changing nothing, where the sandbox has no GNU tar or a file named in `DIR/copied-paths`
- * is not a file there; then, with REMOVE 1, removes the NUL-separated paths in
+ * `__ic_apply_layer DIR CHECK REMOVE [FOLDER SIZE]…`, for a shell of the harness's own (root)
+ * in the sandbox: lays the archive `DIR/layer.tar` over the sandbox's file system. Returns 3,
+ * changing nothing, where (with CHECK 1) the sandbox has no GNU tar or a file named in
+ * `DIR/copied-paths` is not a file there; then, with REMOVE 1, removes the NUL-separated paths in
  * `DIR/remove`; removes the folders found at the paths in `DIR/files` (members that are no
  * folders); grows each FOLDER to SIZE bytes as {@link growFolders} does; then GNU tar
  * extracts the members named, NUL-separated, in `DIR/members` (a path in the way removed
@@ -185,9 +185,9 @@ async function readInPlaceLayer(path: string): Promise<InPlaceLayer | undefined>
  * nothing when done.
  */
 export const APPLY_LAYER = `__ic_apply_layer() {
-  local d=$1 r=$2 f s i made
-  shift 2
-  [[ $(tar --version 2>/dev/null) == *'GNU tar'* ]] || { builtin echo 'no GNU tar in the sandbox'; return 3; }
+  local d=$1 c=$2 r=$3 f s i made
+  shift 3
+  [[ $c == 0 || $(tar --version 2>/dev/null) == *'GNU tar'* ]] || { builtin echo 'no GNU tar in the sandbox'; return 3; }
   while IFS= builtin read -r -d '' f; do [[ -f $f && ! -L $f ]] || { builtin echo "$f is no file here"; return 3; }; done < "$d/copied-paths"
   if [[ $r == 1 ]]; then xargs -0 rm -rf -- < "$d/remove" || return 1; fi
   while IFS= builtin read -r -d '' f; do [[ -d $f && ! -L $f ]] && { rm -rf -- "$f" || return 1; }; done < "$d/files"
@@ -207,10 +207,13 @@ export const APPLY_LAYER = `__ic_apply_layer() {
   [[ ! -s $d/copied ]] || "\${tar[@]}" --overwrite -T "$d/copied" 2>&1
 }`;
 
-/** The call of {@link APPLY_LAYER} for `archive`, its files in `dir` (a path in the sandbox; `removes`: with a `remove` list). */
-export function applyLayerCommand(dir: string, archive: LayerArchive, removes: boolean): string {
+/**
+ * The call of {@link APPLY_LAYER} for `archive`, its files in `dir` (a path in the sandbox;
+ * `checkTar`: ask whether the image's tar is GNU's; `removes`: with a `remove` list).
+ */
+export function applyLayerCommand(dir: string, archive: LayerArchive, checkTar: boolean, removes: boolean): string {
   const grown = (archive.grownFolders ?? []).flatMap(({ path, size }) => [shellQuote(`/${path}`), String(size)]);
-  return ['__ic_apply_layer', shellQuote(dir), removes ? '1' : '0', ...grown].join(' ');
+  return ['__ic_apply_layer', shellQuote(dir), checkTar ? '1' : '0', removes ? '1' : '0', ...grown].join(' ');
 }
 
 /** What {@link archiveContainerLayer} needs of a container: pausing it. */

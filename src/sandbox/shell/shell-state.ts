@@ -213,9 +213,11 @@ function replayScript(state: ShellState): string {
  * @throws ShellStateError `not-equal` when the replayed state differs (the sections that do in details).
  */
 export async function restoreShellState(runner: CommandRunner, state: ShellState): Promise<void> {
-  const replayed = await runner.run(replayScript(state), { timeoutMs: STATE_TIMEOUT_MS });
+  // One round trip: the replay, then the capture reads the state back (what the replay prints before the capture's first separator is not read).
+  const separator = `__ic_state_${randomHex(8)}`;
+  const replayed = await runner.run(`${replayScript(state)}\n${captureScript(separator)}`, { timeoutMs: STATE_TIMEOUT_MS });
   if (replayed.events.length > 0) throw new ShellStateError('not-equal', `replaying the shell's state was cut short (${replayed.events.map((e) => e.kind).join(', ')})`);
-  const now = await captureShellState(runner);
+  const now = parse(replayed.output, separator);
   const differ = SECTIONS.filter((name) => name !== 'seconds' && name !== 'status' && now.sections[name] !== state.sections[name]);
   if (differ.length > 0) {
     throw new ShellStateError('not-equal', `the new shell's state differs from the checkpoint's in: ${differ.join(', ')}`, {
