@@ -113,6 +113,42 @@ describe('SQL reward out of the agent reach: embedded SQLite', () => {
   });
 });
 
+describe('SQL reward out of the agent reach: embedded SQLite, writable', () => {
+  const makeEnvs = (count: number) => createSqlEnvs({ embedded: true, writable: true }, count);
+
+  it("a temporary table or view shadowing the gold's table, then an empty answer, scores 0 (control: 0); the agent's writes still count", async () => {
+    const [env] = await makeEnvs(1);
+    try {
+      const empty = 'SELECT title FROM book WHERE 1 = 0';
+      expect((await play(env!, TITLES, [empty])).reward).toBe(0);
+      const view = await play(env!, TITLES, ['CREATE TEMP VIEW book AS SELECT title FROM main.book WHERE 1 = 0', 'SELECT title FROM book']);
+      expect(view.observations[1]).toBe('[]');
+      expect(view.reward).toBe(0);
+      const table = await play(env!, TITLES, ['CREATE TEMP TABLE book (title TEXT)', 'SELECT title FROM book']);
+      expect(table.reward).toBe(0);
+      // Writable by design: a row the agent deleted is gone for the gold too (it reads the agent's data).
+      const deleted = await play(env!, TITLES, ["DELETE FROM book WHERE title NOT LIKE 'The%'", "SELECT title FROM book"]);
+      expect(deleted.reward).toBe(1);
+    } finally {
+      await env!.close();
+    }
+  });
+
+  it('session pragmas the agent sets (case_sensitive_like) do not reach the gold in writable mode either', async () => {
+    const [env] = await makeEnvs(1);
+    try {
+      const gold = task("SELECT title FROM book WHERE title LIKE 'the%'");
+      const control = await play(env!, gold, ["SELECT title FROM book WHERE title LIKE 'The%'"]);
+      const attack = await play(env!, gold, ['PRAGMA case_sensitive_like = 1', "SELECT title FROM book WHERE title LIKE 'the%'"]);
+      expect(attack.observations[1]).toBe('[]');
+      expect(control.reward).toBe(1);
+      expect(attack.reward).toBe(0);
+    } finally {
+      await env!.close();
+    }
+  });
+});
+
 describe.skipIf(skipWithoutEngine(engine, 'SQL reward out of the agent reach on MariaDB'))('SQL reward out of the agent reach: MariaDB (Docker)', () => {
   beforeAll(async () => {
     requireEngine(engine);

@@ -196,7 +196,8 @@ export class SqliteBackend implements SqlBackend {
 /**
  * One agent's session: a worker thread over private copies. In read-only mode golds run in
  * the backend's verifier thread (pristine copies, a connection the agent never used); in
- * writable mode they read the agent's changed data, so they run in its own connection.
+ * writable mode they read the agent's changed data, on a new connection over a copy of it
+ * (none of the agent's temporary objects or connection settings).
  */
 class SqliteSession implements SqlSession {
   private database: string | undefined;
@@ -213,8 +214,13 @@ class SqliteSession implements SqlSession {
   }
 
   async verify(sql: string, limits: ExecuteLimits): Promise<QueryOutcome> {
-    if (!this.verifier) return this.execute(sql, limits);
     if (this.database === undefined) return { kind: 'error', message: 'No database selected', timedOut: false };
+    if (!this.verifier) {
+      // Writable: the agent's data as it stands, on a connection of the gold's own (see the worker's verifyCopy).
+      const result = await this.thread.callWithin<WorkerOutcome>({ op: 'verify-copy', sql, maxRows: limits.maxRows, maxBytes: limits.maxBytes }, limits.timeoutMs);
+      if (result === 'timeout') await this.thread.call({ op: 'use', db: this.database, fresh: true });
+      return outcomeOf(result, limits, 'the gold was stopped; the session restarted on a fresh copy of the database');
+    }
     const thread = await this.verifier();
     const message = { op: 'verify', db: this.database, sql, maxRows: limits.maxRows, maxBytes: limits.maxBytes };
     const result = await thread.callWithin<WorkerOutcome>(message, limits.timeoutMs);

@@ -1,6 +1,6 @@
 // One SQLite session (sql.js) in a worker thread, so a statement that never ends can be
 // stopped by terminating the thread. Plain JavaScript: Node runs it as is from src and dist.
-// Messages in: {id, op: 'use'|'exec'|'verify'|'schema'|'save'|'load', ...}; out: {id, ok, value} or {id, ok: false, error}.
+// Messages in: {id, op: 'use'|'exec'|'verify'|'verify-copy'|'schema'|'save'|'load', ...}; out: {id, ok, value} or {id, ok: false, error}.
 import { parentPort, workerData } from 'node:worker_threads';
 import initSqlJs from 'sql.js';
 
@@ -103,6 +103,23 @@ function verify(name, sql, maxRows, maxBytes) {
   return execOn(handle, sql, maxRows, maxBytes);
 }
 
+/**
+ * Writable mode's gold: on a new connection over a copy of the agent's database as it stands
+ * (SQLite's backup API: the agent's connection stays open and unchanged), so that what lives
+ * only in the agent's connection — temporary tables, views and triggers (which shadow the
+ * main database's names), PRAGMA settings, an attached database — never reaches the gold.
+ */
+function verifyCopy(sql, maxRows, maxBytes) {
+  if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
+  const copy = new SQL.Database(db.export());
+  try {
+    capHeap(copy);
+    return execOn(copy, sql, maxRows, maxBytes);
+  } finally {
+    copy.close();
+  }
+}
+
 function exec(sql, maxRows, maxBytes) {
   if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
   // Conservative: any statement naming PRAGMA (pragma_* table functions are other words).
@@ -179,6 +196,8 @@ parentPort.on('message', (message) => {
           ? exec(message.sql, message.maxRows, message.maxBytes)
           : message.op === 'verify'
             ? verify(message.db, message.sql, message.maxRows, message.maxBytes)
+            : message.op === 'verify-copy'
+              ? verifyCopy(message.sql, message.maxRows, message.maxBytes)
             : message.op === 'save'
               ? save()
               : message.op === 'load'
