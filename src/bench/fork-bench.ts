@@ -15,7 +15,8 @@ import type { Bench, BenchIO } from './types.js';
 const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
-checkpoint p50, fork-to-ready p50 for 1 and for 8 children, and a new episode plus the
+checkpoint p50, restore p50 (one child from a handle already saved, into the other env),
+fork-to-ready p50 for 1 and for 8 children (checkpoint included), and a new episode plus the
 episode's actions replayed; "exact": a child and the parent print the same observer probe.
 --env bash (default): random bytes written to /tmp in a sandbox; the probe is a find of
   /tmp and /testbed (type, size, blocks, links, mode, owner, mtime), the md5 of the diff,
@@ -39,6 +40,8 @@ child and every replay in a new sandbox (a bash child made from the layer before
 /** What each size reports. */
 export interface ForkSizeResult {
   checkpointP50Ms: number;
+  /** One child from a handle already saved: `restore` into another env of the kind. */
+  restoreP50Ms: number;
   forkOneP50Ms: number;
   forkEightP50Ms: number;
   replayP50Ms: number;
@@ -156,6 +159,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number, 
     await parent!.reset({ task: 0 });
     for (const action of episode) await parent!.step(action);
     const checkpoints: number[] = [];
+    const restores: number[] = [];
     const one: number[] = [];
     const eight: number[] = [];
     const replay: number[] = [];
@@ -163,6 +167,9 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number, 
     for (let round = 0; round < rounds; round++) {
       const checkpoint = await timed(() => parent!.checkpoint());
       checkpoints.push(checkpoint.ms);
+      // One child from the saved handle: restored into the other env of the kind.
+      await setup.ready(SPARES);
+      restores.push((await timed(() => replayer!.restore(checkpoint.value))).ms);
       parent!.releaseCheckpoint(checkpoint.value);
       await setup.ready(SPARES);
       const single = await timed(() => parent!.fork(1));
@@ -184,7 +191,7 @@ async function measureSize(scenario: ForkScenario, mib: number, rounds: number, 
       replay.push(replayed.ms);
     }
     const p50 = (samples: number[]) => Math.round(percentile(samples, 50) * 10) / 10;
-    return { checkpointP50Ms: p50(checkpoints), forkOneP50Ms: p50(one), forkEightP50Ms: p50(eight), replayP50Ms: p50(replay), exact };
+    return { checkpointP50Ms: p50(checkpoints), restoreP50Ms: p50(restores), forkOneP50Ms: p50(one), forkEightP50Ms: p50(eight), replayP50Ms: p50(replay), exact };
   } finally {
     await setup.close();
   }
@@ -220,7 +227,7 @@ export const forkBench: Bench = {
       result[name] = await measureSize(scenario, mib, rounds, pooled);
     }
     if (json) io.stdout.write(`${JSON.stringify(result)}\n`);
-    else for (const [name, r] of Object.entries(result)) io.stdout.write(`${name}: checkpoint ${r.checkpointP50Ms} ms, 1 child ${r.forkOneP50Ms} ms, 8 children ${r.forkEightP50Ms} ms, replay ${r.replayP50Ms} ms, exact ${r.exact}\n`);
+    else for (const [name, r] of Object.entries(result)) io.stdout.write(`${name}: checkpoint ${r.checkpointP50Ms} ms, restore ${r.restoreP50Ms} ms, 1 child ${r.forkOneP50Ms} ms, 8 children ${r.forkEightP50Ms} ms, replay ${r.replayP50Ms} ms, exact ${r.exact}\n`);
     return 0;
   },
 };

@@ -24,7 +24,7 @@ describe('bench fork --env sqlite', () => {
     expect(Object.keys(result)).toEqual(['1MiB', '50MiB']);
     for (const size of Object.values(result)) {
       expect(size.exact).toBe(true);
-      for (const figure of [size.checkpointP50Ms, size.forkOneP50Ms, size.forkEightP50Ms, size.replayP50Ms]) expect(figure).toBeGreaterThan(0);
+      for (const figure of [size.checkpointP50Ms, size.restoreP50Ms, size.forkOneP50Ms, size.forkEightP50Ms, size.replayP50Ms]) expect(figure).toBeGreaterThan(0);
     }
   }, 120_000);
 
