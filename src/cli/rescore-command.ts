@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
+import type { Unscored } from '../policy/index.js';
 import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
 import { readEpisodeTurns } from '../rollouts/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
@@ -19,16 +20,27 @@ interface RescoreFlags extends CommonEnvFlags {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const partsText = (parts: Record<string, number> | null) => (parts === null ? '(not recorded)' : Object.entries(parts).map(([k, v]) => `${k}=${v}`).join(' ') || '(none)');
+/** `0.915`; `1.000 of the 2 scored` when some were not scored; `n/a (none scored)`. */
+const meanText = (mean: number | null, notScored: number, episodes: number) =>
+  mean === null ? 'n/a (none scored)' : `${mean.toFixed(3)}${notScored > 0 ? ` of the ${episodes - notScored} scored` : ''}`;
+/** `2 (reward-invalid 1, reward-missing 1)`; `0`. */
+const countsText = (n: number, byReason: Record<string, number>) => (n === 0 ? '0' : `${n} (${Object.entries(byReason).map(([reason, k]) => `${reason} ${k}`).join(', ')})`);
+/** One side of a disagreement: `0.5 (parts)`, or `not scored: REASON — MESSAGE`. */
+const sideText = (reward: number | null, parts: Record<string, number> | null, notScored: Unscored | null) =>
+  notScored !== null ? `not scored: ${notScored.reason} — ${notScored.message}` : `${reward} (${partsText(parts)})`;
 
 function printReport(report: RescoreReport, show: number): void {
   console.log(`episodes            ${report.episodes}`);
-  console.log(`agreeing episodes   ${report.agreeingEpisodes} (${pct(report.agreement)}: |Δreward| ≤ 0.01 and the same reward components where recorded)`);
+  console.log(`agreeing episodes   ${report.agreeingEpisodes} (${pct(report.agreement)}: |Δreward| ≤ 0.01 and the same reward components where recorded, or both not scored for the same reason)`);
   console.log(`with components     ${report.withComponents}`);
-  console.log(`mean reward         ${report.meanReward.toFixed(3)} (recorded: ${report.recordedMeanReward.toFixed(3)})`);
+  console.log(`mean reward         ${meanText(report.meanReward, report.notScored, report.episodes)} (recorded: ${meanText(report.recordedMeanReward, report.recordedNotScored, report.episodes)})`);
+  if (report.notScored + report.recordedNotScored > 0) {
+    console.log(`not scored          ${countsText(report.notScored, report.notScoredByReason)}; recorded: ${countsText(report.recordedNotScored, report.recordedNotScoredByReason)}`);
+  }
   if (report.disagreements.length === 0) return;
   console.log(`\nepisodes that disagree (${report.disagreements.length}; first ${Math.min(show, report.disagreements.length)}):`);
   for (const e of report.disagreements.slice(0, show)) {
-    const what = e.truncated !== null ? `sandbox lost: ${e.truncated}` : `recorded ${e.recordedReward} (${partsText(e.recordedComponents)}), now ${e.reward} (${partsText(e.components)})`;
+    const what = `recorded ${sideText(e.recordedReward, e.recordedComponents, e.recordedNotScored)}, now ${sideText(e.reward, e.components, e.notScored)}`;
     console.log(`  task ${e.taskIndex} sample ${e.sampleIndex}${e.sessionId ? ` (${e.sessionId})` : ''}: ${what}`);
   }
 }
@@ -45,7 +57,9 @@ export function registerRescoreCommand(program: Command): void {
     .requiredOption('--env <env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--parallel <n>', 'episodes at once', '4')
     .option('--show <n>', 'how many disagreeing episodes to list', '20')
-    .option('--json', 'print one JSON object: {"episodes","agreeingEpisodes","agreement","withComponents","recordedMeanReward","meanReward","disagreements":[{"sessionId","taskIndex","sampleIndex","recordedReward","reward","recordedComponents","components","agrees","truncated"}]}');
+    .option('--json', 'print one JSON object: {"episodes","agreeingEpisodes","agreement","withComponents","recordedMeanReward","meanReward","notScored","notScoredByReason","recordedNotScored","recordedNotScoredByReason",' +
+        '"disagreements":[{"sessionId","taskIndex","sampleIndex","recordedReward","reward","recordedComponents","components","recordedNotScored","notScored","agrees"}]}; ' +
+        'a replay that ends truncated, or a line that says not_scored, has reward null and {"reason","message"}, and is left out of its mean reward (null when none was scored)');
   addEnvFlags(command, ENV_PLUGINS)
     .option('--sandboxes <mode>', 'pooled (a warm pool restored in place) or fresh (a new sandbox per episode)', 'pooled')
     .action(async (file: string, flags: RescoreFlags, self: Command) => {

@@ -100,6 +100,7 @@ export function registerTrainCommand(program: Command): void {
     const { selectBackend } = await import('../../training/policy/backend.js');
     const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
+    const { describeMeanReward } = await import('../../training/loops/outcome.js');
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = join(flags.checkpoints, flags.run);
     const paths = runPaths(dir);
@@ -166,10 +167,10 @@ export function registerTrainCommand(program: Command): void {
       const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
       console.log(`run ${dir}: ${summary.trainTasks} training tasks, ${summary.heldOutTasks} held out, ${summary.candidates} candidate actions`);
       console.log(`  near-duplicates of held-out tasks removed: ${summary.nearDuplicates.trainTasks} training tasks, ${summary.nearDuplicates.corpusRemoved} corpus pairs (${summary.nearDuplicates.corpusKept} kept)`);
-      console.log(`  random policy   train ${pct(summary.baseline.train)}  held-out ${pct(summary.baseline.heldOut)}`);
-      if (summary.retrieval) console.log(`  retrieval       train ${pct(summary.retrieval.train)}  held-out ${pct(summary.retrieval.heldOut)}`);
-      console.log(`  after cloning   train ${pct(summary.afterBc.train)}  held-out ${pct(summary.afterBc.heldOut)}`);
-      console.log(`  final           train ${pct(summary.final.train)}  held-out ${pct(summary.final.heldOut)}`);
+      console.log(`  random policy   train ${pct(summary.baseline.train)}  held-out ${pct(summary.baseline.heldOut)}  ${describeMeanReward(summary.baseline)}`);
+      if (summary.retrieval) console.log(`  retrieval       train ${pct(summary.retrieval.train)}  held-out ${pct(summary.retrieval.heldOut)}  ${describeMeanReward(summary.retrieval)}`);
+      console.log(`  after cloning   train ${pct(summary.afterBc.train)}  held-out ${pct(summary.afterBc.heldOut)}  ${describeMeanReward(summary.afterBc)}`);
+      console.log(`  final           train ${pct(summary.final.train)}  held-out ${pct(summary.final.heldOut)}  ${describeMeanReward(summary.final)}`);
       console.log(`  env steps/s during policy gradient ${summary.envStepsPerSec.toFixed(2)}; ${summary.iterations} iterations in ${summary.elapsedSec.toFixed(1)} s`);
       console.log(`  curves: intercode plot ${dir}`);
     } finally {

@@ -3,7 +3,9 @@
  * played again in a new sandbox, its recorded actions in order, and scored the way the
  * episode was (its strategy's protocol, as {@link playEpisode} scores); the recomputed
  * reward and its named parts are compared with the recorded ones. Rollout lines keep no
- * final probe of the sandbox, so every episode is replayed.
+ * final probe of the sandbox, so every episode is replayed. A replay that ends truncated (the
+ * verifier gave no reward, the sandbox was lost…) is not scored: its reward is null, it is left
+ * out of the mean and counted by reason; a line that says `not_scored` is compared as such.
  */
 
 import { createStrategy, type ChatModel, type EnvAgentFacts, type EnvPrompt, type EvalProtocol } from '../agents/index.js';
@@ -11,6 +13,7 @@ import type { Task } from '../datasets/index.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { stepScore, type EpisodeExecutor } from '../eval/index.js';
+import { countByReason, meanOfScored, type Unscored } from '../policy/index.js';
 import { isSolved } from '../scoring/solved.js';
 import type { EpisodeTurns } from '../rollouts/index.js';
 import { REWARD_TOLERANCE } from './replay.js';
@@ -19,14 +22,21 @@ export interface RescoredEpisode {
   sessionId: string | null;
   taskIndex: number;
   sampleIndex: number;
-  recordedReward: number;
-  reward: number;
+  /** The line's reward; null when the line says it was not scored. */
+  recordedReward: number | null;
+  /** The replay's reward; null when the replay was not scored. */
+  reward: number | null;
   recordedComponents: Record<string, number> | null;
   components: Record<string, number>;
-  /** Reward within {@link REWARD_TOLERANCE} and, where the file kept them, the same parts within it. */
+  /** Why the line says the episode was not scored; null when it was scored. */
+  recordedNotScored: Unscored | null;
+  /** The replay ended truncated (`info.truncation`'s reason and message): not scored. */
+  notScored: Unscored | null;
+  /**
+   * Both scored, the reward within {@link REWARD_TOLERANCE} and, where the file kept them, the
+   * same parts within it; or both not scored for the same reason.
+   */
   agrees: boolean;
-  /** The sandbox was lost during the replay (the episode is not counted as agreeing). */
-  truncated: string | null;
 }
 
 export interface RescoreReport {
@@ -36,8 +46,16 @@ export interface RescoreReport {
   agreement: number;
   /** Episodes whose recorded parts were compared (the rest kept none). */
   withComponents: number;
-  recordedMeanReward: number;
-  meanReward: number;
+  /** Mean of the lines' rewards, those that say `not_scored` left out; null when none was scored. */
+  recordedMeanReward: number | null;
+  /** Mean of the replays' rewards, those not scored left out; null when none was scored. */
+  meanReward: number | null;
+  /** Replays not scored, and by reason. */
+  notScored: number;
+  notScoredByReason: Record<string, number>;
+  /** Lines that say `not_scored`, and by reason. */
+  recordedNotScored: number;
+  recordedNotScoredByReason: Record<string, number>;
   disagreements: RescoredEpisode[];
 }
 
@@ -64,17 +82,24 @@ function sameComponents(recorded: Record<string, number>, now: Record<string, nu
   return keys.length === Object.keys(now).length && keys.every((k) => now[k] !== undefined && close(recorded[k]!, now[k]!));
 }
 
+/** Both scored and equal within the tolerance (parts too, where recorded), or both not scored for the same reason. */
+function agree(recorded: EpisodeTurns, reward: number, components: Record<string, number>, notScored: Unscored | null): boolean {
+  if (recorded.notScored !== null || notScored !== null) return recorded.notScored?.reason === notScored?.reason;
+  return close(reward, recorded.reward) && (recorded.rewardComponents === null || sameComponents(recorded.rewardComponents, components));
+}
+
 /**
  * Replays one episode on `env` (reset to `task`): executed turns run in order; each is
  * scored as the episode's protocol scored it (a submit by the env, every-step by
  * peekScore after the action); turns that never ran (a reply without an action) score 0.
+ * A step that ends truncated ends the replay, not scored.
  */
 export async function rescoreEpisode(env: TaskEnv, rescored: RescoredEnv, episode: EpisodeTurns, task: Task): Promise<RescoredEpisode> {
   const { scoring, stopWhenSolved } = protocolOf(episode.strategy, rescored.prompt);
   await env.reset({ task });
   const rewards: number[] = [];
   const parts: (Record<string, number> | null)[] = [];
-  let truncated: string | null = null;
+  let notScored: Unscored | null = null;
   for (const turn of episode.turns) {
     if (!turn.executed) {
       rewards.push(0);
@@ -83,7 +108,7 @@ export async function rescoreEpisode(env: TaskEnv, rescored: RescoredEnv, episod
     }
     const result = await env.step(turn.action);
     if (result.truncated) {
-      truncated = result.info.truncation?.message ?? 'truncated';
+      notScored = { reason: result.info.truncation?.reason ?? 'truncated', message: result.info.truncation?.message ?? 'truncated' };
       break;
     }
     const byEnv = result.terminated || scoring === 'on-submit';
@@ -95,18 +120,18 @@ export async function rescoreEpisode(env: TaskEnv, rescored: RescoredEnv, episod
   }
   const reward = scoring === 'on-submit' ? (rewards.at(-1) ?? 0) : Math.max(0, ...rewards);
   const at = rewards.indexOf(reward);
-  const components = (at >= 0 ? parts[at] : null) ?? {};
-  const recordedComponents = episode.rewardComponents;
+  const components = notScored === null && at >= 0 ? (parts[at] ?? {}) : {};
   return {
     sessionId: episode.sessionId,
     taskIndex: episode.taskIndex,
     sampleIndex: episode.sampleIndex,
-    recordedReward: episode.reward,
-    reward,
-    recordedComponents,
+    recordedReward: episode.notScored === null ? episode.reward : null,
+    reward: notScored === null ? reward : null,
+    recordedComponents: episode.rewardComponents,
     components,
-    agrees: truncated === null && close(reward, episode.reward) && (recordedComponents === null || sameComponents(recordedComponents, components)),
-    truncated,
+    recordedNotScored: episode.notScored,
+    notScored,
+    agrees: agree(episode, reward, components, notScored),
   };
 }
 
@@ -137,15 +162,20 @@ export async function rescoreEpisodes(
     onEpisode?.(++done);
   });
   const n = results.length;
-  const mean = (f: (r: RescoredEpisode) => number) => (n ? results.reduce((s, r) => s + f(r), 0) / n : 0);
   const agreeing = results.filter((r) => r.agrees).length;
+  const notScored = results.flatMap((r) => (r.notScored ? [r.notScored] : []));
+  const recordedNotScored = results.flatMap((r) => (r.recordedNotScored ? [r.recordedNotScored] : []));
   return {
     episodes: n,
     agreeingEpisodes: agreeing,
     agreement: n ? agreeing / n : 1,
     withComponents: results.filter((r) => r.recordedComponents !== null).length,
-    recordedMeanReward: mean((r) => r.recordedReward),
-    meanReward: mean((r) => r.reward),
+    recordedMeanReward: meanOfScored(results.map((r) => ({ reward: r.recordedReward }))),
+    meanReward: meanOfScored(results),
+    notScored: notScored.length,
+    notScoredByReason: countByReason(notScored),
+    recordedNotScored: recordedNotScored.length,
+    recordedNotScoredByReason: countByReason(recordedNotScored),
     disagreements: results.filter((r) => !r.agrees),
   };
 }

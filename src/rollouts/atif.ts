@@ -3,7 +3,7 @@
  * episode. The dialogue becomes steps (`system`, `user`, `agent`); a `tool` message becomes
  * the `observation` of the agent step whose call it answers; the server's tokens go in the
  * agent step's `metrics`; what ATIF has no field for (per-step reward, the env's actions and
- * observations, group and sample) goes in `extra`.
+ * observations, group and sample, why an episode was not scored) goes in `extra`.
  */
 
 import type { RolloutRecord } from './record.js';
@@ -60,6 +60,8 @@ export interface AtifTrajectory {
     terminated: boolean;
     truncated: boolean;
     truncation: string | null;
+    /** Why the episode has no score (its `reward` 0 is none), as in a record; null when it was scored. */
+    not_scored: RolloutRecord['not_scored'];
     strategy: string;
     policy: string;
     sample: RolloutRecord['sample'];
@@ -144,6 +146,7 @@ export function toAtif(record: RolloutRecord, version: string): AtifTrajectory {
       terminated: record.terminated,
       truncated: record.truncated,
       truncation: record.truncation,
+      not_scored: record.not_scored ?? null,
       strategy: record.strategy,
       policy: record.policy,
       sample: record.sample,

@@ -24,6 +24,8 @@ export interface EpisodeTurns {
   strategy: string | null;
   /** The line's session id, where it has one. */
   sessionId: string | null;
+  /** Why the episode was not scored (the line's `not_scored`: its `reward` 0 is no score); null when it was scored or the file says nothing. */
+  notScored: { reason: string; message: string } | null;
   turns: { action: string; observation: string; reward: number; valid: boolean; executed: boolean }[];
 }
 
@@ -32,6 +34,13 @@ function componentsOf(value: unknown): Record<string, number> | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
   const entries = Object.entries(value as Record<string, unknown>);
   return entries.every(([, v]) => typeof v === 'number') ? (value as Record<string, number>) : null;
+}
+
+/** A `{reason, message}` object (a line's `not_scored`), else null. */
+function notScoredOf(value: unknown): EpisodeTurns['notScored'] {
+  if (value === null || typeof value !== 'object') return null;
+  const { reason, message } = value as Record<string, unknown>;
+  return typeof reason === 'string' && typeof message === 'string' ? { reason, message } : null;
 }
 
 type Fail = (field: string | undefined, problem: string) => never;
@@ -73,6 +82,7 @@ function fromColumns(line: Record<string, unknown>, fail: Fail): EpisodeTurns {
     rewardComponents: componentsOf(line.reward_components),
     strategy: typeof line.strategy === 'string' ? line.strategy : null,
     sessionId: typeof line.session_id === 'string' ? line.session_id : null,
+    notScored: notScoredOf(line.not_scored),
     turns: actions.map((a, k) => ({
       action: str(a, `actions[${k}]`, fail),
       observation: str(observations[k], `observations[${k}]`, fail),
@@ -112,6 +122,7 @@ function fromAtif(line: Record<string, unknown>, fail: Fail): EpisodeTurns {
     rewardComponents: componentsOf(extra.reward_components),
     strategy: typeof extra.strategy === 'string' ? extra.strategy : null,
     sessionId: typeof line.session_id === 'string' ? line.session_id : null,
+    notScored: notScoredOf(extra.not_scored),
     turns,
   };
 }

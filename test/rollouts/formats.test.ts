@@ -137,6 +137,14 @@ describe('named reward components', () => {
 });
 
 describe('ATIF v1.4', () => {
+  it("carries an episode's not_scored (reason and message) in the root extra, null when it was scored", () => {
+    const scored = records.ids![0]!;
+    expect(JSON.parse(formatRecord(scored, 'atif', '0.1.0')).extra.not_scored).toBeNull();
+    const cut: RolloutRecord = { ...structuredClone(scored), reward: 0, terminated: false, truncated: true, truncation: 'no /logs/verifier/reward.txt', not_scored: { reason: 'reward-missing', message: 'no /logs/verifier/reward.txt' } };
+    const t = JSON.parse(formatRecord(cut, 'atif', '0.1.0'));
+    expect(t.extra).toMatchObject({ reward: 0, truncated: true, not_scored: { reason: 'reward-missing', message: 'no /logs/verifier/reward.txt' } });
+  });
+
   it('carries every required field: root, agent, each step, each tool call and observation result', () => {
     for (const record of [...records.ids!, ...records.tryAgain!]) {
       const t = JSON.parse(formatRecord(record, 'atif', '0.1.0'));

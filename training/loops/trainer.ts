@@ -27,6 +27,7 @@ import { behaviourCloningEpoch } from './behaviour-cloning.js';
 import { corpusImitation, corpusPairs, retrievalPairs, type CorpusName } from './corpus-stage.js';
 import type { EpisodeRunner } from './episode-runner.js';
 import { notScoredOf, rolloutOutcome } from './rollout-outcome.js';
+import { outcomeOf, type Outcome } from './outcome.js';
 import { onPolicyBuffer, policyGradientStep } from './policy-gradient.js';
 import { isSolved } from '../../src/scoring/solved.js';
 
@@ -142,15 +143,6 @@ export interface TrainOptions {
   log: (line: string) => void;
   /** Called after each iteration's record is written (progress display). */
   onIteration?: (record: MetricRecord, total: number) => void;
-}
-
-/** The figures a run ends with. Rates are fractions 0..1. */
-/** Success rates (fractions 0..1) and mean rewards of one policy on the training and held-out tasks. */
-export interface Outcome {
-  train: number;
-  heldOut: number;
-  trainMeanReward: number;
-  heldOutMeanReward: number;
 }
 
 export interface TrainSummary {
@@ -300,8 +292,6 @@ async function writeCheckpoint(paths: RunPaths, network: ScorerNetwork, optimize
   for (const [key, optimizer] of Object.entries(optimizers)) saved[key] = await exportOptimizer(optimizer);
   saveCheckpoint(paths, { version: 1, nextIteration, weights: network.exportWeights(), optimizers: saved, elapsedSec });
 }
-
-const outcomeOf = (m: MetricRecord | undefined): Outcome => ({ train: m?.successRate ?? 0, heldOut: m?.heldOutSuccessRate ?? 0, trainMeanReward: m?.meanReward ?? 0, heldOutMeanReward: m?.heldOutMeanReward ?? 0 });
 
 function summarize(dir: string, config: RunConfig, candidates: number, corpusKept: number, metrics: readonly MetricRecord[]): TrainSummary {
   const evals = metrics.filter((m) => m.phase === 'eval');
