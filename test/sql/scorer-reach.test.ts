@@ -27,6 +27,24 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
   return Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
 }
 
+/**
+ * `PRAGMA case_sensitive_like = 1`, then the gold's own query: the agent's answer misses the
+ * rows (it is its connection's setting), the gold does not (control: the right answer, 1).
+ * Closes `env`.
+ */
+async function pragmaStaysWithTheAgent(env: SqlEnv): Promise<void> {
+  try {
+    const gold = task("SELECT title FROM book WHERE title LIKE 'the%'");
+    const control = await play(env, gold, ["SELECT title FROM book WHERE title LIKE 'The%'"]);
+    const attack = await play(env, gold, ['PRAGMA case_sensitive_like = 1', "SELECT title FROM book WHERE title LIKE 'the%'"]);
+    expect(attack.observations[1]).toBe('[]');
+    expect(control.reward).toBe(1);
+    expect(attack.reward).toBe(0);
+  } finally {
+    await env.close();
+  }
+}
+
 /** Attacks on the reward both backends must hold against. */
 function forgeryChecks(
   makeEnvs: (options: Partial<SqlEnvOptions>, count: number) => Promise<SqlEnv[]>,
@@ -99,17 +117,7 @@ describe('SQL reward out of the agent reach: embedded SQLite', () => {
   });
 
   it('session pragmas the agent sets (reverse_unordered_selects, case_sensitive_like) do not reach the gold', async () => {
-    const [env] = await makeEnvs({}, 1);
-    try {
-      const gold = task("SELECT title FROM book WHERE title LIKE 'the%'");
-      const control = await play(env!, gold, ["SELECT title FROM book WHERE title LIKE 'The%'"]);
-      const attack = await play(env!, gold, ['PRAGMA case_sensitive_like = 1', "SELECT title FROM book WHERE title LIKE 'the%'"]);
-      expect(attack.observations[1]).toBe('[]');
-      expect(control.reward).toBe(1);
-      expect(attack.reward).toBe(0);
-    } finally {
-      await env!.close();
-    }
+    await pragmaStaysWithTheAgent((await makeEnvs({}, 1))[0]!);
   });
 });
 
@@ -135,17 +143,7 @@ describe('SQL reward out of the agent reach: embedded SQLite, writable', () => {
   });
 
   it('session pragmas the agent sets (case_sensitive_like) do not reach the gold in writable mode either', async () => {
-    const [env] = await makeEnvs(1);
-    try {
-      const gold = task("SELECT title FROM book WHERE title LIKE 'the%'");
-      const control = await play(env!, gold, ["SELECT title FROM book WHERE title LIKE 'The%'"]);
-      const attack = await play(env!, gold, ['PRAGMA case_sensitive_like = 1', "SELECT title FROM book WHERE title LIKE 'the%'"]);
-      expect(attack.observations[1]).toBe('[]');
-      expect(control.reward).toBe(1);
-      expect(attack.reward).toBe(0);
-    } finally {
-      await env!.close();
-    }
+    await pragmaStaysWithTheAgent((await makeEnvs(1))[0]!);
   });
 });
 
