@@ -22,6 +22,8 @@ export type QueryOutcome =
       message: string;
       /** The statement ran past its time limit and was stopped. */
       timedOut: boolean;
+      /** A gold the harness would not run where it would be exact (it then matches nothing, as one stopped by its time limit). */
+      notRun?: true;
     };
 
 export interface ExecuteLimits {

@@ -315,8 +315,8 @@ export class SqlEnv implements TaskEnv {
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
     // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
     // A gold stopped by the time limit has no result (InterCode waited for it): it matches nothing,
-    // or an agent that holds a lock the gold waits for would score an empty answer 1.0.
-    const goldTimedOut = goldOutcome.kind === 'error' && goldOutcome.timedOut;
+    // or an agent that holds a lock the gold waits for would score an empty answer 1.0. So does one not run (notRun).
+    const goldTimedOut = goldOutcome.kind === 'error' && (goldOutcome.timedOut || goldOutcome.notRun === true);
     const goldRows = goldTimedOut ? null : goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
     const agentRows = this.last?.kind === 'rows' ? rowStrings(this.last.rows) : null;
     const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });

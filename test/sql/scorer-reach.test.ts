@@ -142,6 +142,22 @@ describe('SQL reward out of the agent reach: embedded SQLite, writable', () => {
     }
   });
 
+  it('with a transaction left open: a temporary view shadowing the gold then an empty answer scores 0 (the gold runs nowhere), a plain open transaction is scored as before', async () => {
+    const [env] = await makeEnvs(1);
+    try {
+      const attack = await play(env!, TITLES, ['BEGIN', 'CREATE TEMP VIEW book AS SELECT title FROM main.book WHERE 1 = 0', 'SELECT title FROM book']);
+      expect(attack.observations[2]).toBe('[]');
+      expect(attack.reward).toBe(0);
+      // No state of the connection's own: the gold runs in it, seeing its uncommitted writes (as before).
+      const open = await play(env!, TITLES, ['BEGIN', "DELETE FROM book WHERE title NOT LIKE 'The%'", 'SELECT title FROM book']);
+      expect(open.reward).toBe(1);
+      // The next episode is clean.
+      expect((await play(env!, TITLES, ['SELECT title FROM book'])).reward).toBe(1);
+    } finally {
+      await env!.close();
+    }
+  });
+
   it('session pragmas the agent sets (case_sensitive_like) do not reach the gold in writable mode either', async () => {
     await pragmaStaysWithTheAgent((await makeEnvs(1))[0]!);
   });

@@ -47,19 +47,32 @@ function use(name, fresh) {
 function save() {
   if (!db) return { refused: 'no-database' };
   if (pragmaRan) return { refused: 'pragma' };
-  if (Number(db.exec('SELECT count(*) FROM temp.sqlite_schema')[0].values[0][0]) > 0) return { refused: 'temp-objects' };
-  if (db.exec('PRAGMA database_list')[0].values.some(([, name]) => name !== 'main' && name !== 'temp')) return { refused: 'attached-database' };
-  try {
-    db.run('BEGIN');
-  } catch {
-    return { refused: 'open-transaction' };
-  }
-  db.run('ROLLBACK');
+  const objects = connectionObjects();
+  if (objects) return { refused: objects };
+  if (inTransaction()) return { refused: 'open-transaction' };
   if (readOnly) return { database: current, data: null };
   const cookie = Number(db.exec('PRAGMA schema_version')[0].values[0][0]);
   const data = db.export();
   new DataView(data.buffer, data.byteOffset, data.byteLength).setUint32(40, cookie);
   return { database: current, data };
+}
+
+/** What the connection holds beyond the main database: `temp-objects`, `attached-database`, or undefined. */
+function connectionObjects() {
+  if (Number(db.exec('SELECT count(*) FROM temp.sqlite_schema')[0].values[0][0]) > 0) return 'temp-objects';
+  if (db.exec('PRAGMA database_list')[0].values.some(([, name]) => name !== 'main' && name !== 'temp')) return 'attached-database';
+  return undefined;
+}
+
+/** Whether the connection has a transaction open (a BEGIN fails; when it succeeds it is rolled back at once). */
+function inTransaction() {
+  try {
+    db.run('BEGIN');
+  } catch {
+    return true;
+  }
+  db.run('ROLLBACK');
+  return false;
 }
 
 /** A new connection on `name`'s data as a checkpoint saved it (`data`), or as the backend has it (null). */
@@ -111,6 +124,13 @@ function verify(name, sql, maxRows, maxBytes) {
  */
 function verifyCopy(sql, maxRows, maxBytes) {
   if (!db) return { kind: 'error', message: 'No database selected', timedOut: false };
+  if (inTransaction()) {
+    // SQLite copies no database with a transaction open. The gold then runs in the agent's
+    // connection only where nothing of the connection's own can reach it: no PRAGMA run, no
+    // temporary object, no attached database; else it runs nowhere and matches nothing.
+    if (pragmaRan || connectionObjects()) return { kind: 'error', message: "The gold was not run: the agent's connection holds a transaction and state of its own (a PRAGMA, temporary objects or an attached database)", timedOut: false, notRun: true };
+    return execOn(db, sql, maxRows, maxBytes);
+  }
   const copy = new SQL.Database(db.export());
   try {
     capHeap(copy);
