@@ -16,16 +16,10 @@ import { RecordedModel, startMockServer, type MockServer } from '../../src/mock-
 import { packagePath } from '../../src/package-path.js';
 import { intercodeFromSource } from '../setup/cli.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { recordedBashEpisode } from '../setup/recorded-model.js';
+import { recordedReactEpisode } from '../setup/recorded-model.js';
 
 const { engine } = await dockerTestFile();
 const FIXTURES = packagePath('test', 'fixtures', 'harbor-tasks');
-
-/** A recorded ReAct episode: a thought before each action. */
-const reactEpisode = (query: string, actions: string[]) => {
-  const episode = recordedBashEpisode(query, actions);
-  return { ...episode, turn_history: { ...episode.turn_history, thoughts: actions.map(() => 'next') } };
-};
 
 describe.skipIf(skipWithoutEngine(engine, 'collect --policy llm over unscorable episodes'))('collect --policy llm: episodes whose verifier gives no reward', () => {
   let dir: string;
@@ -41,9 +35,9 @@ describe.skipIf(skipWithoutEngine(engine, 'collect --policy llm over unscorable 
     await writeFile(
       join(dir, 'recording.json'),
       JSON.stringify({
-        0: reactEpisode(query('bad-reward'), ['execute[touch /app/done]', 'submit']),
-        1: reactEpisode(query('hello-txt'), ["execute[echo 'Hello, world!' > /app/hello.txt]", 'submit']),
-        2: reactEpisode(query('no-reward'), ['execute[touch /app/done]', 'submit']),
+        0: recordedReactEpisode(query('bad-reward'), ['execute[touch /app/done]', 'submit']),
+        1: recordedReactEpisode(query('hello-txt'), ["execute[echo 'Hello, world!' > /app/hello.txt]", 'submit']),
+        2: recordedReactEpisode(query('no-reward'), ['execute[touch /app/done]', 'submit']),
       }),
     );
     server = await startMockServer(await RecordedModel.load(join(dir, 'recording.json'), recordedEnvFence), 0);

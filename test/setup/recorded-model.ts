@@ -10,3 +10,8 @@ export const recordedBashEpisode = (query: string, actions: string[]) => ({
   summary: { max_reward: 0 },
 });
 
+/** A recorded ReAct episode (`recordedBashEpisode` with a thought before each action). */
+export const recordedReactEpisode = (query: string, actions: string[]) => {
+  const episode = recordedBashEpisode(query, actions);
+  return { ...episode, turn_history: { ...episode.turn_history, thoughts: actions.map(() => 'next') } };
+};
