@@ -312,12 +312,17 @@ export class SqlEnv implements TaskEnv {
 
   private async score(task: Task): Promise<Score> {
     const gold = goldText(task);
+    const agentChangedData = this.touched && !this.config.backend.dataFixed;
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
     // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
     // A gold stopped by the time limit has no result (InterCode waited for it): it matches nothing,
-    // or an agent that holds a lock the gold waits for would score an empty answer 1.0. So does one not run (notRun).
-    const goldTimedOut = goldOutcome.kind === 'error' && (goldOutcome.timedOut || goldOutcome.notRun === true);
-    const goldRows = goldTimedOut ? null : goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
+    // or an agent that holds a lock the gold waits for would score an empty answer 1.0. So does one not run (notRun),
+    // and one that fails only on the data the agent changed (a table it dropped or renamed): else the
+    // agent could make the gold fail and answer with nothing.
+    const failedOnAgentData =
+      goldOutcome.kind === 'error' && !goldOutcome.timedOut && agentChangedData && (await this.untouchedGoldOutcome(task, gold)).kind !== 'error';
+    const goldMatchesNothing = goldOutcome.kind === 'error' && (goldOutcome.timedOut || goldOutcome.notRun === true || failedOnAgentData);
+    const goldRows = goldMatchesNothing ? null : goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
     const agentRows = this.last?.kind === 'rows' ? rowStrings(this.last.rows) : null;
     const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });
     return {
@@ -326,7 +331,8 @@ export class SqlEnv implements TaskEnv {
       details: {
         agent_obs: this.last ? this.lastObservation : null,
         eval_obs: goldOutcome.kind === 'rows' ? `[${goldRows!.join(', ')}]` : renderOutcome(goldOutcome),
-        corrupt_gold: goldOutcome.kind === 'error',
+        corrupt_gold: goldOutcome.kind === 'error' && !failedOnAgentData,
+        ...(failedOnAgentData ? { gold_failed_on_agent_changes: true } : {}),
         gold_cached: cached,
         gold_verified_by: GOLD_VERIFIED_BY,
       },
@@ -351,6 +357,26 @@ export class SqlEnv implements TaskEnv {
     }
     const database = this.databaseOf(task) ?? '';
     return cache.get(`${this.config.backend.identity}\0${database}\0${gold}`, run, this.goldDiskKey(database, gold));
+  }
+
+  /**
+   * The gold's result on the backend's original data: in a session of its own that has run
+   * nothing (the backend's invariant), closed after; from the shared cache where that holds it.
+   */
+  private async untouchedGoldOutcome(task: Task, gold: string): Promise<QueryOutcome> {
+    const database = this.databaseOf(task);
+    const run = async () => {
+      const session = await this.config.backend.openSession();
+      try {
+        if (database !== undefined) await session.useDatabase(database, false);
+        return await session.verify(gold, this.config.limits);
+      } finally {
+        await session.close().catch(() => undefined);
+      }
+    };
+    const cache = this.config.goldCache;
+    if (!cache || !isRepeatableRead(gold)) return run();
+    return (await cache.get(`${this.config.backend.identity}\0${database ?? ''}\0${gold}`, run, this.goldDiskKey(database ?? '', gold))).outcome;
   }
 
   /**

@@ -3,7 +3,9 @@
  * index, each episode's `turn_history` and `summary`), which `intercode replay` re-executes
  * and re-scores. Reads our rollout records, hf-messages lines (their `actions`,
  * `observations`, `rewards`, `valid_action`, `executed` columns) and ATIF trajectories
- * (their agent steps' `extra.turns` and `extra.runner_turns`). Turns whose action never
+ * (their agent steps' `extra.turns` and `extra.runner_turns`). An episode that was not
+ * scored keeps its `not_scored` (reason, message) beside `summary.max_reward` 0, as our result
+ * logs write it. Turns whose action never
  * ran (a reply without an action) are left out: they changed nothing, and replay would
  * run the reply's text.
  */
@@ -146,6 +148,9 @@ export function toIntercodeLayout(episodes: readonly EpisodeTurns[], sample = 0)
         valid_action: ran.map((t) => t.valid),
       },
       summary: { max_reward: e.reward, turns_taken: e.turns.length },
+      // InterCode's readers want a number in max_reward; as in our own result logs, an episode
+      // that was not scored says so beside it (its max_reward 0 is then no score).
+      ...(e.notScored ? { not_scored: e.notScored } : {}),
     };
   }
   return out;

@@ -206,6 +206,22 @@ describe('back to InterCode\'s log layout', () => {
     expect(episodes.map((e) => e.maxReward)).toEqual([1, 0, 0.5]);
   });
 
+  it("keeps an episode's not_scored beside its max_reward 0, in every input format; a scored one has none", async () => {
+    const scored = records.ids![0]!;
+    const cut: RolloutRecord = { ...structuredClone(scored), reward: 0, terminated: false, truncated: true, truncation: 'no /logs/verifier/reward.txt', not_scored: { reason: 'reward-missing', message: 'no /logs/verifier/reward.txt' } };
+    for (const format of ['jsonl', 'hf-messages', 'atif'] as const) {
+      const file = join(dir, `cut.${format}.jsonl`);
+      await writeFile(file, `${formatRecord(cut, format, '0.1.0')}\n`);
+      const entry = (toIntercodeLayout(readEpisodeTurns(file)) as any)[String(cut.task_index)];
+      expect(entry.summary.max_reward, format).toBe(0);
+      expect(entry.not_scored, format).toEqual({ reason: 'reward-missing', message: 'no /logs/verifier/reward.txt' });
+      await writeFile(join(dir, 'cut.ic.json'), JSON.stringify({ [String(cut.task_index)]: entry }));
+      expect((await readRecordedTrajectories(join(dir, 'cut.ic.json'))).map((e) => e.maxReward)).toEqual([0]);
+    }
+    await writeFile(join(dir, 'scored.jsonl'), `${formatRecord(scored, 'jsonl', '0.1.0')}\n`);
+    expect('not_scored' in (toIntercodeLayout(readEpisodeTurns(join(dir, 'scored.jsonl'))) as any)[String(scored.task_index)]).toBe(false);
+  });
+
   it('names the file, line and field of a bad line', async () => {
     await writeFile(join(dir, 'bad.jsonl'), `${formatRecord(records.ids![0]!, 'hf-messages', 'v')}\n{"env":"bash","query":"q","actions":["a"],"observations":[],"rewards":[0]}\n`);
     expect(() => readEpisodeTurns(join(dir, 'bad.jsonl'))).toThrow(/bad\.jsonl.*line 2.*observations.*has 0 entries for 1 actions/);

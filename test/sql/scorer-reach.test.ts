@@ -45,6 +45,29 @@ async function pragmaStaysWithTheAgent(env: SqlEnv): Promise<void> {
   }
 }
 
+/**
+ * Writable mode: the agent renames the gold's table away, then answers with nothing. The gold fails
+ * only because of what the agent did, so it matches nothing (0); a gold that fails on the
+ * original data too keeps InterCode's reward (its empty result, []). Closes `env`.
+ */
+async function droppedTableMatchesNothing(env: SqlEnv): Promise<void> {
+  try {
+    const rename = 'ALTER TABLE book RENAME TO gone';
+    const empty = 'SELECT title FROM gone WHERE 1 = 0';
+    const attack = await play(env, TITLES, [rename, empty]);
+    expect(attack.observations).toEqual([expect.not.stringMatching(/^Error/), '[]']);
+    expect(attack.reward).toBe(0);
+    // InterCode's reward for a gold that fails whatever the agent does: an empty answer matches it.
+    const broken = task('SELECT no_such_column FROM book');
+    expect((await play(env, broken, [rename, empty])).reward).toBe(1);
+    expect((await play(env, broken, ['SELECT title FROM book WHERE 1 = 0'])).reward).toBe(1);
+    // The next episode has its table back.
+    expect((await play(env, TITLES, ['SELECT title FROM book'])).reward).toBe(1);
+  } finally {
+    await env.close();
+  }
+}
+
 /** Attacks on the reward both backends must hold against. */
 function forgeryChecks(
   makeEnvs: (options: Partial<SqlEnvOptions>, count: number) => Promise<SqlEnv[]>,
@@ -161,6 +184,10 @@ describe('SQL reward out of the agent reach: embedded SQLite, writable', () => {
   it('session pragmas the agent sets (case_sensitive_like) do not reach the gold in writable mode either', async () => {
     await pragmaStaysWithTheAgent((await makeEnvs(1))[0]!);
   });
+
+  it("a gold table renamed away, then an empty answer, scores 0: the gold failed only on the agent's changes", async () => {
+    await droppedTableMatchesNothing((await makeEnvs(1))[0]!);
+  });
 });
 
 describe.skipIf(skipWithoutEngine(engine, 'SQL reward out of the agent reach on MariaDB'))('SQL reward out of the agent reach: MariaDB (Docker)', () => {
@@ -264,6 +291,10 @@ describe.skipIf(skipWithoutEngine(engine, 'SQL reward out of the agent reach on 
     } finally {
       await Promise.all(envs.map((e) => e.close()));
     }
+  });
+
+  it("writable: a gold table renamed away, then an empty answer, scores 0: the gold failed only on the agent's changes", async () => {
+    await droppedTableMatchesNothing((await createSqlEnvs({ writable: true }, 1))[0]!);
   });
 
   it('writable: LOCK TABLES … WRITE, then an empty answer: the gold waits, is stopped, and matches nothing (0)', async () => {
