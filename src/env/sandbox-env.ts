@@ -3,9 +3,10 @@ import { EnvStateError, EpisodeUnscorableError, SandboxError } from '../errors.j
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ShellSession } from '../sandbox/shell/shell-session.js';
+import { idlePidScript } from '../sandbox/shell/shell-script.js';
 import type { CommandEvent, CommandRunner } from '../sandbox/shell/types.js';
 import { renderObservation } from '../sandbox/shell/types.js';
-import { IDLE_PROCESS_NAME, type Sandbox, type SandboxRuntime, type SandboxSpec, type WarmRole } from '../sandbox/types.js';
+import { type Sandbox, type SandboxRuntime, type SandboxSpec, type WarmRole } from '../sandbox/types.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
 import { NO_RUNNER, type Workspace, type WorkspaceFactory, type WorkspaceSource } from '../pool/types.js';
 import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
@@ -363,23 +364,29 @@ export abstract class SandboxEnv implements TaskEnv {
     if (observer) return this.checkpointForReplay(observer, workspace, started);
     if (!sandbox.archiveLayer || !this.config.runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.runtime.name} runtime cannot copy a sandbox's written files`);
     if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id}'s runner is not a bash session: its state cannot be checkpointed`);
-    const shell = await captureShellState(runner).catch((error: unknown) => {
-      if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
-      throw error;
-    });
-    // After the capture, whose subshell is a process of the sandbox while it runs.
-    const processes = await leftRunning(control, runner.pid);
+    // Before the capture, whose subshell is a process of the sandbox while it runs.
+    const left = await leftRunning(control, runner.pid);
     const { id, dir } = this.checkpoints.allocate();
     mkdirSync(dir, { recursive: true });
     try {
-      const layer = await sandbox.archiveLayer(join(dir, 'layer.tar'), this.config.checkpointLimits ?? DEFAULT_LAYER_LIMITS);
+      // The shell's state is read while the layer is archived. With no process of the episode's
+      // left (not even one without a command line), nothing writes meanwhile (the capture's
+      // subshell runs builtins and writes nothing): the sandbox is not frozen. Otherwise it is,
+      // and the capture waits for the thaw.
+      const [captured, archived] = await Promise.allSettled([
+        captureShellState(runner),
+        sandbox.archiveLayer(join(dir, 'layer.tar'), this.config.checkpointLimits ?? DEFAULT_LAYER_LIMITS, left.any),
+      ]);
+      if (captured.status === 'rejected') throw captured.reason;
+      if (archived.status === 'rejected') throw archived.reason;
+      const [shell, layer] = [captured.value, archived.value];
       return this.checkpoints.add({
         id,
         envId: this.id,
         info: {
           steps: this.steps.length,
           layer: { paths: layer.paths, bytes: layer.bytes, archiveBytes: layer.archiveBytes },
-          dropped: { processes, shellValues: SHELL_VALUES_NOT_CARRIED },
+          dropped: { processes: left.commands, shellValues: SHELL_VALUES_NOT_CARRIED },
           durationMs: performance.now() - started,
         },
         state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell, envEpisode: this.envEpisodeState() },
@@ -425,14 +432,23 @@ export abstract class SandboxEnv implements TaskEnv {
   private async workspaceLaidOver(source: WorkspaceSource, layer: SandboxEpisodeState['layer'], shell: ShellState): Promise<Workspace | undefined> {
     const workspace = await source.acquireIfIdle?.();
     if (!workspace) return undefined;
+    const { sandbox, runner } = workspace;
+    if (!(runner instanceof ShellSession) || !sandbox.applyLayer) {
+      source.release(workspace);
+      return undefined;
+    }
+    /** Thrown through restoreShellState when the layer could not be laid in place. */
+    const notLaid = new Error('not laid in place');
+    // The shell's state (but for its working directory) is replayed while the files are laid:
+    // two shells of the sandbox, the agent's and ours. The workspace goes back dirty if either fails: its source restores or replaces it.
+    const laid = sandbox.applyLayer(layer).then((done) => {
+      if (!done) throw notLaid;
+    });
     try {
-      if (!(workspace.runner instanceof ShellSession) || !(await workspace.sandbox.applyLayer?.(layer))) {
-        source.release(workspace);
-        return undefined;
-      }
-      await restoreShellState(workspace.runner, shell);
+      await restoreShellState(runner, shell, laid);
       return workspace;
     } catch (error) {
+      await laid.catch(() => undefined);
       source.release(workspace);
       if (error instanceof CarryRefusal) throw refusedCheckpoint(error);
       return undefined;
@@ -590,15 +606,18 @@ export abstract class SandboxEnv implements TaskEnv {
 }
 
 /**
- * The command lines of processes in the sandbox that are not the harness's (init, the idle
- * process, the control shell and the agent's shell `runnerPid`): what the episode left
- * running. Read by the control shell with builtins.
+ * The processes in the sandbox that are not the harness's (init, the idle process by its
+ * pid, the control shell and the agent's shell `runnerPid`): what the episode left running.
+ * `commands`: the command lines of those that have one; `any`: whether there is any such
+ * process at all, one without a command line (a zombie, or one that cleared its arguments)
+ * included. Read by the control shell with builtins.
  */
-async function leftRunning(control: ShellSession, runnerPid: number): Promise<string[]> {
+async function leftRunning(control: ShellSession, runnerPid: number): Promise<{ commands: string[]; any: boolean }> {
   const read = await control.run(
-    `for __d in /proc/[0-9]*; do __p=\${__d#/proc/}; [[ " 1 $$ ${runnerPid} " == *" $__p "* ]] && continue; __a=; IFS= builtin read -r -d '' __a < "$__d/cmdline" 2>/dev/null || continue; [[ $__a == ${IDLE_PROCESS_NAME} || -z $__a ]] || builtin printf '%s\n' "$__a"; done`,
+    `${idlePidScript('__i')}\nfor __d in /proc/[0-9]*; do __p=\${__d#/proc/}; [[ " 1 $$ $__i ${runnerPid} " == *" $__p "* ]] && continue; __a=; IFS= builtin read -r -d '' __a < "$__d/cmdline" 2>/dev/null; builtin printf '+%s\n' "$__a"; done; builtin unset -v __i __i_d __i_p __i_a __i_s __d __p __a`,
   );
-  return read.output.split('\n').filter(Boolean);
+  const lines = read.output.split('\n').filter(Boolean);
+  return { commands: lines.map((line) => line.slice(1)).filter(Boolean), any: lines.length > 0 };
 }
 
 /** A `disk-limit` event when the sandbox's watched layer is over its limit, else undefined. */

@@ -1,24 +1,25 @@
 import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { Workspace, WorkspaceFactory } from './types.js';
 import type { Sandbox } from '../sandbox/types.js';
-import { shellQuote } from '../sandbox/shell/shell-script.js';
+import { idlePidScript, shellQuote } from '../sandbox/shell/shell-script.js';
 import { PINNED_PIDS, startAtPid } from './process-ids.js';
 
 
 /**
- * `__ic_kill [pid…]`: kills every process but init, the idle process, this shell and the
- * given ones, until none is left (a fork bomb keeps forking while it is killed). Builtins
+ * `__ic_kill [pid…]`: kills every process but init, the idle process (by its pid: see
+ * idlePidScript), this shell and the given ones, until none is left (a fork bomb keeps forking while it is killed). Builtins
  * only: nothing here forks. When the sandbox's process count (its pids cgroup) is 3 plus
  * the given ones, those are all there is: no scan.
  */
 const KILL_ALL = `__ic_kill() {
-  local keep=" 1 $$ $* " d p a r n s c f
+  local keep=" 1 $$ $* " d p r n s c f i i_d i_p i_a i_s
   for f in /sys/fs/cgroup/pids.current /sys/fs/cgroup/pids/pids.current; do [[ -r $f ]] && break; f=; done
   for ((r = 0; r < 500; r++)); do
     c=; [[ -n $f ]] && builtin read -r c 2>/dev/null < "$f"
     [[ -n $c ]] && (( c <= 3 + $# )) && return 0
     if (( r == 0 )); then
-      for d in /proc/[0-9]*; do builtin read -r -d '' a 2>/dev/null < "$d/cmdline"; [[ $a == intercode-idle ]] && keep+="\${d#/proc/} "; done
+${idlePidScript('i')}
+      keep+="$i "
     fi
     n=()
     for d in /proc/[0-9]*; do

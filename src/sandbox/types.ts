@@ -202,10 +202,11 @@ export interface Sandbox {
    * every path the sandbox's own file system holds apart from its image's — contents,
    * types, modes, owners, times, links, FIFOs, extended attributes, deletions — and the
    * files the engine mounts at /etc, into `archivePath` on this host, the sandbox frozen
-   * meanwhile (see SandboxRuntime.createFromLayer).
+   * meanwhile (see SandboxRuntime.createFromLayer) unless `freeze` is false: the caller
+   * knows that nothing in it writes meanwhile (no process there but the harness's and idle shells).
    * @throws LayerArchiveRefusal when the layer holds what cannot be carried or passes `limits`.
    */
-  archiveLayer?(archivePath: string, limits: LayerLimits): Promise<LayerArchive>;
+  archiveLayer?(archivePath: string, limits: LayerLimits, freeze?: boolean): Promise<LayerArchive>;
   /**
    * Optional: lays `layer` (another sandbox's of the same image, see archiveLayer) over this
    * running one, which must be as new (nothing written since it was made or restored):
@@ -318,8 +319,9 @@ export interface LayerArchive {
 export type WarmRole = 'workspace' | 'template';
 
 /**
- * argv[0] of the sandbox's own idle process (its init's only child). Code that kills
- * processes in a sandbox spares processes with this name; runtimes must start it.
+ * argv[0] of the sandbox's own idle process (its init's first child; runtimes must start
+ * it). Code that kills processes in a sandbox spares it by its pid, found by this name and
+ * its place (idlePidScript): an agent's process can take the name, not the place.
  */
 export const IDLE_PROCESS_NAME = 'intercode-idle';
 

@@ -136,6 +136,31 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
     }
   }, 600_000);
 
+  // In place, the shell's state is replayed while the files are laid, and the cd comes after:
+  // the state's aliases (expanded), physical mode and OLDPWD must not change where it lands.
+  it.each([
+    ['an alias named cd (expanded), physical mode, a cwd through a symbolic link', ''],
+    ['the same with OLDPWD readonly', ' && declare -r OLDPWD'],
+  ])('a shell with %s: the child\'s shell is the parent\'s', async (_, more) => {
+    await env.reset({ task: 0 });
+    const episode = [
+      'mkdir -p /tmp/real/inside && ln -s /tmp/real /tmp/link && cd /tmp/link/inside && cd /tmp && cd /tmp/link/inside',
+      `shopt -s expand_aliases && alias cd='echo hijacked' && alias builtin='echo hijacked' && alias declare='echo hijacked' && set -P${more}`,
+    ];
+    for (const action of episode) expect((await env.step(action)).info.exitCode, action).toBe(0);
+    const probe = String.raw`\printf '%s|%s|%s\n' "$PWD" "$OLDPWD" "$(\pwd -P)"; \alias; \set +o | \grep physical; \declare -p OLDPWD`;
+    const parentShell = (await env.step(probe)).observation;
+    expect(parentShell).toMatch(/^\/tmp\/link\/inside\|\/tmp\|\/tmp\/real\/inside\n/);
+    await shared?.pool.ready(1);
+    const [child] = await env.fork(1);
+    try {
+      expectLaidOver(1);
+      expect((await child!.step(probe)).observation).toBe(parentShell);
+    } finally {
+      await child?.close();
+    }
+  }, 600_000);
+
   it('previous-episode hostile states (restore-equivalence set) and replaced image folders are carried exactly', async () => {
     for (const episode of [...HOSTILE_EPISODES.slice(0, 4), REPLACED_FOLDERS, HOSTILE_NAMES]) {
       await env.reset({ task: 0 });

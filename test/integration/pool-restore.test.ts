@@ -95,6 +95,8 @@ const OUTSIDE_THE_ROOT_FILE_SYSTEM = [
   'echo shm > /dev/shm/x; echo dev > /dev/extra; ipcmk -M 4096 >/dev/null',
   'cat /testbed/README.md /etc/passwd > /dev/null; ls -laR /testbed > /dev/null',
   '(sleep 1000 &) ; nohup sleep 999 >/dev/null 2>&1 &',
+  // Named as the sandbox's own idle process, which every kill spares: the agent's shell's child, and an orphan (init's).
+  '(exec -a intercode-idle sleep 998) & (exec -a intercode-idle sleep 997 &)',
 ].join('\n');
 
 for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore in place on ${target.name}`, () => {

@@ -93,6 +93,13 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
       await expectClean(shell, '/tmp');
     });
 
+    it("processes named as the sandbox's idle process are killed with the rest: the idle process is spared by its place, not its name", async () => {
+      const { shell } = await openShell({ timeoutMs: 1_500 });
+      const result = await shell.run('(exec -a intercode-idle sleep 998) & (exec -a intercode-idle sleep 997 &); sleep 30');
+      expect(result.timedOut).toBe(true);
+      await expectClean(shell);
+    });
+
     it('a builtin busy loop in the shell itself: the shell is replaced, cwd kept, variables lost', async () => {
       const { shell } = await openShell({ timeoutMs: 1_500 });
       await shell.run('cd /tmp && LOST=yes');

@@ -385,10 +385,10 @@ export class DockerSandbox implements Sandbox {
     return initPid !== undefined && setNextPidFromHost(initPid, pid);
   }
 
-  async archiveLayer(archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
+  async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
     const { layers, etcFiles, initPid } = await this.inspect();
     if (!layers) throw new SandboxError('STATE_UNREADABLE', `Sandbox ${this.id.slice(0, 12)}: its writable layer cannot be read from this host (a remote engine, or not run as root)`, { details: { sandbox: this.id } });
-    const frozen = (initPid !== undefined ? cgroupFreezer(initPid, this.id) : undefined) ?? this.container;
+    const frozen = !freeze ? undefined : ((initPid !== undefined ? cgroupFreezer(initPid, this.id) : undefined) ?? this.container);
     return archiveContainerLayer(frozen, layers.upper, etcFiles, archivePath, limits);
   }
 

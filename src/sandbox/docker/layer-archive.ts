@@ -280,11 +280,11 @@ function freezer(control: string, frozen: string, thawed: string, settled: (stat
 
 /**
  * {@link archiveLayer} of a running container, frozen meanwhile (cgroup freezer: no process
- * of it writes while the layer is read), with the /etc files the engine mounts for it
- * (`etcFiles`: path in the container → host file).
+ * of it writes while the layer is read; `container` undefined: the caller knows none does),
+ * with the /etc files the engine mounts for it (`etcFiles`: path in the container → host file).
  */
-export async function archiveContainerLayer(container: Pausable, upper: string, etcFiles: ReadonlyMap<string, string>, archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
-  await pauseRetrying(container);
+export async function archiveContainerLayer(container: Pausable | undefined, upper: string, etcFiles: ReadonlyMap<string, string>, archivePath: string, limits: LayerLimits): Promise<LayerArchive> {
+  if (container) await pauseRetrying(container);
   try {
     const archive = await archiveLayer(upper, archivePath, limits);
     const mountedFiles = [...etcFiles].map(([path, host]) => {
@@ -293,7 +293,7 @@ export async function archiveContainerLayer(container: Pausable, upper: string, 
     });
     return { ...archive, mountedFiles };
   } finally {
-    await container.unpause();
+    await container?.unpause();
   }
 }
 

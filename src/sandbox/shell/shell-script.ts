@@ -90,21 +90,43 @@ done
 `.replaceAll('\\${', '${');
 
 /**
- * Kills every process in the sandbox except init, the idle process, the processes whose
- * pids are given as arguments, and itself. Each pass first stops them all (a stopped
- * process cannot fork, so a fork bomb cannot outrun it), then kills them; passes repeat
- * until one finds nothing. Builtins only.
+ * Bash (builtins only) that sets the variable `name` to the pid of the sandbox's own idle
+ * process, 0 when there is none: of the processes named {@link IDLE_PROCESS_NAME} whose
+ * parent is init, the lowest-numbered. Any process can take that name (\`exec -a\`), and an
+ * orphan's parent is init too, but none of the agent's can come before the idle process,
+ * which init starts first (the harness's shells come next, the agent's after them). So
+ * code that spares the idle process spares it by this pid, never by its name. Uses the
+ * variables `name_d`, `name_p`, `name_a`, `name_s`.
+ */
+export function idlePidScript(name: string): string {
+  return [
+    `${name}=0`,
+    `for ${name}_d in /proc/[0-9]*; do`,
+    `  ${name}_p=\${${name}_d#/proc/}`,
+    `  (( ${name}_p > 1 && (${name} == 0 || ${name}_p < ${name}) )) || continue`,
+    `  ${name}_a=; IFS= builtin read -r -d '' ${name}_a < "\$${name}_d/cmdline" 2>/dev/null`,
+    `  [[ \$${name}_a == ${IDLE_PROCESS_NAME} ]] || continue`,
+    `  builtin read -r ${name}_s < "\$${name}_d/stat" 2>/dev/null || continue`,
+    `  ${name}_s=\${${name}_s##*) }; ${name}_s=\${${name}_s#* }`,
+    `  [[ \${${name}_s%% *} == 1 ]] && ${name}=\$${name}_p`,
+    'done',
+  ].join('\n');
+}
+
+/**
+ * Kills every process in the sandbox except init, the idle process (by its pid: see
+ * {@link idlePidScript}), the processes whose pids are given as arguments, and itself.
+ * Each pass first stops them all (a stopped process cannot fork, so a fork bomb cannot
+ * outrun it), then kills them; passes repeat until one finds nothing. Builtins only.
  */
 export const KILL_SCRIPT = String.raw`
-keep=" 1 $$ $* "
+${idlePidScript('idle')}
+keep=" 1 $$ $idle $* "
 victims() {
   list=()
   for d in /proc/[0-9]*; do
     p=\${d#/proc/}
     [[ $keep == *" $p "* ]] && continue
-    a=
-    IFS= read -r -d '' a < "$d/cmdline" 2>/dev/null
-    [[ $a == ${IDLE_PROCESS_NAME} ]] && continue
     list+=("$p")
   done
 }

@@ -168,12 +168,34 @@ function optionsScript(variable: string, wanted: readonly string[], on: string, 
   const target = `:${wanted.join(':')}:`;
   const left = skipped.map((name) => ` && $__ic_n != ${shellQuote(name)}`).join('');
   return [
-    `__ic_s=$${variable}:; while [[ -n $__ic_s ]]; do __ic_n=\${__ic_s%%:*}; __ic_s=\${__ic_s#*:}; [[ -n $__ic_n${left} && ${shellQuote(target)} != *":$__ic_n:"* ]] && builtin ${off} "$__ic_n"; done`,
-    ...(wanted.length > 0 ? [`for __ic_n in ${wanted.filter((name) => !skipped.includes(name)).map(shellQuote).join(' ')}; do [[ :$${variable}: == *":$__ic_n:"* ]] || builtin ${on} "$__ic_n"; done`] : []),
+    `__ic_s=$${variable}:; while [[ -n $__ic_s ]]; do __ic_n=\${__ic_s%%:*}; __ic_s=\${__ic_s#*:}; [[ -n $__ic_n${left} && ${shellQuote(target)} != *":$__ic_n:"* ]] && \\builtin ${off} "$__ic_n"; done`,
+    ...(wanted.length > 0 ? [`for __ic_n in ${wanted.filter((name) => !skipped.includes(name)).map(shellQuote).join(' ')}; do [[ :$${variable}: == *":$__ic_n:"* ]] || \\builtin ${on} "$__ic_n"; done`] : []),
   ];
 }
 
-/** The script that gives a new session `state` (run in that session, at its top level, so declarations are global). */
+/**
+ * `cd` to the state's working directory (the logical path, as a new shell's `cd` takes it),
+ * or end the shell (the replay must not go on elsewhere). Every command word quoted: after
+ * the replay, aliases the state carries may expand (a function cannot shadow a builtin: the
+ * capture refuses such a state).
+ */
+const cdScript = (state: ShellState) => `\\builtin cd -L -- ${shellQuote(state.sections.cwd!)} || \\builtin exit 1`;
+
+/**
+ * After a {@link cdScript} that follows the replay: `OLDPWD` as the state has it (`cd` set
+ * it to the directory it left), declared again from the state's line, or unset where the
+ * state has none.
+ */
+function oldPwdScript(state: ShellState): string {
+  const line = state.sections.vars!.split('\n').find((l) => /^declare -[a-zA-Z-]* OLDPWD(=|$)/.test(l));
+  return line === undefined ? '\\builtin unset -v OLDPWD' : `{ \\builtin unset -v OLDPWD; \\${line}\n} 2>/dev/null`;
+}
+
+/**
+ * The script that gives a new session `state` (run in that session, at its top level, so
+ * declarations are global), but for its working directory ({@link cdScript}): nothing in it
+ * reads or writes a file (`pushd -n` changes no directory), so it may run before the files are there.
+ */
 function replayScript(state: ShellState): string {
   const s = state.sections;
   const keep = ` ${[...words(s.names!), ...NOT_CARRIED].join(' ')} `;
@@ -182,41 +204,57 @@ function replayScript(state: ShellState): string {
   const limits = words(s.limits!).map((line) => line.split(' ') as [string, string, string]);
   const options = ` ${s.opts!.split(':').join(' ')} `;
   return [
-    `cd -- ${shellQuote(s.cwd!)} || builtin exit 1`,
     // compgen, not \${!prefix@}: a prefix expansion gives COMP_WORDBREAKS its value (bash sets it on first use; declare -p shows it without one till then).
-    `for __ic_n in $(compgen -v); do [[ $__ic_n == __ic_* || ${shellQuote(keep)} == *" $__ic_n "* ]] || builtin unset -v "$__ic_n" 2>/dev/null; done`,
+    `for __ic_n in $(\\compgen -v); do [[ $__ic_n == __ic_* || ${shellQuote(keep)} == *" $__ic_n "* ]] || \\builtin unset -v "$__ic_n" 2>/dev/null; done`,
     `{ ${withoutBashManaged(s.vars!)}\n} 2>/dev/null`,
-    `for __ic_n in $(compgen -e); do [[ ${shellQuote(exported)} == *" $__ic_n "* ]] || builtin declare +x "$__ic_n" 2>/dev/null; done`,
+    `for __ic_n in $(\\compgen -e); do [[ ${shellQuote(exported)} == *" $__ic_n "* ]] || \\builtin declare +x "$__ic_n" 2>/dev/null; done`,
     arrayAssignment(s.args!, '__ic_args'),
-    'builtin set -- "${__ic_args[@]}"',
+    '\\builtin set -- "${__ic_args[@]}"',
     arrayAssignment(s.dirs!, '__ic_dirs'),
-    'builtin dirs -c; for (( __ic_i = ${#__ic_dirs[@]} - 1; __ic_i >= 1; __ic_i-- )); do builtin pushd -n "${__ic_dirs[__ic_i]}" >/dev/null; done',
+    '\\builtin dirs -c; for (( __ic_i = ${#__ic_dirs[@]} - 1; __ic_i >= 1; __ic_i-- )); do \\builtin pushd -n "${__ic_dirs[__ic_i]}" >/dev/null; done',
     `SECONDS=${Number(s.seconds) || 0}`,
     s.functions!,
-    ...fattrs.map(([, flags, name]) => `builtin declare ${flags} ${shellQuote(name ?? '')}`),
-    'builtin unalias -a',
-    s.aliases!,
-    `builtin umask ${s.umask!.trim()}`,
-    ...limits.map(([flag, soft, hard]) => `builtin ulimit -S -${flag} ${soft} 2>/dev/null; builtin ulimit -H -${flag} ${hard} 2>/dev/null`),
-    s.traps!,
+    ...fattrs.map(([, flags, name]) => `\\builtin declare ${flags} ${shellQuote(name ?? '')}`),
+    '\\builtin unalias -a',
+    s.aliases!.replace(/^alias /gm, '\\alias '),
+    `\\builtin umask ${s.umask!.trim()}`,
+    ...limits.map(([flag, soft, hard]) => `\\builtin ulimit -S -${flag} ${soft} 2>/dev/null; \\builtin ulimit -H -${flag} ${hard} 2>/dev/null`),
+    s.traps!.replace(/^trap -- /gm, '\\trap -- '),
     ...optionsScript('BASHOPTS', s.shopt!.split(':').filter(Boolean), 'shopt -s', 'shopt -u'),
     ...optionsScript('SHELLOPTS', s.opts!.split(':').filter(Boolean), 'set -o', 'set +o', ['xtrace', 'errexit']),
-    'builtin unset -v __ic_n __ic_i __ic_s __ic_args __ic_dirs',
-    ...(options.includes(' errexit ') ? ['builtin set -e'] : []),
-    ...(options.includes(' xtrace ') ? ['builtin set -x'] : []),
+    '\\builtin unset -v __ic_n __ic_i __ic_s __ic_args __ic_dirs',
+    ...(options.includes(' errexit ') ? ['\\builtin set -e'] : []),
+    ...(options.includes(' xtrace ') ? ['\\builtin set -x'] : []),
   ].join('\n');
 }
 
 /**
  * Gives the new session behind `runner` the state `state` was read from, then reads it back
- * and compares (the seconds counter and the shell's parent's pid aside).
- * @throws ShellStateError `not-equal` when the replayed state differs (the sections that do in details).
+ * and compares (the seconds counter and the shell's parent's pid aside). With `files` (the
+ * session's files being laid meanwhile), everything but the working directory is replayed at
+ * once, and the `cd` and the read-back wait for `files`; without, one round trip does it all.
+ * @throws ShellStateError `not-equal` when the replayed state differs (the sections that do in
+ *   details); what `files` rejects with.
  */
-export async function restoreShellState(runner: CommandRunner, state: ShellState): Promise<void> {
-  // One round trip: the replay, then the capture reads the state back (what the replay prints before the capture's first separator is not read).
+export async function restoreShellState(runner: CommandRunner, state: ShellState, files?: Promise<unknown>): Promise<void> {
+  const cutShort = (result: { events: readonly { kind: string }[] }) => {
+    if (result.events.length > 0) throw new ShellStateError('not-equal', `replaying the shell's state was cut short (${result.events.map((e) => e.kind).join(', ')})`);
+  };
+  let script = `${cdScript(state)}\n${replayScript(state)}`;
+  // A readonly PWD or OLDPWD would make the later cd fail: then all of it waits for the files.
+  if (files && /^declare -[a-zA-Z]*r[a-zA-Z]* (OLD)?PWD(=|$)/m.test(state.sections.vars!)) await files;
+  else if (files) {
+    // Both settled before either's failure is thrown: no command of ours is left running in the shell.
+    const [replayed, laid] = await Promise.allSettled([runner.run(replayScript(state), { timeoutMs: STATE_TIMEOUT_MS }), files]);
+    if (laid.status === 'rejected') throw laid.reason;
+    if (replayed.status === 'rejected') throw replayed.reason;
+    cutShort(replayed.value);
+    script = `${cdScript(state)}\n${oldPwdScript(state)}`;
+  }
+  // The capture reads the state back in the same round trip (what the script prints before the capture's first separator is not read).
   const separator = `__ic_state_${randomHex(8)}`;
-  const replayed = await runner.run(`${replayScript(state)}\n${captureScript(separator)}`, { timeoutMs: STATE_TIMEOUT_MS });
-  if (replayed.events.length > 0) throw new ShellStateError('not-equal', `replaying the shell's state was cut short (${replayed.events.map((e) => e.kind).join(', ')})`);
+  const replayed = await runner.run(`${script}\n${captureScript(separator)}`, { timeoutMs: STATE_TIMEOUT_MS });
+  cutShort(replayed);
   const now = parse(replayed.output, separator);
   const differ = SECTIONS.filter((name) => name !== 'seconds' && name !== 'status' && now.sections[name] !== state.sections[name]);
   if (differ.length > 0) {
