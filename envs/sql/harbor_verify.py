@@ -17,6 +17,8 @@ import subprocess
 import threading
 
 import pymysql
+import pymysql.cursors
+from pymysql.constants import CLIENT
 
 expected = read_json("expected.json")
 SOCKET = "/run/intercode-sql/mysqld.sock"
@@ -201,8 +203,10 @@ def with_settings(settings, sql):
 
 
 def connect(user, password=None):
+    # No converters: every value as the server's text (bytes for a binary string). FOUND_ROWS
+    # and no IGNORE_SPACE, as the SQL env's mysql2 connections.
     return pymysql.connect(unix_socket=SOCKET, user=user, password=password or "", charset="utf8mb4", conv={}, autocommit=True,
-                           read_timeout=TIMEOUT_S + 30, cursorclass=pymysql.cursors.SSCursor)
+                           client_flag=CLIENT.FOUND_ROWS, read_timeout=TIMEOUT_S + 30, cursorclass=pymysql.cursors.SSCursor)
 
 
 def run(admin, connection, sql):
