@@ -17,10 +17,23 @@ import { taskPlugin } from '../../envs/task/plugin.js';
 import { writeHarborTask } from '../../envs/task/harbor-writer.js';
 import { createTaskEnvs, readTaskDirs, type TaskDirEnv } from '../../envs/task/index.js';
 import type { StepResult } from '../../src/env/types.js';
+import { ConfigError } from '../../src/errors.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
+
+describe('export sql --format harbor without a server image', () => {
+  it('refuses the embedded SQLite backend with a ConfigError (a task image is FROM the data image)', async () => {
+    const [embedded] = (await sqlPlugin.createEnvs({ embedded: true }, 1, { purpose: 'run', log: () => undefined, engines: EngineSet.local() })) as SqlEnv[];
+    try {
+      await expect(sqlPlugin.harborTask!(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(ConfigError);
+      await expect(sqlPlugin.harborTask!(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(/read-only MariaDB server only/);
+    } finally {
+      await embedded!.close();
+    }
+  });
+});
 
 const IDS = ['0', '3', '5'];
 const answer = (sql: string) => `mkdir -p /logs/agent && printf '%s' "${sql}" > /logs/agent/answer.sql`;
