@@ -16,6 +16,7 @@ import type { SqlEnv } from '../../envs/sql/index.js';
 import { taskPlugin } from '../../envs/task/plugin.js';
 import { writeHarborTask } from '../../envs/task/harbor-writer.js';
 import { createTaskEnvs, readTaskDirs, type TaskDirEnv } from '../../envs/task/index.js';
+import type { Task } from '../../src/datasets/index.js';
 import type { StepResult } from '../../src/env/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
@@ -36,6 +37,25 @@ describe('export sql --format harbor without a server image', () => {
 });
 
 const IDS = ['0', '3', '5'];
+/**
+ * Golds of our own over the built-in database: every kind of value the verifier renders
+ * (its oracle scores 1 only when the verifier's strings equal the SQL env's, read at export),
+ * and groups without ORDER BY (MariaDB sorts them by key; the env, and so the verifier, asks
+ * for MySQL 8's first-seen order).
+ */
+const OWN: Task[] = [
+  {
+    index: 0,
+    id: 'values',
+    query: 'every kind of value',
+    gold:
+      "SELECT 7, -12345678901234567, 2.5e0, 0.1 + 0.2e0, 1e20, CAST(1e-5 AS DOUBLE), CAST(3.5 AS FLOAT), CAST(1.50 AS DECIMAL(6,2)), avg(pages), " +
+      "DATE '2020-01-02', TIMESTAMP '2020-01-02 03:04:05.25', TIME '-01:02:03', TIME '00:00:00', NULL, 'it''s \"q\"\\n\\t\\\\ nul\\0', " +
+      "'é€😀 ', _binary 'a\\0b''', b'101', max(title) FROM book",
+    metadata: { db: 'library' },
+  },
+  { index: 1, id: 'groups', query: 'books per genre', gold: 'SELECT genre, count(*) FROM book GROUP BY genre', metadata: { db: 'library' } },
+];
 const answer = (sql: string) => `mkdir -p /logs/agent && printf '%s' "${sql}" > /logs/agent/answer.sql`;
 
 /** Plays `actions` then submit; the submit's result, the actions' observations in `seen`. */
@@ -60,6 +80,7 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export of SQL tasks'))('export
     [sql] = (await sqlPlugin.createEnvs({}, 1, { purpose: 'run', log: () => undefined, engines })) as SqlEnv[];
     expect(sql!.tasks.map((t) => t.id).slice(0, 6)).toEqual(['0', '1', '2', '3', '4', '5']);
     for (const id of IDS) await writeHarborTask(out, await sqlPlugin.harborTask!(sql!, sql!.tasks.find((t) => t.id === id)!, {}));
+    for (const task of OWN) await writeHarborTask(out, await sqlPlugin.harborTask!(sql!, task, {}));
     [tasks] = await createTaskEnvs({ data: out, keepWarmMs: 0, engines }, 1);
   }, 600_000);
   afterAll(async () => {
@@ -70,7 +91,7 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export of SQL tasks'))('export
 
   it('writes one-container task directories: FROM the data image, the gold rows as the SQL env reads them', async () => {
     const dirs = await readTaskDirs(out);
-    expect(dirs.map((d) => d.config.name)).toEqual(['sql-0', 'sql-3', 'sql-5']);
+    expect(dirs.map((d) => d.config.name)).toEqual(['sql-0', 'sql-3', 'sql-5', 'sql-groups', 'sql-values']);
     const ordered = dirs.find((d) => d.config.name === 'sql-3')!;
     expect(ordered.instruction).toContain('/logs/agent/answer.sql');
     expect(await readFile(join(ordered.root, 'environment', 'Dockerfile'), 'utf8')).toMatch(/^FROM intercode-ts\/sql-data:[0-9a-f]+\n/);
@@ -79,6 +100,12 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export of SQL tasks'))('export
     const inSqlEnv = await sql.step(String(sql.tasks[3]!.gold));
     expect(`[${expected.gold.join(', ')}]`).toBe(inSqlEnv.observation);
     expect(expected).toMatchObject({ database: 'library', ordered: true });
+    const values = JSON.parse(await readFile(join(out, 'sql-values', 'tests', 'expected.json'), 'utf8')).gold;
+    expect(values).toHaveLength(1);
+    expect(values[0]).toContain("Decimal('1.50'), ");
+    // The groups' first-seen order is not their sorted order: a verifier that let MariaDB sort them would not score 1.
+    const groups: string[] = JSON.parse(await readFile(join(out, 'sql-groups', 'tests', 'expected.json'), 'utf8')).gold;
+    expect(groups).not.toEqual([...groups].sort());
   });
 
   it('every oracle scores 1.0 through the task env', async () => {
