@@ -1,8 +1,9 @@
 /**
  * `intercode export sql --format harbor` round trip in Docker: built-in SQL tasks 0 (a count),
  * 3 (ORDER BY, eight rows) and 5 (an average: a Decimal) exported as Harbor task directories
- * (one container FROM the SQL env's data image) and played through the task env: each oracle
- * scores 1.0; a wrong query 0; the right rows in another order exactly what the SQL env gives
+ * (one container FROM the SQL env's data image), with two golds of our own (every kind of value
+ * rendered; groups without ORDER BY), and played through the task env: each oracle scores 1.0
+ * (the verifier's rows equal those the SQL env read at export); a wrong query 0; the right rows in another order exactly what the SQL env gives
  * the same query; and a hostile agent, root in the container and owner of the server, gets
  * nothing from dropping or emptying the gold's table (the gold's rows were read at export),
  * from an answer file that is a symbolic link, nor is hurt by stopping the server.
