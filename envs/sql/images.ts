@@ -9,6 +9,9 @@ const source = (name: string) => packagePath('envs', 'sql', 'images', name);
 export const SOCKET_DIR_IN_SANDBOX = '/run/intercode-sql';
 export const SOCKET_NAME = 'mysqld.sock';
 
+/** Where the server images with dumps loaded are tagged (`<repository>:<hash of the recipe>`). */
+export const SQL_DATA_REPOSITORY = 'intercode-ts/sql-data';
+
 /** A dump as the image loads it: its name in messages, and its SQL text. */
 export interface SqlDump {
   /** What messages call it: the path the user gave, or `built-in:<name>`. */
@@ -42,7 +45,7 @@ export async function sqlDataRecipe(dumps: readonly SqlDump[]): Promise<ImageRec
     files[`dumps/${dumpFileName(i, dump.label)}`] = dump.sql;
   });
   return {
-    repository: 'intercode-ts/sql-data',
+    repository: SQL_DATA_REPOSITORY,
     dockerfile: await readFile(source('data.Dockerfile'), 'utf8'),
     files,
     parent: await mariadbRecipe(),

@@ -9,6 +9,8 @@ import { createSqlEnvs, sqlEnvSpec } from './index.js';
 import { SQL_SERVER_PARALLEL } from './parallel.js';
 import { defaultGoldCacheDir } from '../../src/golds/index.js';
 import { SQL_PROMPT } from './prompt.js';
+import { sqlHarborTask } from './harbor-export.js';
+import type { SqlEnv } from './sql-env.js';
 
 interface SqlFlags extends CommonEnvFlags {
   dump?: string[];
@@ -75,6 +77,7 @@ export const sqlPlugin: EnvPlugin = {
   // The read-only server only: embedded SQLite runs in this process, and --writable starts a server per env.
   defaultParallel: (flags: SqlFlags) => (flags.sqlite?.length || flags.embedded || flags.writable ? undefined : SQL_SERVER_PARALLEL),
   goldActions: (task) => [goldText(task), 'submit'],
+  harborTask: (env, task) => sqlHarborTask(env as SqlEnv, task),
   reactCommand: intercodeSqlReactCommand,
   prompt: SQL_PROMPT,
   stepScoring: SUBMIT_AS_IS,

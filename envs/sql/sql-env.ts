@@ -146,6 +146,26 @@ export class SqlEnv implements TaskEnv {
     return this.config.backend;
   }
 
+  /** Each statement's time, row and byte limits. */
+  get limits(): ExecuteLimits {
+    return this.config.limits;
+  }
+
+  /** The reward's order term. */
+  get order(): SqlRewardOptions['order'] {
+    return this.config.order;
+  }
+
+  /** The database `task` is played on (its `db`, else the env's default); undefined when neither names one. */
+  databaseFor(task: Task): string | undefined {
+    return this.databaseOf(task);
+  }
+
+  /** The gold's result on the backend's original data, in a new session (see {@link untouchedGoldOutcome}). */
+  originalGoldOutcome(task: Task): Promise<QueryOutcome> {
+    return this.untouchedGoldOutcome(task, goldText(task));
+  }
+
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
     if (this.closed) throw new EnvStateError('reset() called after close()');
     this.task = chooseTask(options, this.config.dataset, this.random);
