@@ -92,7 +92,7 @@ done
 /**
  * Bash (builtins only) that sets the variable `name` to the pid of the sandbox's own idle
  * process, 0 when there is none: of the processes named {@link IDLE_PROCESS_NAME} whose
- * parent is init, the lowest-numbered. Any process can take that name (\`exec -a\`), and an
+ * parent is init, the lowest-numbered. Any process can take that name (with exec -a), and an
  * orphan's parent is init too, but none of the agent's can come before the idle process,
  * which init starts first (the harness's shells come next, the agent's after them). So
  * code that spares the idle process spares it by this pid, never by its name. Uses the
