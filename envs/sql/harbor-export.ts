@@ -4,9 +4,8 @@ import { ConfigError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-path.js';
 import { ANSWER_DIR, exportedTaskName, verifierFiles, type HarborTaskFiles } from '../task/harbor-writer.js';
 import { SQL_DATA_REPOSITORY } from './images.js';
-import { pyTuple } from './python-repr.js';
 import { hasTopLevelOrderBy } from './reward.js';
-import type { SqlEnv } from './sql-env.js';
+import { goldRowsOf, type SqlEnv } from './sql-env.js';
 
 /** Where the agent of an exported SQL task writes its final query. */
 export const ANSWER_FILE = `${ANSWER_DIR}/answer.sql`;
@@ -33,8 +32,7 @@ export async function sqlHarborTask(env: SqlEnv, task: Task): Promise<HarborTask
   if (database === undefined) throw new ConfigError('--database', `is needed: task ${task.id} names no database ("db")`);
   const gold = goldText(task);
   const outcome = await env.originalGoldOutcome(task);
-  // As the env scores: a gold stopped by its limit matches nothing; one that failed, or gave no result set, is InterCode's [].
-  const goldRows = outcome.kind === 'rows' ? outcome.rows.map(pyTuple) : outcome.kind === 'error' && (outcome.timedOut || outcome.notRun) ? null : [];
+  const goldRows = goldRowsOf(outcome);
   const order = env.order;
   const ordered = order === 'intercode' || (order === 'gold-order-by' && hasTopLevelOrderBy(gold));
   const { timeoutMs, maxRows, maxBytes } = env.limits;

@@ -60,6 +60,17 @@ function rowStrings(rows: readonly PyRepr[][]): string[] {
   return strings;
 }
 
+/**
+ * A gold's rows as InterCode's reward compares them. InterCode: a gold that fails leaves an
+ * empty result; a statement without rows compares as []. A gold stopped by the time limit
+ * has no result (InterCode waited for it): it matches nothing (null), or an agent that holds a
+ * lock the gold waits for would score an empty answer 1.0. So does one not run (notRun).
+ */
+export function goldRowsOf(outcome: QueryOutcome): string[] | null {
+  if (outcome.kind === 'rows') return rowStrings(outcome.rows);
+  return outcome.kind === 'error' && (outcome.timedOut || outcome.notRun === true) ? null : [];
+}
+
 /** InterCode's observation for an outcome: `str(rows)`, or `Error executing query: …`. */
 export function renderOutcome(outcome: QueryOutcome): string {
   switch (outcome.kind) {
@@ -156,10 +167,6 @@ export class SqlEnv implements TaskEnv {
     return this.config.order;
   }
 
-  /** The database `task` is played on (its `db`, else the env's default); undefined when neither names one. */
-  databaseFor(task: Task): string | undefined {
-    return this.databaseOf(task);
-  }
 
   /** The gold's result on the backend's original data, in a new session (see {@link untouchedGoldOutcome}). */
   originalGoldOutcome(task: Task): Promise<QueryOutcome> {
@@ -171,7 +178,7 @@ export class SqlEnv implements TaskEnv {
     this.task = chooseTask(options, this.config.dataset, this.random);
     this.session ??= await this.config.backend.openSession();
     this.ended = true;
-    const database = this.databaseOf(this.task);
+    const database = this.databaseFor(this.task);
     if (database !== undefined) await this.session.useDatabase(database, this.touched);
     this.touched = false;
     this.steps = [];
@@ -318,7 +325,8 @@ export class SqlEnv implements TaskEnv {
     await this.config.release?.();
   }
 
-  private databaseOf(task: Task | null): string | undefined {
+  /** The database `task` is played on (its `db`, else the env's default); undefined when neither names one. */
+  databaseFor(task: Task | null): string | undefined {
     const db = task?.metadata.db;
     return typeof db === 'string' && db !== '' ? db : this.config.defaultDatabase;
   }
@@ -334,15 +342,11 @@ export class SqlEnv implements TaskEnv {
     const gold = goldText(task);
     const agentChangedData = this.touched && !this.config.backend.dataFixed;
     const { outcome: goldOutcome, cached } = await this.goldOutcome(task, gold);
-    // InterCode: a gold that fails leaves an empty result; a statement without rows compares as [].
-    // A gold stopped by the time limit has no result (InterCode waited for it): it matches nothing,
-    // or an agent that holds a lock the gold waits for would score an empty answer 1.0. So does one not run (notRun),
-    // and one that fails only on the data the agent changed (a table it dropped or renamed): else the
-    // agent could make the gold fail and answer with nothing.
+    // A gold that fails only on the data the agent changed (a table it dropped or renamed) matches
+    // nothing too (see goldRowsOf): else the agent could make the gold fail and answer with nothing.
     const failedOnAgentData =
       goldOutcome.kind === 'error' && !goldOutcome.timedOut && agentChangedData && (await this.untouchedGoldOutcome(task, gold)).kind !== 'error';
-    const goldMatchesNothing = goldOutcome.kind === 'error' && (goldOutcome.timedOut || goldOutcome.notRun === true || failedOnAgentData);
-    const goldRows = goldMatchesNothing ? null : goldOutcome.kind === 'rows' ? rowStrings(goldOutcome.rows) : [];
+    const goldRows = failedOnAgentData ? null : goldRowsOf(goldOutcome);
     const agentRows = this.last?.kind === 'rows' ? rowStrings(this.last.rows) : null;
     const result = sqlReward(agentRows, goldRows, { order: this.config.order, goldOrdered: hasTopLevelOrderBy(gold) });
     return {
@@ -375,8 +379,8 @@ export class SqlEnv implements TaskEnv {
     if (!cache || (this.touched && !this.config.backend.dataFixed) || !isRepeatableRead(gold)) {
       return run().then((outcome) => ({ outcome, cached: false }));
     }
-    const database = this.databaseOf(task) ?? '';
-    return cache.get(`${this.config.backend.identity}\0${database}\0${gold}`, run, this.goldDiskKey(database, gold));
+    const database = this.databaseFor(task) ?? '';
+    return cache.get(this.goldCacheKey(database, gold), run, this.goldDiskKey(database, gold));
   }
 
   /**
@@ -384,7 +388,7 @@ export class SqlEnv implements TaskEnv {
    * nothing (the backend's invariant), closed after; from the shared cache where that holds it.
    */
   private async untouchedGoldOutcome(task: Task, gold: string): Promise<QueryOutcome> {
-    const database = this.databaseOf(task);
+    const database = this.databaseFor(task);
     const run = async () => {
       const session = await this.config.backend.openSession();
       try {
@@ -396,7 +400,12 @@ export class SqlEnv implements TaskEnv {
     };
     const cache = this.config.goldCache;
     if (!cache || !isRepeatableRead(gold)) return run();
-    return (await cache.get(`${this.config.backend.identity}\0${database ?? ''}\0${gold}`, run, this.goldDiskKey(database ?? '', gold))).outcome;
+    return (await cache.get(this.goldCacheKey(database ?? '', gold), run, this.goldDiskKey(database ?? '', gold))).outcome;
+  }
+
+  /** The shared cache's key of `gold`'s result on `database`'s original data. */
+  private goldCacheKey(database: string, gold: string): string {
+    return `${this.config.backend.identity}\0${database}\0${gold}`;
   }
 
   /**

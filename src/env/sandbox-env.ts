@@ -437,12 +437,10 @@ export abstract class SandboxEnv implements TaskEnv {
       source.release(workspace);
       return undefined;
     }
-    /** Thrown through restoreShellState when the layer could not be laid in place. */
-    const notLaid = new Error('not laid in place');
     // The shell's state (but for its working directory) is replayed while the files are laid:
     // two shells of the sandbox, the agent's and ours. The workspace goes back dirty if either fails: its source restores or replaces it.
     const laid = sandbox.applyLayer(layer).then((done) => {
-      if (!done) throw notLaid;
+      if (!done) throw new Error('the layer cannot be laid in place');
     });
     try {
       await restoreShellState(runner, shell, laid);
