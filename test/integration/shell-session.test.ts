@@ -95,7 +95,8 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
 
     it("processes named as the sandbox's idle process are killed with the rest: the idle process is spared by its place, not its name", async () => {
       const { shell } = await openShell({ timeoutMs: 1_500 });
-      const result = await shell.run('(exec -a intercode-idle sleep 998) & (exec -a intercode-idle sleep 997 &); sleep 30');
+      // disown: bash would otherwise report the killed job ("Killed …") after a later command, when it notices.
+      const result = await shell.run('(exec -a intercode-idle sleep 998) & disown; (exec -a intercode-idle sleep 997 &); sleep 30');
       expect(result.timedOut).toBe(true);
       await expectClean(shell);
     });
