@@ -112,7 +112,7 @@ export class BashEnv extends SandboxEnv {
   protected async score(episode: EpisodeState): Promise<Score> {
     const { outcome, cached } = await this.goldOutcome(episode.task);
     const gold = { ...outcome, observation: comparedGoldOutput(outcome.observation, episode.lastObservation, this.config.comparedGoldOutput ?? 'full') };
-    const probe = new FileProbe(episode.control);
+    const probe = FileProbe.of(episode.control, episode.sandbox);
     // Read with every process the agent left stopped: none can change what the probe reads or prints.
     const agent: BashOutcome = await probe.whileAlone(async () => {
       const changes = await this.episodeChanges(episode, probe);
@@ -219,7 +219,7 @@ export class BashEnv extends SandboxEnv {
   private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<GoldRun> {
     const inNewSandbox = workspace.fromImage === true;
     const result = await workspace.runner.run(gold);
-    const probe = new FileProbe(workspace.control);
+    const probe = FileProbe.of(workspace.control, workspace.sandbox);
     // Read as an episode's state is (see score): what the gold left running waits meanwhile.
     const outcome = await probe.whileAlone(async () => {
       const changes = await probe.changes();

@@ -4,9 +4,8 @@ import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult, CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { parseGitStatus, type FileChange } from './reward.js';
-import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
+import { idlePidScript, shellQuote } from '../../src/sandbox/shell/shell-script.js';
 import { randomHex } from '../../src/sandbox/shell/random-hex.js';
-import { IDLE_PROCESS_NAME } from '../../src/sandbox/types.js';
 
 /**
  * Git settings every probe forces, whatever the repository, the system or a user says: no
@@ -42,29 +41,29 @@ const probe = (command: string, frame: string) =>
 /** `git` with the probe's {@link GIT_SETTINGS}. */
 const git = (command: string) => `git --no-optional-locks ${GIT_SETTINGS} ${command}`;
 
-/** How long {@link STOP_OTHERS} keeps stopping processes that still run. */
+/** How long {@link stopOthers} keeps stopping processes that still run. */
 const STOP_SECONDS = 5;
 
 /**
- * Stops (SIGSTOP) every process in the sandbox but init, the idle process, the shell that
- * runs it and its own subshell, pass after pass until one finds none running (a process
+ * Stops (SIGSTOP) every process in the sandbox but init, the idle process (by its pid: an
+ * agent's process may take its name, see idlePidScript), the shell that runs it, its own
+ * subshell and the processes `keep`, pass after pass until one finds none running (a process
  * forked meanwhile is stopped by the next pass; a stopped one cannot fork; one signalled but
  * not yet scheduled is signalled again), and prints the ones it stopped: those already
  * stopped (by the agent) are not its to continue. Exits 1 when processes still run after
  * {@link STOP_SECONDS} s (a loaded host can take long to schedule a stopped process). Builtins
  * only; run as a probe, in the scorer shell's subshell ($BASHPID), whose own subshells it would stop.
  */
-const STOP_OTHERS = String.raw`
-keep=" 1 $$ $BASHPID " stopped=" "
+const stopOthers = (keep: readonly number[] = []) => String.raw`
+${idlePidScript('idle')}
+keep=" 1 $$ $BASHPID $idle ${keep.join(' ')} " stopped=" "
 ends=$(( \${EPOCHREALTIME/[.,]/} + ${STOP_SECONDS} * 1000000 ))
 while :; do
   running=0
   for d in /proc/[0-9]*; do
     p=\${d#/proc/}
     [[ $keep == *" $p "* ]] && continue
-    a= stat=
-    IFS= builtin read -r -d '' a < "$d/cmdline" 2>/dev/null
-    [[ $a == ${IDLE_PROCESS_NAME} ]] && continue
+    stat=
     IFS= builtin read -r stat < "$d/stat" 2>/dev/null || continue
     stat=\${stat##*) }
     case \${stat%% *} in T|t|Z|X|'') continue ;; esac
@@ -146,12 +145,24 @@ export type HashMode =
  * agent's commands never touch.
  */
 export class FileProbe {
-  /** @param shell a shell the agent never touches (an episode's control shell). */
-  constructor(private readonly shell: CommandRunner) {}
+  /**
+   * @param shell a shell the agent never touches (an episode's control shell).
+   * @param outside where that shell's commands could be read by an agent's process: its
+   *   sandbox and pid, for a stop pass by an exec of its own (see {@link whileAlone}).
+   */
+  constructor(
+    private readonly shell: CommandRunner,
+    private readonly outside?: { sandbox: Sandbox; shellPid: number },
+  ) {}
+
+  /** A probe through `control`, the harness's shell in `sandbox`. */
+  static of(control: ShellSession, sandbox: Sandbox): FileProbe {
+    return new FileProbe(control, sandbox.harnessDescriptorsExposed ? { sandbox, shellPid: control.pid } : undefined);
+  }
 
   /** A probe with a shell of its own (the caller closes it). */
   static async open(sandbox: Sandbox): Promise<FileProbe> {
-    return new FileProbe(await ShellSession.open(sandbox, CONTROL_SHELL));
+    return FileProbe.of(await ShellSession.open(sandbox, CONTROL_SHELL), sandbox);
   }
 
   /** What git lists in `sandbox`, read through a shell of its own. */
@@ -211,30 +222,19 @@ export class FileProbe {
   }
 
   /**
-   * `command` run as a probe (see {@link probe}): its exit status, and its output after the
-   * frame line (what came before it was written by another process).
-   * @throws SandboxError STATE_UNREADABLE when the output is not whole, or has no frame line.
-   */
-  private async run(what: string, command: string): Promise<{ output: string; exitCode: number | null }> {
-    const frame = randomHex(16);
-    const result = await this.shell.run(probe(command, frame));
-    const why = incomplete(result);
-    if (why) throw new SandboxError('STATE_UNREADABLE', `${what} ${why}`, { details: { command, events: result.events } });
-    const line = `\x02${frame}\n`;
-    const start = result.output.indexOf(line);
-    if (start < 0) throw new SandboxError('STATE_UNREADABLE', `${what} did not start (no frame line in its output)`, { details: { command, output: result.output.slice(0, 2000) } });
-    return { output: result.output.slice(start + line.length), exitCode: result.exitCode };
-  }
-
-  /**
-   * Runs `read` with every other process in the sandbox stopped (see {@link STOP_OTHERS}),
+   * Runs `read` with every other process in the sandbox stopped (see {@link stopOthers}),
    * then continues the ones it stopped: no process an agent left running can change the
    * files, write into the probe's output (through /proc/<pid>/fd of the scorer's shell, say)
-   * or reach its processes while the probe reads.
+   * or reach its processes while the probe reads. Where an agent's process could read the
+   * shell's commands (Sandbox.harnessDescriptorsExposed), and so take the stop pass for its
+   * own before the shell reads it, the stop pass runs by an exec of its own, sparing the shell.
    * @throws SandboxError STATE_UNREADABLE when some process could not be stopped.
    */
   async whileAlone<T>(read: () => Promise<T>): Promise<T> {
-    const { output, exitCode } = await this.run('stopping the other processes', STOP_OTHERS);
+    const what = 'stopping the other processes';
+    const { output, exitCode } = this.outside
+      ? await this.runOutside(this.outside.sandbox, what, stopOthers([this.outside.shellPid]))
+      : await this.run(what, stopOthers());
     const stopped = output.trim().split(' ').slice(1).filter((pid) => /^\d+$/.test(pid));
     try {
       if (exitCode !== 0) throw new SandboxError('STATE_UNREADABLE', `processes of the sandbox kept running after ${STOP_SECONDS} s of SIGSTOP`, { details: { output: output.slice(0, 2000) } });
@@ -247,6 +247,45 @@ export class FileProbe {
   close(): void {
     this.shell.close();
   }
+
+  /**
+   * `command` run as a probe (see {@link probe}): its exit status, and its output after the
+   * frame line (what came before it was written by another process).
+   * @throws SandboxError STATE_UNREADABLE when the output is not whole, or has no frame line.
+   */
+  private async run(what: string, command: string): Promise<{ output: string; exitCode: number | null }> {
+    const frame = randomHex(16);
+    const result = await this.shell.run(probe(command, frame));
+    const why = incomplete(result);
+    if (why) throw new SandboxError('STATE_UNREADABLE', `${what} ${why}`, { details: { command, events: result.events } });
+    return framed(what, command, frame, result);
+  }
+
+  /**
+   * `command` run as a probe by an exec of its own (the engine starts it, with the harness's
+   * capability), in the shell's place: nothing it is sent passes through a pipe in the sandbox.
+   * @throws SandboxError STATE_UNREADABLE as {@link run}.
+   */
+  private async runOutside(sandbox: Sandbox, what: string, command: string): Promise<{ output: string; exitCode: number | null }> {
+    const frame = randomHex(16);
+    const result = await sandbox.exec(['bash', '--noprofile', '--norc', '-c', probe(command, frame)], { timeoutMs: CONTROL_SHELL.timeoutMs, maxOutputBytes: CONTROL_SHELL.maxOutputBytes });
+    if (result.timedOut || result.outputLimited || result.exitCode === null) {
+      throw new SandboxError('STATE_UNREADABLE', `${what} ${result.timedOut ? 'timed out' : 'did not finish'}`, { details: { command } });
+    }
+    return framed(what, command, frame, { output: result.output.toString('utf8'), exitCode: result.exitCode });
+  }
+}
+
+/**
+ * A probe's output after its frame line (what came before it was written by another
+ * process), and its exit status.
+ * @throws SandboxError STATE_UNREADABLE when it has no frame line.
+ */
+function framed(what: string, command: string, frame: string, result: { output: string; exitCode: number | null }): { output: string; exitCode: number | null } {
+  const line = `\x02${frame}\n`;
+  const start = result.output.indexOf(line);
+  if (start < 0) throw new SandboxError('STATE_UNREADABLE', `${what} did not start (no frame line in its output)`, { details: { command, output: result.output.slice(0, 2000) } });
+  return { output: result.output.slice(start + line.length), exitCode: result.exitCode };
 }
 
 /** Why a probe's output is not the whole of it, if it is not. */

@@ -140,6 +140,13 @@ export interface AttachedProcess {
 export interface Sandbox {
   readonly id: string;
   readonly spec: SandboxSpec;
+  /**
+   * True where a process of the agent's can open the `/proc/<pid>/fd/*` and `environ` of the
+   * harness's processes whatever it was started with (gVisor 20221219 makes no access check
+   * there): it could then read the commands a harness's shell is sent, so what must reach
+   * that shell unread (the scorer's stop pass) is run by an exec of its own instead.
+   */
+  readonly harnessDescriptorsExposed?: boolean;
   /** Runs one process to completion (one engine round trip per call: slow, ~40 ms). */
   exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /** Starts a process with stdin and merged stdout/stderr attached over one stream. */

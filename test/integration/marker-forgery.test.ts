@@ -146,19 +146,33 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       }
     });
 
-    it.skipIf(gvisorGap('gVisor 20221219 does not list /proc/<pid>/fd (Invalid argument): the attack cannot be mounted there'))('a command line written into the shell\'s own input is reported, never run as the next step', async () => {
+    it('a command line written into the shell\'s own input is reported, never run as the next step', async () => {
       const shell = await openShell(transport);
+      expect((await shell.run(INPUT_FDS)).output, 'the shell\'s input is found: the attack is mounted').toMatch(/^\/proc\/\d+\/fd\/\d+$/m);
       // A well-formed frame (header with the length, then the text) for the next sequence number.
       const inject = `c='echo S0-injected'; for f in $(${INPUT_FDS}); do printf '%s %s\\n%s' "$(( \${__ic_line%%:*} + 1 )):00" \${#c} "$c" > $f; done; echo S0-own`;
       const results = await play(shell, [inject, 'echo S1-own', 'echo S2-own']);
-      expectReported(results);
+      // gVisor 20221219 refuses to open the pipe the shell reads for writing through
+      // /proc/<pid>/fd ("Operation not permitted", measured): the line never arrives, and
+      // every step is its own.
+      if (UNDER_GVISOR) {
+        expect(results[0]!.output).toMatch(/Operation not permitted\nS0-own\n$/);
+        expect(results.slice(1).map((r) => r.output)).toEqual(['S1-own\n', 'S2-own\n']);
+        expect(violated(results)).toBe(false);
+      }
+      else expectReported(results);
     });
 
-    it.skipIf(gvisorGap('gVisor 20221219 does not list /proc/<pid>/fd (Invalid argument): the attack cannot be mounted there'))('a header written into the shell\'s own input that claims a gigabyte costs the next step its time limit, no more: that step never runs, the ones after it do', async () => {
+    it('a header written into the shell\'s own input that claims a gigabyte costs the next step its time limit, no more: that step never runs, the ones after it do', async () => {
       const shell = await openShell(transport);
       // The shell then waits for 10^9 characters, taking the harness's next command as their start.
       const inject = `for f in $(${INPUT_FDS}); do printf '%s 999999999\\n' "$(( \${__ic_line%%:*} + 1 )):00" > $f; done; echo S0-own`;
       const [, swallowed, after] = await play(shell, [inject, 'echo S1-own', 'echo S2-own'], 2_000);
+      if (UNDER_GVISOR) {
+        // The header never arrives (the open is refused, see the test above): the next step runs as it is.
+        expect([swallowed!.output, after!.output]).toEqual(['S1-own\n', 'S2-own\n']);
+        return;
+      }
       expect(swallowed!.output).toBe('');
       expect(swallowed!.exitCode).toBeNull();
       expect(swallowed!.events.map((e) => e.kind)).toContain('timed-out');

@@ -13,7 +13,7 @@ import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { goldText } from '../../src/datasets/index.js';
 import { shellQuote } from '../../src/sandbox/shell/shell-script.js';
 import type { StepResult } from '../../src/env/types.js';
-import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { dockerTestFile, requireEngine, skipWithoutEngine, testEngines, UNDER_GVISOR } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
 
@@ -45,7 +45,7 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
 
   beforeAll(async () => {
     requireEngine(engine);
-    env = await createBashEnv({ seed: 1 });
+    env = await createBashEnv({ seed: 1, engines: testEngines() });
   }, 300_000);
 
   afterAll(async () => {
@@ -145,7 +145,12 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     const step = await env.step(`(${probe}) & wait`);
     expect(step.observation).toContain('tried control');
     expect(step.observation).toContain('tried idle');
-    expect(step.observation.split('\n').filter((line) => line.startsWith('reached'))).toEqual([]);
+    const reached = step.observation.split('\n').filter((line) => line.startsWith('reached'));
+    // gVisor 20221219 checks no access to /proc/<pid>/fd and environ, whatever the caller's
+    // capabilities (docs/security.md): there only those are reached, never mem, cwd or root
+    // (the stop pass the scorer sends then goes by an exec of its own: see the command pipe test).
+    if (UNDER_GVISOR) expect(reached.filter((line) => !/^reached (init|idle|control) (environ|fd-link|fd\/\d)$/.test(line))).toEqual([]);
+    else expect(reached).toEqual([]);
     // The agent keeps what it had: its own processes' /proc entries are its to read.
     const own = await env.step('sleep 30 & p=$!; cat /proc/$p/environ >/dev/null && ls /proc/$p/fd >/dev/null && { exec 7< /proc/$p/mem; } && echo own-ok; kill $p');
     expect(own.observation).toContain('own-ok');
@@ -202,7 +207,9 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     // For 20 s: reads whatever the harness sends the scorer's shell (stealing its commands
     // and their frame words), and writes the gold's line into its stdout. Before the agent's
     // shells were confined this stole the probe's first command (the stop pass): the probe
-    // timed out and the episode was cut off.
+    // timed out and the episode was cut off. Under gVisor the pipe can be read whatever the
+    // thief's capabilities: there the stop pass goes by an exec of its own (seen cut off
+    // once in three runs before).
     const thief = [
       'sleep 1',
       `for p in $(${HARNESS_SHELLS} echo $p; done); do timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,

@@ -67,8 +67,7 @@ export interface ContainerPlan {
   diskBytes: number;
   /** The engine's quota on it (`--storage-opt size`), its image included; 0: none (the engine cannot hold one). */
   quotaBytes: number;
-  /** Whether its harness processes hold the capability agents' processes drop (see harness-capability.ts). */
-  confinesAgents: boolean;  /** A checkpoint's writable layer, put in before the container starts (overlayfs mounts it as the container's own). */
+  /** A checkpoint's writable layer, put in before the container starts (overlayfs mounts it as the container's own). */
   layer?: LayerArchive;
 }
 
@@ -80,7 +79,7 @@ export interface ContainerPlan {
  *   SANDBOX_UNAVAILABLE when it cannot be created or started (then nothing is left behind).
  */
 export async function createContainer(docker: Docker, spec: SandboxSpec, plan: ContainerPlan): Promise<Docker.Container> {
-  const { tag, channel, ociRuntime, diskBytes, quotaBytes, confinesAgents } = plan;
+  const { tag, channel, ociRuntime, diskBytes, quotaBytes } = plan;
   const channelMount: Mount[] = channel ? [{ hostPath: channel.shared, containerPath: CHANNEL_MOUNT, readOnly: true }] : [];
   const mounts = [...(spec.mounts ?? []), ...channelMount];
   // gVisor's statx refuses a flag coreutils passes: a preloaded library drops it (see gvisor-statx.ts).
@@ -107,7 +106,7 @@ export async function createContainer(docker: Docker, spec: SandboxSpec, plan: C
         NanoCpus: Math.round(spec.limits.cpus * 1e9),
         CapDrop: ['ALL'],
         // The harness's processes hold one capability the agent's drop (see harness-capability.ts).
-        CapAdd: [...new Set([...spec.capabilities, ...(confinesAgents ? [HARNESS_CAPABILITY] : [])])],
+        CapAdd: [...new Set([...spec.capabilities, HARNESS_CAPABILITY])],
         SecurityOpt: ['no-new-privileges:true'],
         MaskedPaths: [...MASKED_PATHS],
         // No file may outgrow the disk limit, whatever the engine (a write past it fails with EFBIG).

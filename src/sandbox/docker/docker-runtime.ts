@@ -48,7 +48,6 @@ export class DockerRuntime implements SandboxRuntime {
     this.parking = new WarmParking(docker, {
       ociRuntime: this.ociRuntime,
       transport: () => this.transport,
-      confinesAgents: this.confinesAgents,
       diskBytes: (spec) => this.diskBytes(spec),
       imageId: async (image) => (await this.image(image)).id,
     });
@@ -72,14 +71,13 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   /**
-   * Whether agents' processes are started without the harness's capability (see
-   * harness-capability.ts): everywhere but under gVisor, whose kernel has no
-   * /proc/sys/kernel/cap_last_cap, so that setpriv cannot change the bounding set ("apply
-   * bounding set: Invalid argument"); there the agent's processes are as before, and can
-   * reach the harness's (docs/security.md, "Not covered").
+   * Whether an agent's process can open the /proc/<pid>/fd and environ of the harness's
+   * processes whatever its capabilities (Sandbox.harnessDescriptorsExposed): under gVisor,
+   * whose runsc 20221219 makes no access check there (measured: confined or not, and for a
+   * process that is not dumpable; ptrace and /proc/<pid>/mem are refused to every process).
    */
-  get confinesAgents(): boolean {
-    return this.ociRuntime !== 'runsc';
+  private get harnessDescriptorsExposed(): boolean {
+    return this.ociRuntime === 'runsc';
   }
 
   private readonly images = new Map<string, Promise<{ id: string | undefined; bytes: number }>>();
@@ -178,8 +176,8 @@ export class DockerRuntime implements SandboxRuntime {
     const driver = await this.storageDriver();
     // The engine's quota covers what the container references, its image included (btrfs qgroups).
     const quotaBytes = engineHoldsDiskLimit(driver) ? diskBytes + (await this.image(spec.image)).bytes : 0;
-    const container = await createContainer(this.docker, spec, { tag, channel, ociRuntime: this.ociRuntime, diskBytes, quotaBytes, confinesAgents: this.confinesAgents, ...(layer ? { layer } : {}) });
-    const sandbox = new DockerSandbox(container, spec, channel, tag, this.confinesAgents);
+    const container = await createContainer(this.docker, spec, { tag, channel, ociRuntime: this.ociRuntime, diskBytes, quotaBytes, ...(layer ? { layer } : {}) });
+    const sandbox = new DockerSandbox(container, spec, channel, tag, this.harnessDescriptorsExposed);
     await sandbox.holdDisk(this.diskEnforcement(driver), diskBytes);
     return sandbox;
   }
@@ -199,7 +197,7 @@ export class DockerRuntime implements SandboxRuntime {
     if (!found) return undefined;
     // Its channel is this process's already (the claim).
     const channel = await FifoChannel.takeOver(channelDir(found.tag, process.pid));
-    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag, this.confinesAgents);
+    const sandbox = new DockerSandbox(this.docker.getContainer(found.id), spec, channel, found.tag, this.harnessDescriptorsExposed);
     try {
       await sandbox.holdDisk(this.diskEnforcement(await this.storageDriver()), this.diskBytes(spec));
     } catch (error) {

@@ -138,8 +138,8 @@ export class DockerSandbox implements Sandbox {
     private channel: FifoChannel | undefined,
     /** Names its container and its channel (see warm-sandboxes.ts). */
     readonly tag: string,
-    /** Whether a confined process is started without the harness's capability (see DockerRuntime.confinesAgents). */
-    private readonly confinesAgents: boolean,
+    /** See Sandbox.harnessDescriptorsExposed (true under gVisor). */
+    readonly harnessDescriptorsExposed: boolean,
   ) {
     this.id = container.id;
   }
@@ -225,7 +225,7 @@ export class DockerSandbox implements Sandbox {
 
   async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     const started = performance.now();
-    const { exec, stream } = await this.startExec(options.confined && this.confinesAgents ? confined(argv) : argv, options, false);
+    const { exec, stream } = await this.startExec(options.confined ? confined(argv) : argv, options, false);
     const output = new CappedOutput(options.maxOutputBytes);
     const parser = new MultiplexedStreamParser((payload) => {
       if (!output.push(payload)) stream.destroy();
@@ -257,7 +257,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async attach(command: readonly string[], options: AttachOptions = {}): Promise<AttachedProcess> {
-    const argv = options.confined && this.confinesAgents ? confined(command) : command;
+    const argv = options.confined ? confined(command) : command;
     if (this.channel) {
       try {
         // A dead launcher shell (killed, or respawning itself) cannot launch: the engine does.

@@ -23,8 +23,6 @@ export interface ParkingConfiguration {
   ociRuntime: string | undefined;
   /** The transport the runtime's sandboxes use now (parking needs `fifo`). */
   transport(): 'fifo' | 'attach';
-  /** Whether harness processes hold the capability agents' processes drop. */
-  confinesAgents: boolean;
   /** The disk limit of a sandbox for `spec`. */
   diskBytes(spec: SandboxSpec): number;
   /** The engine's id of an image (undefined when it cannot be inspected). */
@@ -64,7 +62,7 @@ export class WarmParking {
       testRun: ownerLabels()[TEST_LABEL] ?? null,
       shell: SHELL_DIGEST,
       // A sandbox made before agents' shells were confined lacks the capability they drop.
-      harnessCapability: this.configuration.confinesAgents ? HARNESS_CAPABILITY : null,
+      harnessCapability: HARNESS_CAPABILITY,
     };
     return createHash('sha256').update(JSON.stringify(configuration)).digest('hex').slice(0, 16);
   }
