@@ -205,6 +205,24 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     expect(JSON.stringify(end.info.score?.details)).toMatch(/stopped the scorer/);
   }, 120_000);
 
+  it.each([
+    ['an object equal to everything', 'class E:\n        def __eq__(self, other): return True\n        def __ne__(self, other): return False\n    return E()'],
+    ['an int whose == is the submission\'s', 'class I(int):\n        def __eq__(self, other): return True\n        __hash__ = int.__hash__\n    return I(x)'],
+    ['an object whose == answers a truthy string', 'class E:\n        def __eq__(self, other): return "yes"\n    return E()'],
+    ['a float whose conversion is the submission\'s (read by math.isclose)', 'class F(float):\n        def __float__(self): return 2.0 * x\n        def __eq__(self, other): return float(self) == other\n    return F(0)'],
+    ['a class made by type() with a lambda for ==', 'return type("E", (), {"__eq__": lambda self, other: True})()'],
+  ])('a result that is %s does not pass the tests (it scores 0, as what it really returns)', async (_what, body) => {
+    const end = await episode([`def double(x):\n    ${body}`]);
+    expect(end.truncated).toBe(false);
+    expect(end.reward).toBe(0);
+    expect(JSON.stringify(end.info.score?.details)).toMatch(/compared by the submission's own code/);
+  }, 60_000);
+
+  it('a result of a subclass that leaves comparing to its base (an int subclass, a namedtuple) passes as its value does', async () => {
+    const end = await episode(['import collections\nP = collections.namedtuple("P", "v")\nclass I(int):\n    pass\ndef double(x):\n    return I(P(2 * x).v)']);
+    expect(end.reward).toBe(1);
+  }, 60_000);
+
   it('a frame claiming a terabyte on the driver\'s stream ends the episode at once (nothing buffered toward it)', async () => {
     await env.reset({ task: 0 });
     const flood = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " " + str(1 << 40) + "\\n").encode() + b"x" * (8 << 20)') + '\nimport time\ntime.sleep(0.5)';
