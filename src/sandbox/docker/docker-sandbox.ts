@@ -320,13 +320,13 @@ export class DockerSandbox implements Sandbox {
   async applyLayer(layer: LayerArchive): Promise<boolean> {
     const shell = this.launcherShell;
     if (!this.channel || !shell?.isAlive) return false;
-    const [plan, { isMountPoint }] = await Promise.all([inPlaceLayer(layer), this.inspect()]);
-    if (!plan) return false;
     const name = `.layer-${randomBytes(6).toString('hex')}`;
     const dir = join(this.channel.shared, name);
     mkdirSync(dir, { mode: 0o700 });
     try {
-      await copyFile(layer.path, join(dir, 'layer.tar'));
+      // The archive is copied in while its plan is read.
+      const [plan, { isMountPoint }] = await Promise.all([inPlaceLayer(layer), this.inspect(), copyFile(layer.path, join(dir, 'layer.tar'))]);
+      if (!plan) return false;
       const removals = plan.removals.filter((path) => !isMountPoint(path));
       if (removals.length > 0) writeFileSync(join(dir, 'remove'), `${removals.join('\0')}\0`);
       // What the engine mounts (and made in the layer for it) is the sandbox's already: not replaced.

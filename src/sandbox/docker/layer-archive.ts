@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, createReadStream, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { extract } from 'tar-stream';
+import { readTarHeaders } from './tar-headers.js';
 import { shellQuote } from '../shell/shell-script.js';
 import type { LayerArchive, LayerLimits } from '../types.js';
 import { LayerArchiveRefusal } from '../carry-refusal.js';
@@ -122,6 +122,7 @@ export interface InPlaceLayer {
 
 const inPlaceLayers = new WeakMap<LayerArchive, Promise<InPlaceLayer | undefined>>();
 
+
 /**
  * {@link InPlaceLayer} of `archive` (read once per archive). Undefined when the layer holds
  * what laying it over a sandbox cannot give as the episode had it: a folder renamed by
@@ -142,30 +143,21 @@ async function readInPlaceLayer(path: string): Promise<InPlaceLayer | undefined>
   const removals: string[] = [];
   const members: { name: string; path: string; folder: boolean; copiedUp: boolean }[] = [];
   let layable = true;
-  await new Promise<void>((resolve, reject) => {
-    const reader = extract();
-    reader.on('entry', (header, stream, next) => {
-      const pax = (header.pax ?? {}) as Record<string, string>;
-      const absolute = `/${header.name.replace(/^\.\/?/, '').replace(/\/$/, '')}`;
-      if (header.type === 'character-device' && header.devmajor === 0 && header.devminor === 0) removals.push(absolute);
-      else {
-        const folder = header.type === 'directory';
-        const copiedUp = 'SCHILY.xattr.trusted.overlay.origin' in pax;
-        members.push({ name: header.name, path: absolute, folder, copiedUp });
-        if (pax['SCHILY.xattr.trusted.overlay.opaque'] === 'y') removals.push(absolute);
-        if ('SCHILY.xattr.trusted.overlay.redirect' in pax || 'SCHILY.xattr.trusted.overlay.metacopy' in pax) layable = false;
-        // Written in place without extended attributes (GNU tar makes a file anew to give it some).
-        const ownAttributes = Object.keys(pax).some((key) => key.startsWith('SCHILY.xattr.') && !key.startsWith('SCHILY.xattr.trusted.overlay.'));
-        if (copiedUp && !folder && (header.type !== 'file' || ownAttributes)) layable = false;
-      }
-      stream.on('end', next);
-      stream.on('error', reject);
-      stream.resume();
-    });
-    reader.on('finish', resolve);
-    reader.on('error', reject);
-    createReadStream(path).on('error', reject).pipe(reader);
-  });
+  for (const header of readTarHeaders(path)) {
+    const pax = header.pax;
+    const absolute = `/${header.name.replace(/^\.\/?/, '').replace(/\/$/, '')}`;
+    if (header.type === 'character-device' && header.devmajor === 0 && header.devminor === 0) removals.push(absolute);
+    else {
+      const folder = header.type === 'directory';
+      const copiedUp = 'SCHILY.xattr.trusted.overlay.origin' in pax;
+      members.push({ name: header.name, path: absolute, folder, copiedUp });
+      if (pax['SCHILY.xattr.trusted.overlay.opaque'] === 'y') removals.push(absolute);
+      if ('SCHILY.xattr.trusted.overlay.redirect' in pax || 'SCHILY.xattr.trusted.overlay.metacopy' in pax) layable = false;
+      // Written in place without extended attributes (GNU tar makes a file anew to give it some).
+      const ownAttributes = Object.keys(pax).some((key) => key.startsWith('SCHILY.xattr.') && !key.startsWith('SCHILY.xattr.trusted.overlay.'));
+      if (copiedUp && !folder && (header.type !== 'file' || ownAttributes)) layable = false;
+    }
+  }
   const underRemoval = (path: string) => removals.some((removed) => path.startsWith(`${removed}/`));
   if (!layable || members.some(({ path: member, copiedUp, folder }) => copiedUp && !folder && underRemoval(member))) return undefined;
   return { removals, members };
@@ -291,7 +283,12 @@ export async function archiveContainerLayer(container: Pausable | undefined, upp
       const { mode, uid, gid } = statSync(host);
       return { path, content: readFileSync(host), mode: mode & 0o7777, uid, gid };
     });
-    return { ...archive, mountedFiles };
+    const layer = { ...archive, mountedFiles };
+    // Read now (its headers only: one read per member): a fork lays it over a spare right after.
+    const plan = readInPlaceLayer(archivePath);
+    plan.catch(() => undefined); // Asked for (and its failure seen) only where the layer is laid in place.
+    inPlaceLayers.set(layer, plan);
+    return layer;
   } finally {
     await container?.unpause();
   }
