@@ -25,7 +25,7 @@ export interface PythonHarborOptions {
 export async function pythonHarborTask(env: SandboxEnv, task: Task, options: PythonHarborOptions): Promise<HarborTaskFiles> {
   const python = toPythonTask(task, options.dataFile);
   const common = { answer: SOLUTION_FILE, testTimeoutSec: options.testTimeoutSec, memoryBytes: options.memoryBytes };
-  const verify = packagePath('envs', 'python', 'harbor_verify.py');
+  const verify = [packagePath('envs', 'python', 'checked_values.py'), packagePath('envs', 'python', 'harbor_verify.py')];
   const asked =
     python.kind === 'mbpp'
       ? `Write your solution, Python code that defines the function \`${goldEntry(python, options.entryRule)!}\` (the tests call it), to ${SOLUTION_FILE}.`

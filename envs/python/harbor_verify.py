@@ -119,16 +119,18 @@ def fresh():
 
 def gold_case(test):
     namespace = fresh()
-    intercode_execute(expected["gold"], namespace)
-    intercode_execute(expected["setup"], namespace)
-    return intercode_execute(test, namespace)
+    intercode_execute(harness_code(expected["gold"]), namespace)
+    intercode_execute(harness_code(expected["setup"]), namespace)
+    return intercode_execute(checked_test(test, namespace) or test, namespace)
 
 
 def pred_case(code, test):
+    """The solution's code replayed (not trusted), then the test rewritten so that a value the
+    solution's own code compares fails it (checked_values.py, sent ahead of this program)."""
     namespace = fresh()
     replay(code, namespace)
-    intercode_execute(expected["setup"], namespace)
-    return intercode_execute(test, namespace)
+    intercode_execute(harness_code(expected["setup"]), namespace)
+    return intercode_execute(checked_test(test, namespace) or test, namespace)
 
 
 def normalise_lines(text):
@@ -166,6 +168,7 @@ if expected["kind"] == "apps":
     write_reward({"reward": passed / len(cases), "passed": passed, "total": len(cases)})
     sys.exit(0)
 
+trust_standard_library()
 by_test = {}
 for test in expected["tests"]:
     gold = in_child(lambda: gold_case(test), limit, memory)

@@ -12,8 +12,8 @@ const once = (...names: string[]) => {
 
 /** The agent's interpreter (envs/python/driver.py after the shared helpers), sent over stdin at each start: no file in the image an agent could replace. */
 export const DRIVER_SOURCE = once('sandbox_common.py', 'driver.py');
-/** The scorer (envs/python/scorer.py after the shared helpers), sent over stdin into a new sandbox at each score. */
-export const SCORER_SOURCE = once('sandbox_common.py', 'scorer.py');
+/** The scorer (envs/python/scorer.py after the shared helpers and the test checkers), sent over stdin into a new sandbox at each score. */
+export const SCORER_SOURCE = once('sandbox_common.py', 'checked_values.py', 'scorer.py');
 
 /** python3 on the base image; the programs the host runs in it come over stdin. */
 export async function pythonRecipe(): Promise<ImageRecipe> {

@@ -90,9 +90,11 @@ const TEST_SH = '#!/bin/bash\n# Written by `intercode export --format harbor`: v
 
 /**
  * tests/ of an exported task: test.sh, verify.py (envs/task/harbor_common.py, then the env's
- * `verifyProgram`) and expected.json (what the program compares with: `expected`).
+ * `verifyProgram`, one file or several in order) and expected.json (what the program compares
+ * with: `expected`).
  */
-export async function verifierFiles(verifyProgram: string, expected: unknown): Promise<Record<string, string>> {
-  const [common, program] = await Promise.all([readFile(packagePath('envs', 'task', 'harbor_common.py'), 'utf8'), readFile(verifyProgram, 'utf8')]);
-  return { 'test.sh': TEST_SH, 'verify.py': `${common}\n\n${program}`, 'expected.json': `${JSON.stringify(expected, null, 1)}\n` };
+export async function verifierFiles(verifyProgram: string | readonly string[], expected: unknown): Promise<Record<string, string>> {
+  const files = [packagePath('envs', 'task', 'harbor_common.py'), ...(typeof verifyProgram === 'string' ? [verifyProgram] : verifyProgram)];
+  const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+  return { 'test.sh': TEST_SH, 'verify.py': texts.join('\n\n'), 'expected.json': `${JSON.stringify(expected, null, 1)}\n` };
 }

@@ -101,4 +101,10 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export'))('export --format har
     const result = await play(tasks, 'python-py-01', [`cat > /app/solution.py <<'EOF'\n${hostile}\nEOF`]);
     expect(result).toMatchObject({ reward: 0, truncated: false });
   });
+
+  it('a Python solution that returns an object equal to everything scores 0 (the verifier checks what its tests compare)', async () => {
+    const hostile = ['class E:', '    def __eq__(self, other): return True', 'def second_largest(v):', '    return E()'].join('\n');
+    const result = await play(tasks, 'python-py-01', [`cat > /app/solution.py <<'EOF'\n${hostile}\nEOF`]);
+    expect(result).toMatchObject({ reward: 0, truncated: false });
+  });
 });
