@@ -25,9 +25,12 @@ export const OBSERVER = [
 /**
  * Paths the engine makes for each sandbox (its init layer: /.dockerenv, /etc, /etc/mtab; mount
  * points and the folders they are in): their
- * times are the sandbox's creation time, so two new sandboxes differ there too.
+ * times are the sandbox's creation time, so two new sandboxes differ there too. And the
+ * engine's init, /usr/sbin/docker-init: the host's own file, bind-mounted into every sandbox,
+ * whose atime moves (relatime: once a day) whenever any container starts — seen in CI when a
+ * sandbox was started 24 hours after the last move, between the two sandboxes' observations.
  */
-export const PER_SANDBOX = new Set(['/', '/.dockerenv', '/dev', '/etc', '/etc/mtab', '/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/run', '/run/intercode', '/usr', '/usr/sbin', '/proc', '/sys']);
+export const PER_SANDBOX = new Set(['/', '/.dockerenv', '/dev', '/etc', '/etc/mtab', '/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/run', '/run/intercode', '/usr', '/usr/sbin', '/usr/sbin/docker-init', '/proc', '/sys']);
 
 /** The observers' output in `workspace` (through the engine: no shell of the sandbox's own, no output cap). */
 export async function observe(workspace: Workspace): Promise<string> {
