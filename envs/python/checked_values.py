@@ -93,7 +93,9 @@ def own_special(klass):
 
 def check_value(value):
     """Returns `value` when nothing in it compares by the submission's code (see above); raises UncheckedValue otherwise."""
-    seen, stack = set(), [value]
+    # No agent code runs while a value is walked: a type found clean stays clean for this walk
+    # (kept by id: a metaclass's __hash__ would be the agent's code).
+    seen, clean, stack = set(), set(), [value]
     while stack:
         v = stack.pop()
         if id(v) in seen:
@@ -102,10 +104,12 @@ def check_value(value):
         if len(seen) > _MAX_CHECKED:
             raise UncheckedValue(f"the test reads a value of more than {_MAX_CHECKED} objects: too many to check")
         mro = _type_mro(type(v), type)
-        for klass in mro:
-            name = own_special(klass)
-            if name is not None:
-                raise UncheckedValue(f"the test's value of type {type(v).__qualname__} is compared by the submission's own code ({klass.__qualname__}.{name})")
+        if id(type(v)) not in clean:
+            for klass in mro:
+                name = own_special(klass)
+                if name is not None:
+                    raise UncheckedValue(f"the test's value of type {type(v).__qualname__} is compared by the submission's own code ({klass.__qualname__}.{name})")
+            clean.add(id(type(v)))
         if list in mro:
             stack.extend(list.__iter__(v))
         elif tuple in mro:

@@ -122,7 +122,6 @@ export interface InPlaceLayer {
 
 const inPlaceLayers = new WeakMap<LayerArchive, Promise<InPlaceLayer | undefined>>();
 
-
 /**
  * {@link InPlaceLayer} of `archive` (read once per archive). Undefined when the layer holds
  * what laying it over a sandbox cannot give as the episode had it: a folder renamed by
@@ -285,9 +284,8 @@ export async function archiveContainerLayer(container: Pausable | undefined, upp
     });
     const layer = { ...archive, mountedFiles };
     // Read now (its headers only: one read per member): a fork lays it over a spare right after.
-    const plan = readInPlaceLayer(archivePath);
-    plan.catch(() => undefined); // Asked for (and its failure seen) only where the layer is laid in place.
-    inPlaceLayers.set(layer, plan);
+    // Its failure is seen where the layer is laid in place, if ever.
+    inPlaceLayer(layer).catch(() => undefined);
     return layer;
   } finally {
     await container?.unpause();
