@@ -226,7 +226,10 @@ export class InPlaceRestorer {
       const stats = await this.statsOf(template, paths);
       const mtimes = paths.length > 0 ? (await template.control.run(`stat -c %Y -- ${paths.map(shellQuote).join(' ')}`)).output.split('\n') : [''];
       if (!stats || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
-      const setMtimes = paths.map((path, i) => `touch -c -h -m -d @${mtimes[i]!} -- ${shellQuote(path)}`).join('; ');
+      // One `touch` per distinct time (the engine makes these folders at once: usually one).
+      const byMtime = new Map<string, string[]>();
+      paths.forEach((path, i) => byMtime.set(mtimes[i]!, [...(byMtime.get(mtimes[i]!) ?? []), shellQuote(path)]));
+      const setMtimes = [...byMtime].map(([mtime, quoted]) => `touch -c -h -m -d @${mtime} -- ${quoted.join(' ')}`).join('; ');
       return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), setMtimes };
     })();
     this.newLayer.catch(() => (this.newLayer = undefined));

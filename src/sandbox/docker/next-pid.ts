@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { hostCommands } from './host-commands.js';
 
 /** A process's argument list as the host's `/proc` shows it; undefined once it has gone. */
 export type ArgvReader = (pid: number) => readonly string[] | undefined;
@@ -51,15 +51,14 @@ export async function hostInitPid(
  * `/proc/sys/kernel/ns_last_pid` from a process that `nsenter` puts into the namespace (the
  * file belongs to the writer's PID namespace; writing it needs a capability the sandbox's
  * own processes lack). That process takes an id of the namespace before it writes, so what
- * it leaves is exactly `next - 1`. One host process (about 5 ms); a second where the first failed.
+ * it leaves is exactly `next - 1`. Run through the host command helper (see HostCommands);
+ * once more where the first try failed.
  * @returns whether it was written.
  */
 export async function setNextPidFromHost(initPid: number, next: number): Promise<boolean> {
   if (!Number.isInteger(next) || next < 2) return false;
-  const write = () =>
-    new Promise<boolean>((resolve) => {
-      execFile('nsenter', ['-t', String(initPid), '-p', '--', '/bin/sh', '-c', 'echo "$0" > /proc/sys/kernel/ns_last_pid', String(next - 1)], { timeout: 10_000 }, (error) => resolve(!error));
-    });
+  const write = async () =>
+    (await hostCommands.run(['nsenter', '-t', String(initPid), '-p', '--', '/bin/sh', '-c', 'echo "$0" > /proc/sys/kernel/ns_last_pid', String(next - 1)])).status === 0;
   // Once more where the first was cut by its time limit on a loaded host.
   return (await write()) || write();
 }
