@@ -142,13 +142,15 @@ export type HashMode =
 /**
  * Reads what an episode changed in a sandbox whose root is a git repository (as the bash
  * images make it): `git status --short` and md5 sums, through a shell of its own that the
- * agent's commands never touch.
+ * agent's commands never touch (or, where an agent's process could read that shell's
+ * descriptors, by execs of their own: see {@link FileProbe.whileAlone}).
  */
 export class FileProbe {
   /**
    * @param shell a shell the agent never touches (an episode's control shell).
    * @param outside where that shell's commands could be read by an agent's process: its
-   *   sandbox and pid, for a stop pass by an exec of its own (see {@link whileAlone}).
+   *   sandbox and pid, for every command of the probe to run by an exec of its own instead
+   *   (see {@link whileAlone}).
    */
   constructor(
     private readonly shell: CommandRunner,
@@ -226,8 +228,12 @@ export class FileProbe {
    * then continues the ones it stopped: no process an agent left running can change the
    * files, write into the probe's output (through /proc/<pid>/fd of the scorer's shell, say)
    * or reach its processes while the probe reads. Where an agent's process could read the
-   * shell's commands (Sandbox.harnessDescriptorsExposed), and so take the stop pass for its
-   * own before the shell reads it, the stop pass runs by an exec of its own, sparing the shell.
+   * shell's commands (Sandbox.harnessDescriptorsExposed), and so take the stop pass, or a
+   * read after it, for its own before the shell reads it, every command of the probe (the
+   * stop pass, the reads, the continue) runs by an exec of its own, sparing the shell: under
+   * gVisor a `cat` of the shell's /proc/<pid>/fd/3 still took `git status` after the stop
+   * pass had found it stopped (CI, and 1 run in 1 of the hostile suite at the session's
+   * starting commit).
    * @throws SandboxError STATE_UNREADABLE when some process could not be stopped.
    */
   async whileAlone<T>(read: () => Promise<T>): Promise<T> {
@@ -240,7 +246,8 @@ export class FileProbe {
       if (exitCode !== 0) throw new SandboxError('STATE_UNREADABLE', `processes of the sandbox kept running after ${STOP_SECONDS} s of SIGSTOP`, { details: { output: output.slice(0, 2000) } });
       return await read();
     } finally {
-      if (stopped.length > 0) await this.shell.run(`builtin kill -CONT ${stopped.join(' ')} 2>/dev/null; :`);
+      const resume = `builtin kill -CONT ${stopped.join(' ')} 2>/dev/null; :`;
+      if (stopped.length > 0) await (this.outside ? this.outside.sandbox.exec(['bash', '--noprofile', '--norc', '-c', resume], { timeoutMs: CONTROL_SHELL.timeoutMs }) : this.shell.run(resume));
     }
   }
 
@@ -254,6 +261,7 @@ export class FileProbe {
    * @throws SandboxError STATE_UNREADABLE when the output is not whole, or has no frame line.
    */
   private async run(what: string, command: string): Promise<{ output: string; exitCode: number | null }> {
+    if (this.outside) return this.runOutside(this.outside.sandbox, what, command);
     const frame = randomHex(16);
     const result = await this.shell.run(probe(command, frame));
     const why = incomplete(result);
@@ -270,7 +278,8 @@ export class FileProbe {
     const frame = randomHex(16);
     const result = await sandbox.exec(['bash', '--noprofile', '--norc', '-c', probe(command, frame)], { timeoutMs: CONTROL_SHELL.timeoutMs, maxOutputBytes: CONTROL_SHELL.maxOutputBytes });
     if (result.timedOut || result.outputLimited || result.exitCode === null) {
-      throw new SandboxError('STATE_UNREADABLE', `${what} ${result.timedOut ? 'timed out' : 'did not finish'}`, { details: { command } });
+      const why = result.timedOut ? 'timed out' : result.outputLimited ? `printed more than the scorer's shell keeps (${CONTROL_SHELL.maxOutputBytes} bytes kept)` : 'did not finish';
+      throw new SandboxError('STATE_UNREADABLE', `${what} ${why}`, { details: { command } });
     }
     return framed(what, command, frame, { output: result.output.toString('utf8'), exitCode: result.exitCode });
   }
