@@ -142,7 +142,7 @@ describe('docs match the CLI', () => {
       '--bridge': 'dockerd', '--iptables': 'dockerd', '--ip-masq': 'dockerd', '--network': 'docker run', '--variant': 'debootstrap',
       '--no-check-gpg': 'debootstrap', '--user': 'systemctl', '--short': 'git status', '--hard': 'git reset', '--no-preserve-root': 'rm',
       '--storage-opt': 'docker run', '--ulimit': 'docker run', '--storage-driver': 'dockerd', '--data-root': 'dockerd', '--security-opt': 'docker run',
-      '--max-semi-space-size': 'node', '--url': 'openenv validate', '--version': 'tar', '--xattrs': 'tar', '--overwrite': 'tar',
+      '--max-semi-space-size': 'node', '--cpu-prof': 'node', '--url': 'openenv validate', '--version': 'tar', '--xattrs': 'tar', '--overwrite': 'tar',
     };
     const known = new Set([...cli.flags.values(), ...cli.benchFlags.values()].flatMap((set) => [...set]));
     const unknown: string[] = [];
