@@ -232,8 +232,7 @@ export class FileProbe {
    * read after it, for its own before the shell reads it, every command of the probe (the
    * stop pass, the reads, the continue) runs by an exec of its own, sparing the shell: under
    * gVisor a `cat` of the shell's /proc/<pid>/fd/3 still took `git status` after the stop
-   * pass had found it stopped (CI, and 1 run in 1 of the hostile suite at the session's
-   * starting commit).
+   * pass had found it stopped (the hostile suite under runsc: in both runs before this change).
    * @throws SandboxError STATE_UNREADABLE when some process could not be stopped.
    */
   async whileAlone<T>(read: () => Promise<T>): Promise<T> {
