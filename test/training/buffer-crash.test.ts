@@ -4,10 +4,10 @@
  * append returned (at most the one being written is lost), in order and intact.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../setup/temp-dirs.js';
 import { ReplayBuffer } from '../../training/buffer/replay-buffer.js';
 import { numberedTransition } from './fixtures/transitions.js';
 
@@ -39,7 +39,7 @@ function writeThenKill(dir: string, start: number, atLeast: number): Promise<num
 
 describe('replay buffer crash safety', () => {
   it('loses at most the record being written when the writer is SIGKILLed, every time', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'buffer-crash-'));
+    const dir = tempDir('buffer-crash-');
     let next = 0;
     for (let round = 0; round < 3; round++) {
       const acked = await writeThenKill(dir, next, 1_500 + round * 700);

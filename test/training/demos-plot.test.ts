@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../setup/temp-dirs.js';
 import { TrajectoryError } from '../../src/errors.js';
 import { ReplayBuffer } from '../../training/buffer/replay-buffer.js';
 import { demoTransitions, formatDemoLine, loadDemos, parseDemos, type DemoEpisode } from '../../training/demos/demo-episode.js';
@@ -42,7 +42,7 @@ describe('JSONL demonstrations', () => {
   });
 
   it('loads the complete episodes of a replay-buffer folder as demonstrations', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'demos-'));
+    const dir = tempDir('demos-');
     const { buffer } = ReplayBuffer.open(dir, { capacity: 100 });
     buffer.addMany(demoTransitions(demo, 'a'));
     buffer.addMany(demoTransitions({ ...demo, task_id: '9' }, 'b').slice(0, 1));

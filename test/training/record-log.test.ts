@@ -1,11 +1,11 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../setup/temp-dirs.js';
 import { TrajectoryError } from '../../src/errors.js';
 import { frameRecord, RecordLog } from '../../training/buffer/record-log.js';
 
-const freshDir = () => mkdtempSync(join(tmpdir(), 'record-log-'));
+const freshDir = () => tempDir('record-log-');
 const onlySegment = (dir: string) => join(dir, readdirSync(dir).find((n) => n.startsWith('segment-'))!);
 
 describe('RecordLog', () => {

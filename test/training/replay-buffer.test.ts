@@ -1,7 +1,5 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../setup/temp-dirs.js';
 import { ReplayBuffer, readTransitions } from '../../training/buffer/replay-buffer.js';
 import { mulberry32 } from '../../training/rng.js';
 import { numberedTransition } from './fixtures/transitions.js';
@@ -60,7 +58,7 @@ describe('ReplayBuffer', () => {
   });
 
   it('persists: a reopened buffer holds the newest transitions up to its capacity', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'buffer-'));
+    const dir = tempDir('buffer-');
     const first = ReplayBuffer.open(dir, { capacity: 50, segmentBytes: 1024 }).buffer;
     for (let n = 0; n < 120; n++) first.add(numberedTransition(n));
     first.close();

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../setup/temp-dirs.js';
 import { ConfigError } from '../../src/errors.js';
 import { schedule } from '../../training/loops/trainer.js';
 import { readRunConfig } from '../../training/run/run-files.js';
@@ -11,7 +11,7 @@ import { TOY_TASKS } from './fixtures/toy-env.js';
 import { loadCheckpoint, readMetrics, runPaths, TIMING_FIELDS, type MetricRecord } from '../../training/run/run-files.js';
 import { TOY_SETTINGS, trainToy } from './fixtures/toy-run.js';
 
-const freshRun = () => join(mkdtempSync(join(tmpdir(), 'train-')), 'run');
+const freshRun = () => join(tempDir('train-'), 'run');
 const CHILD = join(import.meta.dirname, 'fixtures', 'train-toy-child.ts');
 
 /** Metrics without the fields that measure time. */
