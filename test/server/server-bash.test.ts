@@ -89,6 +89,15 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
   it('1,000 sessions dropped without a close frame leave no sandbox beyond the pool and the server at full capacity', async () => {
     const reset = JSON.stringify({ type: 'reset', data: {} });
     const dropped = { halfOpen: 0, tcpReset: 0, killed: 0 };
+    // The gold runs of the test before are new sandboxes outside the pool, removed in the
+    // background after their scoring: on a loaded machine some are still there when this test
+    // starts (CI counted 71 against the pool's 69). They are no part of what is measured here.
+    const before = await sandboxes();
+    for (const deadline = Date.now() + 120_000; (await sandboxes()) > slots.sandboxLimit!; ) {
+      if (Date.now() > deadline) throw new Error(`${await sandboxes()} sandboxes 120 s after the test before (${before} at its end), more than the pool's ${slots.sandboxLimit}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    if (before > slots.sandboxLimit!) console.log(`${before} sandboxes when the test began (the test before's gold sandboxes), waited until the pool's ${slots.sandboxLimit}`);
     let peak = 0;
     const watch = setInterval(() => void sandboxes().then((n) => (peak = Math.max(peak, n))), 250);
     const WAVE = 50;
