@@ -105,7 +105,9 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
  * gets a new ctime, and — unlike the image's files, which overlayfs reads without touching
  * their atime — has its atime moved by the next read (relatime). So a sandbox whose writable
  * layer holds a path a new sandbox's does not (`Sandbox.changesSeenFromOutside` without a
- * reference, else `Sandbox.changes`) is not clean: the caller replaces it. Measured and
+ * reference, else `Sandbox.changes`) is not clean, nor is one whose root folder is not a new
+ * sandbox's (mode, owner, links, size, blocks: it is in every writable layer, so the listing
+ * does not show it changed): the caller replaces it. Measured and
  * argued in docs/fidelity.md ("Restored ≡ new").
  */
 export class InPlaceRestorer {
@@ -117,9 +119,12 @@ export class InPlaceRestorer {
    * points are in), read once from the template: each path with its type, mode, owner, links,
    * size and blocks (its times are the sandbox's creation time, different in each), and a
    * script that gives them the template's mtimes (so that a comparison with the template, which
-   * tells a scorer whether an episode changed anything, finds them equal).
+   * tells a scorer whether an episode changed anything, finds them equal); and the root
+   * folder's own type, mode, owner, links, size and blocks (`root`): it is in every writable
+   * layer, so no listing of the layer shows an episode's `chmod 700 /`, or a root folder grown
+   * by files made and deleted there.
    */
-  private newLayer: Promise<{ stats: Map<string, string>; setMtimes: string }> | undefined;
+  private newLayer: Promise<{ stats: Map<string, string>; root: string; setMtimes: string }> | undefined;
 
   /**
    * @param keepWarmMs when > 0 (and the factory can), the template is one an earlier process
@@ -212,25 +217,24 @@ export class InPlaceRestorer {
    * @returns undefined when they cannot be read.
    */
   private async statsOf({ control }: Workspace, paths: readonly string[], then = ''): Promise<string[] | undefined> {
-    if (paths.length === 0) return [];
     const read = await control.run(`stat -c '%F %a %u %g %h %s %b' -- ${paths.map(shellQuote).join(' ')}${then ? `; ${then}` : ''}`);
     const lines = read.output.split('\n');
     return read.exitCode === 0 && lines.length === paths.length + 1 ? lines.slice(0, -1) : undefined;
   }
 
   /** {@link newLayer}, read from the template on first use. */
-  private templateLayer(): Promise<{ stats: Map<string, string>; setMtimes: string }> {
+  private templateLayer(): Promise<{ stats: Map<string, string>; root: string; setMtimes: string }> {
     this.newLayer ??= (async () => {
       const template = await this.templateWorkspace();
       const paths = await this.layerPaths(template.sandbox);
-      const stats = await this.statsOf(template, paths);
+      const [root, ...stats] = (await this.statsOf(template, ['/', ...paths])) ?? [];
       const mtimes = paths.length > 0 ? (await template.control.run(`stat -c %Y -- ${paths.map(shellQuote).join(' ')}`)).output.split('\n') : [''];
-      if (!stats || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
+      if (root === undefined || stats.length !== paths.length || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
       // One `touch` per distinct time (the engine makes these folders at once: usually one).
       const byMtime = new Map<string, string[]>();
       paths.forEach((path, i) => byMtime.set(mtimes[i]!, [...(byMtime.get(mtimes[i]!) ?? []), shellQuote(path)]));
       const setMtimes = [...byMtime].map(([mtime, quoted]) => `touch -c -h -m -d @${mtime} -- ${quoted.join(' ')}`).join('; ');
-      return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), setMtimes };
+      return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), root, setMtimes };
     })();
     this.newLayer.catch(() => (this.newLayer = undefined));
     return this.newLayer;
@@ -280,8 +284,8 @@ export class InPlaceRestorer {
     // Its paths are compared before anything runs there: a program the episode replaced is one of them.
     const [paths, pristine] = await Promise.all([this.layerPaths(sandbox), this.templateLayer()]);
     if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
-    const stats = await this.statsOf(workspace, paths, pristine.setMtimes);
-    if (!stats || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
+    const [root, ...stats] = (await this.statsOf(workspace, ['/', ...paths], pristine.setMtimes)) ?? [];
+    if (root !== pristine.root || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
     // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
     // process's (its control shell's was pinned when the sandbox was made).
     if (!keptRunner) workspace.runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));

@@ -43,6 +43,7 @@ const EPISODE = [
   'printf "hello\\n" > a.txt && ln a.txt hard.txt && ln -s a.txt soft && ln -s loop1 loop2 && ln -s loop2 loop1',
   'mkfifo pipe && chmod 000 a.txt && touch -d "2001-02-03 04:05:06.123456789" deep && touch -a -d "1999-01-01 00:00:00.5" hard.txt',
   'rm -f /etc/issue && rm -rf /usr/share/doc/bash && chattr +i /testbed/work/soft 2>/dev/null; dd if=/dev/urandom of=/tmp/blob bs=64k count=4 2>/dev/null',
+  'chmod 711 / && chown 1:1 /',
   "export FOO='one two' && BAR=$'multi\\nline' && declare -ai NUMS=(1 2 3) && declare -A ASSOC=([k]=v) && declare -r RO=fixed",
   'greet() { echo "hi $1"; } && alias ll="ls -l" && shopt -s extglob nullglob && set -o pipefail && umask 027 && ulimit -S -n 512',
   "pushd /tmp >/dev/null && pushd /testbed/work/deep >/dev/null && trap 'echo bye' EXIT && set -- a 'b c'",

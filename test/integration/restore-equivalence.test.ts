@@ -1,15 +1,17 @@
 /**
  * Restored ≡ new, in a real engine (issue 25): after a previous episode drawn from the same
  * dataset (a gold, and hostile ones: directories filled and emptied, `touch -a`, `cat` of
- * every file, mass creation and deletion), a sandbox the in-place restore calls clean must
- * answer the observer commands byte for byte as a new sandbox of the image does:
- * `find / -xdev -printf '%p %y %s %b %n %m %u %g %A@ %T@'` (minus /proc and /sys), `du -ax /`
+ * every file, mass creation and deletion, the root folder's mode, owner and size), a sandbox
+ * the in-place restore calls clean must answer the observer commands byte for byte as a new
+ * sandbox of the image does:
+ * `find / -xdev -printf '%p %y %s %b %n %m %u %g %A@ %T@ %C@ %i'` (minus /proc and /sys), `du -ax /`
  * and `ls -lsaR --time-style=full-iso` of the testbed and /tmp. Where it cannot be made so,
  * the restore must say it is not clean (the pool then replaces the sandbox).
  *
  * Lines of what the engine makes per sandbox differ between two new sandboxes too (their
- * creation times): they are left out, and that set is pinned ({@link PER_SANDBOX}). Inode
- * numbers and ctimes are not printed (docs/fidelity.md: no gold reads them).
+ * creation times): their times, inode numbers and link counts are left out, and that set is
+ * pinned ({@link PER_SANDBOX}); their type, size, blocks, mode and owner are compared (an
+ * agent's `chmod 700 /` is seen).
  *
  * CI plays 20 of the built-in tasks' golds as previous episodes and, where
  * ../shared/intercode-data exists, 12 of NL2Bash fs-3's; `RESTORE_SWEEP=all` plays every gold

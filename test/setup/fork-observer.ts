@@ -5,7 +5,7 @@
  */
 import type { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { Workspace } from '../../src/pool/types.js';
-import { OBSERVER, PER_SANDBOX } from './restore-observer.js';
+import { OBSERVER, PER_SANDBOX, withoutPerSandboxFields } from './restore-observer.js';
 
 /** The workspace an env's episode runs in (for the observers, which run through the engine, not the agent's shell). */
 export const workspaceOf = (env: SandboxEnv) => (env as unknown as { workspace: Workspace }).workspace;
@@ -17,15 +17,17 @@ export async function observeEnv(env: SandboxEnv): Promise<string> {
 }
 
 /**
- * Observer lines but those of per-sandbox paths, with `find`'s atime, ctime and inode fields
- * cut (a copy's paths are new inodes with a new ctime, so relatime moves their atime on the
- * first read where the parent's, read since its last change, stays: docs/fork.md).
+ * Observer lines with `find`'s atime, ctime and inode fields cut (a copy's paths are new
+ * inodes with a new ctime, so relatime moves their atime on the first read where the
+ * parent's, read since its last change, stays: docs/fork.md); those of per-sandbox paths
+ * keep only what two new sandboxes share there (type, size, blocks, mode, owner).
  */
 export function comparable(observed: string): string[] {
   return observed
     .split('\n')
-    .filter((line) => line && !PER_SANDBOX.has(line.split('\t')[1] ?? ''))
+    .filter(Boolean)
     .map((line) => {
+      if (PER_SANDBOX.has(line.split('\t')[1] ?? '')) return withoutPerSandboxFields(line);
       if (!line.startsWith('find\t')) return line;
       const fields = line.split(' ');
       return [...fields.slice(0, -4), fields.at(-3)].join(' ');

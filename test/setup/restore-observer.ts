@@ -47,9 +47,27 @@ function pathOf(line: string): string {
   return path;
 }
 
-/** The lines of `a` and `b` that differ (`-` only in a, `+` only in b), those of {@link PER_SANDBOX} paths left out. */
+/**
+ * A line about a {@link PER_SANDBOX} path without what differs between two new sandboxes
+ * there: `find`'s times, inode number and link count (those of the mount points /proc and
+ * /sys follow the processes), `ls`'s link count and times. Its type, size, blocks, mode and
+ * owner stay: an agent's `chmod 700 /`, or a `/` grown by files made and deleted there, is
+ * seen.
+ */
+export function withoutPerSandboxFields(line: string): string {
+  const [observer, path, fields = ''] = line.split('\t');
+  const words = fields.split(' ');
+  if (observer === 'find') return [observer, path, [words[0], words[1], words[2], ...words.slice(4, 7)].join(' ')].join('\t');
+  if (observer === 'ls') {
+    const columns = fields.trim().split(/ +/);
+    return [observer, path, [columns[0], columns[1], ...columns.slice(3, 6), ...columns.slice(9)].join(' ')].join('\t');
+  }
+  return line;
+}
+
+/** The lines of `a` and `b` that differ (`-` only in a, `+` only in b), those of {@link PER_SANDBOX} paths without their per-sandbox fields. */
 export function compareObservations(a: string, b: string): string[] {
-  const kept = (text: string) => text.split('\n').filter((line) => line && !PER_SANDBOX.has(pathOf(line)));
+  const kept = (text: string) => text.split('\n').filter(Boolean).map((line) => (PER_SANDBOX.has(pathOf(line)) ? withoutPerSandboxFields(line) : line));
   const count = new Map<string, number>();
   for (const line of kept(a)) count.set(line, (count.get(line) ?? 0) + 1);
   for (const line of kept(b)) count.set(line, (count.get(line) ?? 0) - 1);
@@ -66,6 +84,9 @@ export const HOSTILE_EPISODES = [
   String.raw`find / -xdev -type f -size -1M -exec cat {} + > /dev/null 2>&1; ls -laR / > /dev/null 2>&1; true`,
   // Mass creation and deletion; the testbed emptied and made again.
   String.raw`mkdir -p /tmp/mass && (cd /tmp/mass && seq 20000 | xargs touch) && rm -rf /tmp/mass; for t in ${TESTBED}; do rm -rf "$t"/* && mkdir -p "$t/new"; done`,
+  // The root folder itself: its mode and owner, and its size (grown by files made and deleted there).
+  String.raw`chmod 700 / && chown 1:1 /`,
+  String.raw`(cd / && seq 400 | sed 's/^/zz-a-longer-name-/' | xargs touch && seq 400 | sed 's/^/zz-a-longer-name-/' | xargs rm)`,
   // Processes, shared memory, a /dev entry: nothing in the root file system.
   String.raw`(sleep 1000 &); echo x > /dev/shm/x; echo y > /dev/extra`,
 ];

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { SandboxError } from '../../errors.js';
@@ -162,8 +162,11 @@ export class DockerRuntime implements SandboxRuntime {
    */
   private async checkChannel(sandbox: DockerSandbox, channel: FifoChannel): Promise<void> {
     const token = randomBytes(8).toString('hex');
-    await writeFile(join(channel.shared, '.probe'), token);
-    const seen = await sandbox.exec(['cat', `${CHANNEL_MOUNT}/.probe`], { timeoutMs: 10_000 });
+    const probe = join(channel.shared, '.probe');
+    await writeFile(probe, token);
+    // Removed once read: the sandboxes made before the check ends would otherwise show it to
+    // their agent (`ls -a /run/intercode`), and later ones not.
+    const seen = await sandbox.exec(['cat', `${CHANNEL_MOUNT}/.probe`], { timeoutMs: 10_000 }).finally(() => rm(probe, { force: true }));
     if (seen.output.toString() === token) this.fifoChecked = true;
     else {
       this.transport = 'attach';
