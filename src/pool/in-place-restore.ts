@@ -85,6 +85,18 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
 }
 
 /**
+ * What is compared of a mount point or a /dev entry (a `stat` line of InPlaceRestorer.statsOf):
+ * its type, mode, owner and device numbers — what an episode's `chmod 600 /dev/null` or
+ * `chown 1:1 /dev/shm` changes (the settle script puts back the entries, not their modes).
+ * Not their links or sizes: /proc counts a link per process.
+ */
+function systemFields(line: string | undefined): string {
+  const words = line?.split(' ') ?? [];
+  const numbers = words.slice(-8);
+  return numbers.length === 8 ? [words.slice(0, -8).join(' '), ...numbers.slice(0, 3), ...numbers.slice(6)].join(' ') : '';
+}
+
+/**
  * Makes a used workspace clean again in place, as a new sandbox of the same image, instead
  * of replacing it (a replacement costs a container creation, ~0.1–0.3 s of CPU) — but only
  * where the result is indistinguishable from a new sandbox; otherwise it says so and the
@@ -107,13 +119,14 @@ function settleDefinition(dev: readonly string[], etc: ReadonlyMap<string, { con
  * layer holds a path a new sandbox's does not (`Sandbox.changesSeenFromOutside` without a
  * reference, else `Sandbox.changes`) is not clean, nor is one whose root folder is not a new
  * sandbox's (mode, owner, links, size, blocks: it is in every writable layer, so the listing
- * does not show it changed): the caller replaces it. Measured and
+ * does not show it changed), nor one whose mount points or /dev entries differ in type, mode,
+ * owner or device numbers (outside the layer too): the caller replaces it. Measured and
  * argued in docs/fidelity.md ("Restored ≡ new").
  */
 export class InPlaceRestorer {
   private template: Promise<Workspace> | undefined;
   /** {@link settleDefinition} for this image, read from the template. */
-  private settle: Promise<{ definition: string; etcFiles: readonly string[] }> | undefined;
+  private settle: Promise<{ definition: string; etcFiles: readonly string[]; systemPaths: readonly string[] }> | undefined;
   /**
    * What a new sandbox of the image has in its writable layer (the folders the engine's mount
    * points are in), read once from the template: each path with its type, mode, owner, links,
@@ -124,7 +137,7 @@ export class InPlaceRestorer {
    * layer, so no listing of the layer shows an episode's `chmod 700 /`, or a root folder grown
    * by files made and deleted there.
    */
-  private newLayer: Promise<{ stats: Map<string, string>; root: string; setMtimes: string }> | undefined;
+  private newLayer: Promise<{ stats: Map<string, string>; root: string; system: readonly string[]; systemPaths: readonly string[]; setMtimes: string }> | undefined;
 
   /**
    * @param keepWarmMs when > 0 (and the factory can), the template is one an earlier process
@@ -147,7 +160,7 @@ export class InPlaceRestorer {
   }
 
   /** What a new sandbox of the image looks like where its layers don't tell (mounts, /dev): {@link settleDefinition}, and the /etc files the engine mounts. */
-  private settleScript(): Promise<{ definition: string; etcFiles: readonly string[] }> {
+  private settleScript(): Promise<{ definition: string; etcFiles: readonly string[]; systemPaths: readonly string[] }> {
     this.settle ??= (async () => {
       const { control } = await this.templateWorkspace();
       const dev = (await control.run('shopt -s nullglob dotglob; builtin printf "%s\\n" /dev/*; shopt -u nullglob dotglob')).output.split('\n').filter(Boolean);
@@ -159,7 +172,10 @@ export class InPlaceRestorer {
         const owner = await control.run(`stat -c '%a %u %g' ${file}`);
         if (read.exitCode === 0 && owner.exitCode === 0) etc.set(file, { content: read.output, owner: owner.output.trim() });
       }
-      return { definition: settleDefinition(dev, etc), etcFiles: [...etc.keys()] };
+      // The mount points and /dev's entries: outside the writable layer, so no listing of it
+      // shows an episode's `chmod 600 /dev/null` or `chown 1:1 /dev/shm` (see SYSTEM_FIELDS).
+      const systemPaths = [...new Set([...mountPoints.filter((m) => m.startsWith('/') && m !== '/' && !etc.has(m)), ...dev])].sort();
+      return { definition: settleDefinition(dev, etc), etcFiles: [...etc.keys()], systemPaths };
     })();
     // A template killed while it was read: read the next one's.
     this.settle.catch(() => (this.settle = undefined));
@@ -212,29 +228,31 @@ export class InPlaceRestorer {
   }
 
   /**
-   * Each of `paths` with its type, mode, owner, links, size and blocks as `workspace` shows
-   * them, then `then` run (one round trip through its control shell, one `stat`).
-   * @returns undefined when they cannot be read.
+   * Each of `paths` with its type, mode, owner, links, size, blocks and device numbers as
+   * `workspace` shows them, then `then` run (one round trip through its control shell, one `stat`).
+   * @returns undefined when they cannot be read (one of them is gone, say).
    */
   private async statsOf({ control }: Workspace, paths: readonly string[], then = ''): Promise<string[] | undefined> {
-    const read = await control.run(`stat -c '%F %a %u %g %h %s %b' -- ${paths.map(shellQuote).join(' ')}${then ? `; ${then}` : ''}`);
+    const read = await control.run(`stat -c '%F %a %u %g %h %s %b %t %T' -- ${paths.map(shellQuote).join(' ')}${then ? `; ${then}` : ''}`);
     const lines = read.output.split('\n');
     return read.exitCode === 0 && lines.length === paths.length + 1 ? lines.slice(0, -1) : undefined;
   }
 
   /** {@link newLayer}, read from the template on first use. */
-  private templateLayer(): Promise<{ stats: Map<string, string>; root: string; setMtimes: string }> {
+  private templateLayer(): Promise<{ stats: Map<string, string>; root: string; system: readonly string[]; systemPaths: readonly string[]; setMtimes: string }> {
     this.newLayer ??= (async () => {
-      const template = await this.templateWorkspace();
+      const [template, { systemPaths }] = await Promise.all([this.templateWorkspace(), this.settleScript()]);
       const paths = await this.layerPaths(template.sandbox);
-      const [root, ...stats] = (await this.statsOf(template, ['/', ...paths])) ?? [];
+      const [root, ...read] = (await this.statsOf(template, ['/', ...paths, ...systemPaths])) ?? [];
+      const stats = read.slice(0, paths.length);
+      const system = read.slice(paths.length).map(systemFields);
       const mtimes = paths.length > 0 ? (await template.control.run(`stat -c %Y -- ${paths.map(shellQuote).join(' ')}`)).output.split('\n') : [''];
-      if (root === undefined || stats.length !== paths.length || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
+      if (root === undefined || stats.length !== paths.length || system.length !== systemPaths.length || mtimes.length !== paths.length + 1) throw new Error("the template's writable layer could not be read");
       // One `touch` per distinct time (the engine makes these folders at once: usually one).
       const byMtime = new Map<string, string[]>();
       paths.forEach((path, i) => byMtime.set(mtimes[i]!, [...(byMtime.get(mtimes[i]!) ?? []), shellQuote(path)]));
       const setMtimes = [...byMtime].map(([mtime, quoted]) => `touch -c -h -m -d @${mtime} -- ${quoted.join(' ')}`).join('; ');
-      return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), root, setMtimes };
+      return { stats: new Map(paths.map((path, i) => [path, stats[i]!])), root, system, systemPaths, setMtimes };
     })();
     this.newLayer.catch(() => (this.newLayer = undefined));
     return this.newLayer;
@@ -284,8 +302,10 @@ export class InPlaceRestorer {
     // Its paths are compared before anything runs there: a program the episode replaced is one of them.
     const [paths, pristine] = await Promise.all([this.layerPaths(sandbox), this.templateLayer()]);
     if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
-    const [root, ...stats] = (await this.statsOf(workspace, ['/', ...paths], pristine.setMtimes)) ?? [];
+    // With the root folder and the system paths, which no listing of the layer shows changed.
+    const [root, ...stats] = (await this.statsOf(workspace, ['/', ...paths, ...pristine.systemPaths], pristine.setMtimes)) ?? [];
     if (root !== pristine.root || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
+    if (pristine.system.some((want, i) => systemFields(stats[paths.length + i]) !== want)) return false;
     // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
     // process's (its control shell's was pinned when the sandbox was made).
     if (!keptRunner) workspace.runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));

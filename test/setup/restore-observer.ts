@@ -13,13 +13,15 @@ const TESTBED = String.raw`$(for d in /*; do case $d in /bin|/boot|/dev|/etc|/ho
 
 /**
  * The observers, each line keyed by the path it is about: `find` (size, blocks, links, mode,
- * owner, atime, mtime of every path of the root file system but /proc and /sys), `du -ax /`
- * and `ls -lsaR --time-style=full-iso` of the testbed and /tmp.
+ * owner, atime, mtime of every path of the root file system but /proc and /sys), `du -ax /`,
+ * `ls -lsaR --time-style=full-iso` of the testbed and /tmp, and `stat` of /dev's entries and
+ * the mount points (type, mode, owner, device numbers: outside the root file system).
  */
 export const OBSERVER = [
   String.raw`find / -xdev \( -path /proc -o -path /sys \) -prune -o -printf 'find\t%p\t%y %s %b %n %m %u %g %A@ %T@ %C@ %i\n' | LC_ALL=C sort`,
   String.raw`du -ax / | awk -F'\t' '{ print "du\t" $2 "\t" $1 }' | LC_ALL=C sort`,
   String.raw`ls -lsaR --time-style=full-iso ${TESTBED} /tmp | awk '/^\/.*:$/ { sec = substr($0, 1, length($0) - 1); next } NF >= 10 { n = $10; for (i = 11; i <= NF; i++) n = n " " $i; print "ls\t" sec "/" n "\t" $0 }'`,
+  String.raw`shopt -s dotglob; stat -c $'mount\t%n\t%F %a %u %g %t %T' -- /dev/* $(while read -r _ _ _ _ m _; do echo "$m"; done < /proc/self/mountinfo) | LC_ALL=C sort -u`,
 ].join('; ');
 
 /**
@@ -87,6 +89,8 @@ export const HOSTILE_EPISODES = [
   // The root folder itself: its mode and owner, and its size (grown by files made and deleted there).
   String.raw`chmod 700 / && chown 1:1 /`,
   String.raw`(cd / && seq 400 | sed 's/^/zz-a-longer-name-/' | xargs touch && seq 400 | sed 's/^/zz-a-longer-name-/' | xargs rm)`,
+  // Outside the writable layer: the modes and owners of /dev's entries and of mount points.
+  String.raw`chmod 600 /dev/null && chown 1:1 /dev/shm && chmod 700 /dev/pts /proc`,
   // Processes, shared memory, a /dev entry: nothing in the root file system.
   String.raw`(sleep 1000 &); echo x > /dev/shm/x; echo y > /dev/extra`,
 ];
