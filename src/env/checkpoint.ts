@@ -50,6 +50,8 @@ export interface SandboxEpisodeState extends EpisodeBookkeeping {
   readonly spec: SandboxSpec;
   readonly layer: LayerArchive;
   readonly shell: ShellState;
+  /** What the sandbox held outside its layer (src/sandbox/outside-layer.ts): a restore's must be equal. */
+  readonly outside: string;
 }
 
 /** What every sandbox env's handle carries of its episode, however its state is carried. */

@@ -16,6 +16,7 @@ import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } 
 import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeBookkeeping, type EpisodeCheckpoint, type ReplayedEpisodeState, type ReplayObserver, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
+import { readOutsideLayer, requireSameOutsideLayer } from '../sandbox/outside-layer.js';
 import { captureShellState, restoreShellState, type ShellState } from '../sandbox/shell/shell-state.js';
 import type { LayerLimits } from '../sandbox/types.js';
 
@@ -89,6 +90,13 @@ export abstract class SandboxEnv implements TaskEnv {
   private lender: WorkspaceSource | undefined;
   /** This env's checkpoints (released when it closes). */
   private readonly checkpoints = new CheckpointStore();
+  /**
+   * What a new sandbox shows outside its layer (src/sandbox/outside-layer.ts), by runtime and
+   * spec, as the first child restored from a checkpoint read it (a child is a new sandbox, or
+   * a pool's spare restored as one): later restores compare the checkpoint's with it and read
+   * no child's. Shared by every env of the process (a fork's children are new envs).
+   */
+  private static readonly newSandboxOutside = new Map<string, string>();
 
   /** The image this env's sandboxes start from (its tag): what an exported task directory builds on. */
   get image(): string {
@@ -365,7 +373,12 @@ export abstract class SandboxEnv implements TaskEnv {
     if (!sandbox.archiveLayer || !this.config.runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${this.config.runtime.name} runtime cannot copy a sandbox's written files`);
     if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.id}'s runner is not a bash session: its state cannot be checkpointed`);
     // Before the capture, whose subshell is a process of the sandbox while it runs.
-    const left = await leftRunning(control, runner.pid);
+    const [left, outside] = await Promise.all([
+      leftRunning(control, runner.pid),
+      readOutsideLayer(control).catch((error: unknown) => {
+        throw error instanceof CarryRefusal ? refusedCheckpoint(error) : error;
+      }),
+    ]);
     const { id, dir } = this.checkpoints.allocate();
     mkdirSync(dir, { recursive: true });
     try {
@@ -389,7 +402,7 @@ export abstract class SandboxEnv implements TaskEnv {
           dropped: { processes: left.commands, shellValues: SHELL_VALUES_NOT_CARRIED },
           durationMs: performance.now() - started,
         },
-        state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell, envEpisode: this.envEpisodeState() },
+        state: { spec: sandbox.spec, task: this.task, steps: [...this.steps], lastObservation: this.lastObservation, layer, shell, outside, envEpisode: this.envEpisodeState() },
       });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
@@ -412,11 +425,26 @@ export abstract class SandboxEnv implements TaskEnv {
     if ('observed' in checkpoint.state) return this.restoreByReplay(checkpoint.state);
     const { runtime } = this.config;
     if (!runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot make a sandbox from a checkpoint`);
-    const { spec, layer, shell, task, steps, lastObservation, envEpisode } = checkpoint.state;
+    const { spec, layer, shell, outside, task, steps, lastObservation, envEpisode } = checkpoint.state;
     this.checkRestorable(spec, task);
+    // What lies outside the layer is not carried: refused unless the parent's is a new sandbox's.
+    const outsideKey = `${runtime.name} ${JSON.stringify(spec)}`;
+    const known = SandboxEnv.newSandboxOutside.get(outsideKey);
+    if (known !== undefined) {
+      try {
+        requireSameOutsideLayer(outside, known);
+      } catch (error) {
+        throw refusedCheckpoint(error as CarryRefusal);
+      }
+    }
+    const checkOutside = known !== undefined ? undefined : async (control: CommandRunner) => {
+      const child = await readOutsideLayer(control);
+      SandboxEnv.newSandboxOutside.set(outsideKey, child);
+      requireSameOutsideLayer(outside, child);
+    };
     const source = this.spares ?? this.source;
-    const inPlace = spec.image === this.config.spec.image ? await this.workspaceLaidOver(source, layer, shell) : undefined;
-    const workspace = inPlace ?? (await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell));
+    const inPlace = spec.image === this.config.spec.image ? await this.workspaceLaidOver(source, layer, shell, checkOutside) : undefined;
+    const workspace = inPlace ?? (await this.workspaceFromLayer(runtime.createFromLayer.bind(runtime), spec, layer, shell, checkOutside));
     this.continueEpisode(workspace, inPlace === undefined, { task, steps, lastObservation, envEpisode });
     if (inPlace) this.lender = source;
   }
@@ -429,7 +457,7 @@ export abstract class SandboxEnv implements TaskEnv {
    * caller then makes a new sandbox from the layer.
    * @throws CheckpointError CHECKPOINT_REFUSED when the shell's state could not be given exactly.
    */
-  private async workspaceLaidOver(source: WorkspaceSource, layer: SandboxEpisodeState['layer'], shell: ShellState): Promise<Workspace | undefined> {
+  private async workspaceLaidOver(source: WorkspaceSource, layer: SandboxEpisodeState['layer'], shell: ShellState, checkOutside?: (control: CommandRunner) => Promise<void>): Promise<Workspace | undefined> {
     const workspace = await source.acquireIfIdle?.();
     if (!workspace) return undefined;
     const { sandbox, runner } = workspace;
@@ -443,7 +471,8 @@ export abstract class SandboxEnv implements TaskEnv {
       if (!done) throw new Error('the layer cannot be laid in place');
     });
     try {
-      await restoreShellState(runner, shell, laid);
+      // What lies outside the layer is read meanwhile (when it must be), through the harness's shell.
+      await Promise.all([restoreShellState(runner, shell, laid), checkOutside?.(workspace.control)]);
       return workspace;
     } catch (error) {
       await laid.catch(() => undefined);
@@ -551,7 +580,7 @@ export abstract class SandboxEnv implements TaskEnv {
     if (spec.image !== this.config.spec.image) throw otherImage(spec.image, this.config.spec.image);
   }
 
-  private async workspaceFromLayer(create: NonNullable<SandboxRuntime['createFromLayer']>, spec: SandboxSpec, layer: SandboxEpisodeState['layer'], shell: ShellState): Promise<Workspace> {
+  private async workspaceFromLayer(create: NonNullable<SandboxRuntime['createFromLayer']>, spec: SandboxSpec, layer: SandboxEpisodeState['layer'], shell: ShellState, checkOutside?: (control: CommandRunner) => Promise<void>): Promise<Workspace> {
     const sandbox = await create(spec, layer);
     let control: ShellSession | undefined;
     let runner: CommandRunner | undefined;
@@ -559,7 +588,7 @@ export abstract class SandboxEnv implements TaskEnv {
       control = await ShellSession.open(sandbox, CONTROL_SHELL);
       sandbox.launchThrough?.(control);
       runner = await this.openRunner(sandbox);
-      await restoreShellState(runner, shell);
+      await Promise.all([restoreShellState(runner, shell), checkOutside?.(control)]);
       // Every path of its layer is the episode's (as in the parent, made from the image).
       return { sandbox, control, runner, fromImage: true };
     } catch (error) {

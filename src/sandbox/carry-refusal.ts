@@ -19,3 +19,9 @@ export class CarryRefusal<Reason extends string = string> extends Error {
  * cannot be carried (a socket), or more than the limits allow.
  */
 export class LayerArchiveRefusal extends CarryRefusal<'socket' | 'too-large' | 'too-many-paths' | 'timed-out'> {}
+
+/**
+ * Why a sandbox's state outside its writable layer (/dev, /dev/shm, the mount points, IPC
+ * objects: see outside-layer.ts) was not carried: the episode changed it, or it could not be read.
+ */
+export class OutsideLayerRefusal extends CarryRefusal<'not-carried' | 'unreadable'> {}

@@ -203,6 +203,28 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
     env.releaseCheckpoint(checkpoint);
     await expect(env.restore(checkpoint)).rejects.toThrow(/released/);
   }, 600_000);
+
+  it('refuses, with a typed error, a child that would differ outside the layer: /dev modes, /dev/shm, a mount point', async () => {
+    for (const action of ['chmod 600 /dev/null', 'echo kept > /dev/shm/x', 'chmod 700 /proc']) {
+      await env.reset({ task: 0 });
+      expect((await env.step(action)).info.exitCode, action).toBe(0);
+      const checkpoint = await env.checkpoint();
+      await shared?.pool.ready(2);
+      const child = await newChild();
+      try {
+        const refused = await child.restore(checkpoint).then(() => undefined, (error: unknown) => error);
+        expect(refused, action).toBeInstanceOf(CheckpointError);
+        expect((refused as CheckpointError).code).toBe('CHECKPOINT_REFUSED');
+        expect((refused as CheckpointError).details.reason, action).toBe('not-carried');
+        // The child is left without an episode; the parent goes on.
+        await expect(child.step('true')).rejects.toThrow(/reset/);
+        expect((await env.step('true')).info.exitCode).toBe(0);
+      } finally {
+        await child.close();
+        env.releaseCheckpoint(checkpoint);
+      }
+    }
+  }, 600_000);
 });
 
 describe.skipIf(skip)("the checkpoint's freeze through the container's cgroup", () => {
