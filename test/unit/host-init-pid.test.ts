@@ -12,6 +12,13 @@ const info = { State: { Pid: 4242 }, Path: '/opt/intercode/idle', HostConfig: { 
 const asRoot = process.getuid?.() === 0;
 
 describe.skipIf(!asRoot)('hostInitPid (run as root, as the harness pins ids only then)', () => {
+  it('waits while its command line reads empty (a process read during its exec), then gives its id', async () => {
+    const seen = [['runc', 'init', ''], [''], ['/opt/intercode/idle', '']];
+    let reads = 0;
+    expect(await hostInitPid(info, () => seen[Math.min(reads++, seen.length - 1)])).toBe(4242);
+    expect(reads).toBe(3);
+  });
+
   it('waits while the first process is still runc init, then gives its id', async () => {
     const seen = [['runc', 'init', ''], ['/usr/sbin/runc', 'init', ''], ['/opt/intercode/idle', '']];
     let reads = 0;

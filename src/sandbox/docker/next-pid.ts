@@ -12,8 +12,8 @@ const hostArgv: ArgvReader = (pid) => {
   }
 };
 
-/** How long a container's first process may still be the runtime's init before its command replaces it. */
-const RUNTIME_INIT_WAIT_MS = 5_000;
+/** How long a container's first process may still be the runtime's init (or between programs) before its command replaces it. */
+const RUNTIME_INIT_WAIT_MS = 15_000;
 
 /**
  * The host process id of a container's first process, when this process can set the next
@@ -24,8 +24,9 @@ const RUNTIME_INIT_WAIT_MS = 5_000;
  * (`docker-init`) where the container has one. Undefined otherwise.
  *
  * Just after a start the process can still be runc's own init (`runc init`), which replaces
- * itself with the container's command a moment later (longer on a loaded host): that is
- * waited for, up to 5 s, rather than taken for a runtime whose processes are not the host's.
+ * itself with the container's command a moment later (longer on a loaded host), and while it
+ * does its command line reads empty: both are waited for, up to 15 s, rather than taken for a
+ * runtime whose processes are not the host's (the sandbox would never be pinned).
  * @param info the engine's inspection of the running container (`State.Pid`, `Path`, `HostConfig.Init`).
  */
 export async function hostInitPid(
@@ -39,7 +40,8 @@ export async function hostInitPid(
     const argv = readArgv(pid);
     if (!argv) return undefined;
     if (argv[0] === info.Path || (info.HostConfig?.Init === true && argv[0]?.endsWith('/docker-init'))) return pid;
-    const runtimeInit = argv[1] === 'init' && /(^|\/)runc$/.test(argv[0] ?? '');
+    // An empty command line is a process between two programs (read during its exec): wait too.
+    const runtimeInit = (argv[1] === 'init' && /(^|\/)runc$/.test(argv[0] ?? '')) || !argv[0];
     if (!runtimeInit || Date.now() >= deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
