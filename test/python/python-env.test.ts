@@ -19,6 +19,7 @@ import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { tempDir } from '../setup/temp-dirs.js';
 
 const { testRun, engine } = await dockerTestFile();
 
@@ -175,10 +176,9 @@ describe.skipIf(skipWithoutEngine(engine, 'python env'))('PythonEnv in Docker', 
         summary: { max_reward: 1 / 3 },
       },
     };
-    const { writeFile, mkdtemp } = await import('node:fs/promises');
+    const { writeFile } = await import('node:fs/promises');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const path = join(await mkdtemp(join(tmpdir(), 'py-replay-')), 'log.json');
+    const path = join(tempDir('py-replay-'), 'log.json');
     await writeFile(path, JSON.stringify(file));
     const intercode = make({ afterScore: 'gold-state', entryRule: 'first-def' });
     try {

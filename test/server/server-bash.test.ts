@@ -8,7 +8,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,6 +19,7 @@ import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { EnvServer, pooledEnvSlots, type EnvSlots } from '../../src/server/index.js';
 import { dockerTestFile, IN_CI, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { tempDir } from '../setup/temp-dirs.js';
 import { TestClient, until, startLoopbackServer } from './helpers.js';
 import { rawSession } from './raw-ws.js';
 
@@ -68,7 +68,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     expect(tasks.length).toBeGreaterThan(0);
     // Every task once, then again from the start until 64 sessions are filled.
     const episodes = Array.from({ length: Math.max(SESSIONS, tasks.length) }, (_, i) => ({ task_id: i % tasks.length, actions: bashPlugin.goldActions(tasks[i % tasks.length]!) }));
-    const file = join(tmpdir(), `intercode-episodes-${process.pid}.json`);
+    const file = join(tempDir('intercode-episodes-'), 'episodes.json');
     writeFileSync(file, JSON.stringify(episodes));
     const child = spawn(PYTHON, [join(CLIENT_DIR, 'play_episodes.py'), '--url', server.url, '--episodes', file, '--together'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
