@@ -173,7 +173,7 @@ export class InPlaceRestorer {
         if (read.exitCode === 0 && owner.exitCode === 0) etc.set(file, { content: read.output, owner: owner.output.trim() });
       }
       // The mount points and /dev's entries: outside the writable layer, so no listing of it
-      // shows an episode's `chmod 600 /dev/null` or `chown 1:1 /dev/shm` (see SYSTEM_FIELDS).
+      // shows an episode's `chmod 600 /dev/null` or `chown 1:1 /dev/shm` (see systemFields).
       const systemPaths = [...new Set([...mountPoints.filter((m) => m.startsWith('/') && m !== '/' && !etc.has(m)), ...dev])].sort();
       return { definition: settleDefinition(dev, etc), etcFiles: [...etc.keys()], systemPaths };
     })();
