@@ -1,0 +1,190 @@
+import type Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { SandboxError } from '../../errors.js';
+import { HARNESS_CAPABILITY } from '../harness-capability.js';
+import { createContainer } from '../docker/container-creation.js';
+import { channelRoot, FifoChannel } from '../docker/fifo-channel.js';
+import { ownerLabels } from '../docker/labels.js';
+import { newTag, runName } from '../docker/warm-sandboxes.js';
+import type { SandboxSpec } from '../types.js';
+import { HelperClient } from './helper-client.js';
+import { captureReference } from './reference-container.js';
+import { hostCgroupHierarchies, initLayerEntries, rootPlan, type CgroupHierarchy, type OciSpec } from './root-plan.js';
+
+/** Marks pool containers (their value: the pool's folder on the host). */
+export const POOL_LABEL = 'io.intercode-ts.root-pool';
+
+/** Where the pool container sees the helper binary and each host cgroup hierarchy's `docker/` folder. */
+const HELPER_IN_POOL = '/run/episode-root-helper';
+const CGROUPS_IN_POOL = '/run/episode-root-cgroup';
+
+/**
+ * The capabilities the pool container adds to the engine's default set, and why each:
+ * SYS_ADMIN to make namespaces, mount and pivot_root; DAC_READ_SEARCH so that overlayfs
+ * records a copied-up folder's origin as the engine's mount does (without it the folder has
+ * no origin attribute: 8 blocks instead of 16); NET_ADMIN to bring each root's `lo` up.
+ */
+const POOL_CAPABILITIES = ['SYS_ADMIN', 'DAC_READ_SEARCH', 'NET_ADMIN'];
+
+/**
+ * The calls the helper makes beyond what the engine's default filter lets a container with
+ * the pool's capabilities make: namespaces (clone/clone3 with their flags, unshare, setns),
+ * mounts and pivot_root, the host name.
+ */
+const POOL_SYSCALLS = ['clone', 'clone3', 'unshare', 'setns', 'mount', 'umount2', 'pivot_root', 'sethostname'];
+
+/** The pool container's seccomp profile: the reference's (the engine's default, resolved) with {@link POOL_SYSCALLS} allowed. */
+export function poolSeccompProfile(reference: NonNullable<OciSpec['linux']['seccomp']>): string {
+  const syscalls = (reference.syscalls ?? [])
+    .map((rule) => ({ ...rule, names: rule.names.filter((name) => !POOL_SYSCALLS.includes(name)) }))
+    .filter((rule) => rule.names.length > 0);
+  return JSON.stringify({ ...reference, syscalls: [...syscalls, { names: POOL_SYSCALLS, action: 'SCMP_ACT_ALLOW' }] });
+}
+
+export interface RootPoolOptions {
+  ociRuntime: string | undefined;
+  diskBytes: number;
+  /** The compiled helper on this host (see helper-binary.ts). */
+  helper: string;
+}
+
+/** A root made by the helper: its id (a new container's form) and folder on this host. */
+export interface RootRecord {
+  id: string;
+  dir: string;
+  /** Its first process's id in the pool container. */
+  initPid: number;
+}
+
+/**
+ * One long-lived container per sandbox spec, holding the episode-root helper: every root of
+ * that spec is made, entered and removed by the helper in it, over one socket. Its plan comes
+ * from a reference container the engine made of the same spec (captured, then removed).
+ */
+export class RootPool {
+  private constructor(
+    private readonly container: Docker.Container,
+    private readonly client: HelperClient,
+    /** The pool's folder on the host: its plan, and each root's folder under roots/. */
+    readonly dir: string,
+    /** The environment of the spec's processes (the engine's OCI spec's). */
+    readonly baseEnv: readonly string[],
+  ) {}
+
+  static async start(docker: Docker, spec: SandboxSpec, options: RootPoolOptions): Promise<RootPool> {
+    const info = (await docker.info()) as { DockerRootDir?: string; Driver?: string };
+    if (info.Driver !== 'overlay2') throw new SandboxError('SANDBOX_UNAVAILABLE', `Episode roots need the overlay2 storage driver (the engine has ${info.Driver})`);
+    const capture = await withReference(docker, spec, options, async (id) => {
+      const captured = await captureReference(docker, id);
+      return { ...captured, initEntries: initLayerEntries(captured.initLayer) };
+    });
+    const layerRoot = dirname(capture.imageLayers[0] ?? '/var/lib/docker/overlay2/l/x').replace(/\/l$/, '');
+    // The uppers sit on the image layers' file system: folder sizes, blocks and inode numbers then behave as the engine's.
+    const base = join(dirname(info.DockerRootDir ?? '/var/lib/docker'), 'intercode-roots');
+    await mkdir(base, { recursive: true, mode: 0o700 });
+    const [baseDevice, layerDevice] = await Promise.all([stat(base), stat(layerRoot)]);
+    if (baseDevice.dev !== layerDevice.dev) throw new SandboxError('SANDBOX_UNAVAILABLE', `Episode roots need ${base} on the file system of ${layerRoot}`);
+    const dir = join(base, `${process.pid}-${newTag()}`);
+    await mkdir(join(dir, 'roots'), { recursive: true, mode: 0o700 });
+    const hierarchies = hostCgroupHierarchies();
+    const cgroups: CgroupHierarchy[] = hierarchies.map((h) => ({ name: h.name, poolPath: `${CGROUPS_IN_POOL}/${h.name}` }));
+    const planPath = join(dir, 'plan');
+    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: capture.idlePid, devices: capture.devices, harnessCapability: HARNESS_CAPABILITY }));
+    const socketPath = join(dir, 'helper.sock');
+    const binds = [
+      `${options.helper}:${HELPER_IN_POOL}:ro`,
+      `${layerRoot}:${layerRoot}:ro`,
+      `${dir}:${dir}`,
+      `${channelRoot()}:${channelRoot()}:ro`,
+      ...hierarchies.map((h) => `${h.hostPath}/docker:${CGROUPS_IN_POOL}/${h.name}`),
+      // What the engine binds into a container from the host (docker-init, the spec's folders), at the same path.
+      ...capture.spec.mounts
+        .filter((m) => m.type === 'bind' && m.source && m.destination !== '/run/intercode' && m.destination !== '/etc/hostname')
+        .map((m) => `${m.source}:${m.source}${(m.options ?? []).includes('ro') ? ':ro' : ''}`),
+    ];
+    await mkdir(channelRoot(), { recursive: true, mode: 0o700 });
+    let container: Docker.Container | undefined;
+    try {
+      container = await docker.createContainer({
+        name: runName(`pool-${newTag()}`),
+        Image: spec.image,
+        Entrypoint: [HELPER_IN_POOL],
+        Cmd: [planPath, socketPath],
+        WorkingDir: '/',
+        Labels: { ...ownerLabels(), ...spec.labels, [POOL_LABEL]: dir },
+        NetworkDisabled: true,
+        // Removed by the engine once its helper exits (the harness closed the socket, or died).
+        HostConfig: {
+          NetworkMode: 'none', Init: true, AutoRemove: true, CapAdd: POOL_CAPABILITIES,
+          SecurityOpt: ['seccomp=unconfined'], Binds: binds, ...(options.ociRuntime ? { Runtime: options.ociRuntime } : {}) },
+      });
+      await container.start();
+      const client = await HelperClient.connect(socketPath, 15_000);
+      return new RootPool(container, client, dir, capture.spec.process.env);
+    } catch (error) {
+      const logs = await container?.logs({ stdout: true, stderr: true }).catch(() => undefined);
+      await container?.remove({ force: true }).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+      throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not start the episode-root pool for ${spec.image}: ${String(error)} ${logs ? String(logs).slice(0, 500) : ''}`, { cause: error });
+    }
+  }
+
+  get alive(): boolean {
+    return this.client.alive;
+  }
+
+  /** A new root whose /run/intercode is `channel`'s shared folder. */
+  async createRoot(channel: string): Promise<RootRecord> {
+    const id = randomBytes(32).toString('hex');
+    const dir = join(this.dir, 'roots', id);
+    const initPid = Number(await this.client.request('C', id, dir, channel));
+    return { id, dir, initPid };
+  }
+
+  /**
+   * Starts `argv` in root `id` on the FIFOs `pipes` (paths in the root, opened already on our
+   * side). Flags: `c` without the harness's capability, `x` report its exit (see exitOf).
+   * @returns its id in the pool container.
+   */
+  async launch(id: string, argv: readonly string[], options: { cwd: string; env: readonly string[]; flags: string; pid?: number }, pipes: { in: string; out: string; ctl: string }): Promise<number> {
+    const reply = await this.client.request('L', id, options.flags, String(options.pid ?? 0), options.cwd, String(options.env.length), ...options.env, String(argv.length), ...argv, pipes.in, pipes.out, pipes.ctl);
+    return Number(reply);
+  }
+
+  exitOf(pid: number): Promise<number> {
+    return this.client.exitOf(pid);
+  }
+
+  async setNextPid(id: string, pid: number): Promise<void> {
+    await this.client.request('P', id, String(pid));
+  }
+
+  /** Kills every process of root `id` and releases its namespaces and cgroups (its folder is the caller's to remove). */
+  async kill(id: string): Promise<void> {
+    await this.client.request('K', id);
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+    await this.container.remove({ force: true }).catch(() => undefined);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `use` on a new container of `spec` made by the engine as a sandbox would be, then removes it. */
+async function withReference<T>(docker: Docker, spec: SandboxSpec, options: RootPoolOptions, use: (id: string) => Promise<T>): Promise<T> {
+  const tag = newTag();
+  const channel = await FifoChannel.create(tag);
+  try {
+    const container = await createContainer(docker, spec, { tag, channel, ociRuntime: options.ociRuntime, diskBytes: options.diskBytes, quotaBytes: 0 });
+    try {
+      return await use(container.id);
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined);
+    }
+  } finally {
+    await channel.remove();
+  }
+}
