@@ -698,10 +698,20 @@ static char *launch(struct root *r, const char *flags, int pid, const char *cwd,
   return NULL;
 }
 
+static void report_exit(pid_t pid, int status);
+
+/* Kills the root's init, and with it (the kernel's doing) every process of its PID namespace.
+ * The namespace is gone only once each of its processes is reaped, those we started (our
+ * children) included: they are reaped here while the init is waited for. */
 static char *kill_root(struct root *r) {
   kill(r->init, SIGKILL);
-  int status;
-  while (waitpid(r->init, &status, 0) < 0 && errno == EINTR) {}
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, __WALL);
+    if (pid == r->init) break;
+    if (pid > 0) report_exit(pid, status);
+    else if (errno != EINTR) break;
+  }
   char id[65];
   snprintf(id, sizeof id, "%s", r->id);
   close_root(r);
@@ -712,14 +722,17 @@ static char *kill_root(struct root *r) {
 /* ---- the channel -------------------------------------------------------------------- */
 
 static int client = -1;
+static int exiting = 0;
 
 /* The harness is gone: every root goes with it, and so does the pool container. */
 static void release_all_and_exit(void) {
+  exiting = 1;
   for (int i = 0; i < MAX_ROOTS; i++) if (roots[i].live) kill_root(&roots[i]);
   exit(0);
 }
 
 static void send_frame(char **fields, int n) {
+  if (exiting) return;
   static char buf[MAX_FRAME];
   size_t len = 4;
   for (int i = 0; i < n; i++) {
@@ -744,18 +757,21 @@ static void reply(const char *seq, const char *error, const char *value) {
   send_frame(fields, 4);
 }
 
+/* Tells the client of the exit of a process started with flag x. */
+static void report_exit(pid_t pid, int status) {
+  if (launch_exit_report[REPORT_SLOT(pid)] != pid) return;
+  launch_exit_report[REPORT_SLOT(pid)] = 0;
+  char pidtext[32], code[32];
+  snprintf(pidtext, sizeof pidtext, "%d", pid);
+  snprintf(code, sizeof code, "%d", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  char *fields[] = {"X", pidtext, code};
+  send_frame(fields, 3);
+}
+
 static void reap(void) {
   int status;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    if (launch_exit_report[REPORT_SLOT(pid)] != pid) continue;
-    launch_exit_report[REPORT_SLOT(pid)] = 0;
-    char pidtext[32], code[32];
-    snprintf(pidtext, sizeof pidtext, "%d", pid);
-    snprintf(code, sizeof code, "%d", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    char *fields[] = {"X", pidtext, code};
-    send_frame(fields, 3);
-  }
+  while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) report_exit(pid, status);
 }
 
 static void handle(char **f, int n) {

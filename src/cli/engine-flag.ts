@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../errors.js';
+import { ConfigError, oneOf } from '../errors.js';
 import { defaultEndpoint } from '../sandbox/docker/engine.js';
 import type { EngineTarget } from '../sandbox/multi/backend.js';
 import { parseEngineTargets } from '../sandbox/multi/endpoints.js';
 import { EngineSet } from '../sandbox/multi/engine-set.js';
-import type { SandboxSettings } from '../sandbox/types.js';
+import { SANDBOX_KINDS, type SandboxSettings } from '../sandbox/types.js';
 
 /** Commander attribute of the flag {@link addEngineFlag} adds. */
 export interface EngineFlags {
@@ -14,6 +14,8 @@ export interface EngineFlags {
   runtime?: string;
   /** The per-sandbox disk limit in MiB (`--disk-limit`). */
   diskLimit?: string;
+  /** What a sandbox is (`--sandbox-kind`). */
+  sandboxKind?: string;
 }
 
 /**
@@ -36,6 +38,10 @@ export function addSandboxFlags(command: Command): Command {
     .option(
       '--runtime <name>',
       "the engine's OCI runtime for sandboxes: runc, or runsc for gVisor's user-space kernel (stronger isolation, slower steps; see docs/security.md); on Kubernetes, the name of a RuntimeClass of the cluster (runc: the node's default). Default: INTERCODE_RUNTIME, else the engine's default",
+    )
+    .option(
+      '--sandbox-kind <kind>',
+      'episode-roots: each sandbox a fresh root file system and namespaces made in a few milliseconds inside one pool container per image, equal to a new container by construction (local runc engines run as root; see docs/design/episode-roots.md); containers: one engine container per sandbox. Default: INTERCODE_SANDBOX_KIND, else episode roots where the engine supports them (`intercode doctor` says), else containers',
     )
     .option(
       '--disk-limit <MiB>',
@@ -62,7 +68,7 @@ export function commandEngines(flags: Partial<EngineFlags>, log: (line: string) 
 }
 
 /** The user-facing variables {@link sandboxSettings} reads when a flag is not given. */
-export type SandboxVariables = Readonly<Record<'INTERCODE_RUNTIME' | 'INTERCODE_DISK_LIMIT_MIB', string | undefined>>;
+export type SandboxVariables = Readonly<Partial<Record<'INTERCODE_RUNTIME' | 'INTERCODE_DISK_LIMIT_MIB' | 'INTERCODE_SANDBOX_KIND', string | undefined>>>;
 
 /**
  * What every sandbox of the command is made with, on every engine: `--runtime`, else
@@ -85,6 +91,8 @@ export function sandboxSettings(flags: Partial<EngineFlags>, env: SandboxVariabl
     if (!Number.isInteger(mib) || mib < 1) throw new ConfigError(source, `must be a positive whole number of MiB, got "${diskLimit}"`);
     settings.diskLimitBytes = mib * 2 ** 20;
   }
+  const kind = flags.sandboxKind ?? (env.INTERCODE_SANDBOX_KIND || undefined);
+  if (kind !== undefined) settings.kind = oneOf(flags.sandboxKind !== undefined ? '--sandbox-kind' : 'INTERCODE_SANDBOX_KIND', kind, SANDBOX_KINDS);
   return settings;
 }
 

@@ -137,6 +137,7 @@ export abstract class SandboxEnv implements TaskEnv {
     };
     return {
       ...(runtime.ociRuntime !== undefined ? { ociRuntime: runtime.ociRuntime } : {}),
+      ...(runtime.freshRoots ? { freshRoots: true } : {}),
       create: async () => open(await runtime.create(spec)),
       openRunner: (sandbox) => this.openRunner(sandbox),
       destroy: async ({ sandbox, runner, control }) => {

@@ -35,6 +35,8 @@ export interface Workspace {
 export interface WorkspaceFactory {
   /** The OCI runtime its sandboxes run under (SandboxRuntime.ociRuntime); undefined: the engine's default. */
   readonly ociRuntime?: string;
+  /** Its runtime's sandboxes are new by construction and cheap (SandboxRuntime.freshRoots): used ones are replaced. */
+  readonly freshRoots?: boolean;
   /** A new sandbox, started, with the runner and the control shell open. @throws SandboxError / ImageError. */
   create(): Promise<Workspace>;
   /** A new agent runner in an existing sandbox (after an in-place restore). */

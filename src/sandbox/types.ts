@@ -254,7 +254,16 @@ export interface SandboxSettings {
   ociRuntime?: string;
   /** Bytes each sandbox may write when its spec names no limit. Undefined: {@link DEFAULT_DISK_BYTES}. */
   diskLimitBytes?: number;
+  /**
+   * What a sandbox is on a local Docker engine: `episode-roots`, a fresh root made per
+   * sandbox inside a pool container (src/sandbox/roots; runc only); `containers`, one engine
+   * container each. Undefined: episode roots where the engine supports them, else containers.
+   */
+  kind?: SandboxKind;
 }
+
+export const SANDBOX_KINDS = ['episode-roots', 'containers'] as const;
+export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
 export interface FileSystemChange {
   path: string;
@@ -272,6 +281,11 @@ export interface SandboxRuntime {
   readonly systemView?: string;
   /** The OCI runtime (Docker) or RuntimeClass (Kubernetes) its sandboxes run under (see SandboxSettings.ociRuntime); undefined: the engine's default. */
   readonly ociRuntime?: string;
+  /**
+   * True when every sandbox it creates is new by construction, at about the cost of a
+   * restore (episode roots): a used one is then replaced, never restored in place.
+   */
+  readonly freshRoots?: boolean;
   /** Creates and starts a sandbox. Throws SandboxError SANDBOX_UNAVAILABLE on failure. */
   create(spec: SandboxSpec): Promise<Sandbox>;
   /**

@@ -33,7 +33,7 @@ function restoreSupported(ociRuntime: string | undefined): boolean {
  * clean (see {@link defaultCleanMode}) gets replacements whatever was asked.
  */
 export function cleaningRestorer(factory: WorkspaceFactory, clean: CleanMode = 'restore', keepWarmMs = 0): InPlaceRestorer | undefined {
-  return restoreSupported(factory.ociRuntime) && clean === 'restore' ? new InPlaceRestorer(factory, keepWarmMs) : undefined;
+  return !factory.freshRoots && restoreSupported(factory.ociRuntime) && clean === 'restore' ? new InPlaceRestorer(factory, keepWarmMs) : undefined;
 }
 
 /**
@@ -94,7 +94,9 @@ export function sharedPool(envs: readonly SandboxEnv[], options: SharedPoolOptio
   if (!first) throw new Error('a shared pool needs at least one env');
   const factory = first.workspaceFactory();
   const restorer = cleaningRestorer(factory, options.clean, options.pool?.keepWarmMs);
-  const minIdle = options.pool?.minIdle ?? spareWorkspaces(envs.length, options.workload ?? 'steps');
+  // Fresh roots cost about what a restore does: one spare per env (a reset hands over a root made while the episode before ran).
+  const workload = options.workload ?? 'steps';
+  const minIdle = options.pool?.minIdle ?? (factory.freshRoots && workload !== 'sessions' ? Math.max(2, envs.length) : spareWorkspaces(envs.length, workload));
   const settings = {
     borrowers: envs.length,
     minIdle,

@@ -1,10 +1,13 @@
+import type Docker from 'dockerode';
 import { ConfigError } from '../../errors.js';
 import { ensureImage } from '../../images/image-builder.js';
 import { cleanup } from '../docker/cleanup.js';
 import { DockerRuntime } from '../docker/docker-runtime.js';
 import { connectEngine } from '../docker/engine.js';
 import { reapCrashedRuns } from '../lifecycle/reaper.js';
-import type { EngineTarget, SandboxBackend } from './backend.js';
+import { EpisodeRootRuntime, episodeRootsUnsupported } from '../roots/root-runtime.js';
+import type { SandboxRuntime } from '../types.js';
+import type { BackendOptions, EngineTarget, SandboxBackend } from './backend.js';
 import { MultiEngineRuntime } from './multi-engine-runtime.js';
 
 const ENDPOINT_FORMS = /^(unix:\/\/\/|\/|tcp:\/\/|https?:\/\/)/;
@@ -35,6 +38,20 @@ function parseDockerTarget(value: string, flag: string): EngineTarget {
 }
 
 /**
+ * One engine's runtime: episode roots where asked for or (no kind asked for) where the
+ * engine supports them, else containers.
+ * @throws ConfigError when episode roots are asked for and the engine cannot give them.
+ */
+async function singleEngineRuntime(docker: Docker, options: BackendOptions): Promise<SandboxRuntime> {
+  const { kind } = options.sandboxes;
+  if (kind === 'containers') return new DockerRuntime(docker, options.sandboxes);
+  const unsupported = await episodeRootsUnsupported(docker, options.sandboxes);
+  if (unsupported === undefined) return new EpisodeRootRuntime(docker, options.sandboxes);
+  if (kind === 'episode-roots') throw new ConfigError('--sandbox-kind', `episode-roots: ${unsupported}`);
+  return new DockerRuntime(docker, options.sandboxes);
+}
+
+/**
  * Sandboxes as containers of Docker engines: one engine, a plain {@link DockerRuntime}
  * (a single engine costs exactly what it did before there were several); several, a
  * {@link MultiEngineRuntime} spreading them by weight. Last in the list: every `--engine`
@@ -50,7 +67,7 @@ export const dockerBackend: SandboxBackend = {
     if (targets.length === 1) {
       const docker = await connectEngine(targets[0]!.endpoint);
       return {
-        runtime: new DockerRuntime(docker, options.sandboxes),
+        runtime: await singleEngineRuntime(docker, options),
         ensureImage: (recipe, log) => ensureImage(docker, recipe, log),
         imageId: (tag) => docker.getImage(tag).inspect().then((image) => image.Id, () => undefined),
         status: () => undefined,

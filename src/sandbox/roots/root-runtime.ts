@@ -23,6 +23,7 @@ function poolKey(spec: SandboxSpec): string {
 export class EpisodeRootRuntime implements SandboxRuntime {
   readonly name = 'docker';
   readonly ociRuntime: string | undefined;
+  readonly freshRoots = true;
   private readonly pools = new Map<string, Promise<RootPool>>();
   private readonly diskLimitBytes: number;
 
@@ -81,4 +82,27 @@ export class EpisodeRootRuntime implements SandboxRuntime {
   async close(): Promise<void> {
     await Promise.all([...this.pools.keys()].map((key) => this.closePool(key)));
   }
+}
+
+/**
+ * Why episode roots cannot serve sandboxes of `settings` on `docker`, or undefined when they
+ * can: a local engine on this host's Unix socket, run as root, with overlay2 and runc, and
+ * the helper built (gcc and libseccomp-dev, see `intercode setup`).
+ */
+export async function episodeRootsUnsupported(docker: Docker, settings: SandboxSettings): Promise<string | undefined> {
+  if (process.platform !== 'linux') return 'episode roots need Linux';
+  if (process.getuid?.() !== 0) return 'episode roots need this process to run as root (it reads the engine\'s layers and cgroups)';
+  if (!(docker.modem as { socketPath?: unknown }).socketPath) return 'episode roots need a local engine on a Unix socket';
+  const info = (await docker.info().catch(() => undefined)) as { Driver?: string; DefaultRuntime?: string; CgroupVersion?: string } | undefined;
+  if (!info) return 'the engine did not answer';
+  const runtime = settings.ociRuntime ?? info.DefaultRuntime ?? 'runc';
+  if (runtime !== 'runc') return `episode roots run under runc only (this run's sandboxes use ${runtime})`;
+  if (info.Driver !== 'overlay2') return `episode roots need the overlay2 storage driver (the engine has ${info.Driver})`;
+  if (info.CgroupVersion === '2') return 'episode roots need cgroup v1 for now (this host has v2)';
+  try {
+    await helperBinary();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return undefined;
 }
