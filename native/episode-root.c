@@ -50,6 +50,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define MAX_LIST 256
@@ -91,11 +92,15 @@ static struct {
   int ncgroups;
   char *limit_hier[MAX_LIST], *limit_file[MAX_LIST], *limit_value[MAX_LIST];
   int nlimits;
+  char *mode_path[MAX_LIST];    /* mount points whose mode the engine's runtime changes after mounting */
+  mode_t mode_value[MAX_LIST];
+  int nmodes;
   uint64_t caps;                /* the spec's capabilities, the harness's included */
   int harness_cap;              /* dropped for flag c */
   rlim_t fsize;
   char *hostname;
   int idle_last_pid;            /* ns_last_pid before init starts (the idle process is the next) */
+  int exec_gap;                 /* ids the engine's exec takes after its process's own (its runtime's threads) */
   char *hostname_content;
   struct sock_fprog seccomp;
 } plan;
@@ -249,11 +254,13 @@ static void read_plan(const char *path) {
       NEED(4);
       plan.limit_hier[plan.nlimits] = f[1]; plan.limit_file[plan.nlimits] = f[2]; plan.limit_value[plan.nlimits++] = f[3];
     }
+    else if (strcmp(key, "mode") == 0) { NEED(3); plan.mode_path[plan.nmodes] = f[1]; plan.mode_value[plan.nmodes++] = (mode_t)strtoul(f[2], NULL, 8); }
     else if (strcmp(key, "cap") == 0) { NEED(2); plan.caps |= 1ULL << cap_number(f[1]); }
     else if (strcmp(key, "harness-cap") == 0) { NEED(2); plan.harness_cap = cap_number(f[1]); }
     else if (strcmp(key, "fsize") == 0) { NEED(2); plan.fsize = strtoull(f[1], NULL, 10); }
     else if (strcmp(key, "hostname") == 0) { NEED(2); plan.hostname = f[1]; }
     else if (strcmp(key, "idle-last-pid") == 0) { NEED(2); plan.idle_last_pid = atoi(f[1]); }
+    else if (strcmp(key, "exec-gap") == 0) { NEED(2); plan.exec_gap = atoi(f[1]); }
     else if (strcmp(key, "seccomp-default") == 0) { NEED(3); default_action = f[1]; default_errno = f[2]; seen_seccomp = 1; }
     else if (strcmp(key, "seccomp-arch") == 0) { NEED(2); if (narches < 8) arches[narches++] = f[1]; }
     else if (strcmp(key, "seccomp") == 0) { seccomp_lines[nseccomp++] = strdup(line + strlen("seccomp\t")); }
@@ -274,6 +281,7 @@ static const int ns_flags[NS_COUNT] = {CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, 
 
 struct root {
   char id[65];
+  char dir[4096];
   pid_t init;
   int ns[NS_COUNT];
   int procs[MAX_LIST]; /* each hierarchy's cgroup.procs of the root's cgroup */
@@ -388,16 +396,16 @@ static char *substitute(const char *text, const char *channel, const char *hostn
 /* The root's first process: runs in the new namespaces, builds the file system, becomes
  * docker-init. Never returns. */
 static void root_init(const char *dir, const char *id, const char *channel, int go) {
-  char rootfs[4096], path[4096], options[16384], hostname_file[4096];
+  char rootfs[4096], path[4096], hostname_file[4096];
   snprintf(rootfs, sizeof rootfs, "%s/merged", dir);
   snprintf(hostname_file, sizeof hostname_file, "%s/hostname", dir);
   /* Wait until the helper has put this process into the root's cgroups. */
   char byte;
   if (read(go, &byte, 1) != 1) _exit(127);
   close(go);
+  /* The overlay was mounted shared in the pool's namespace (create_root): here it is its
+   * slave, as a container's root is the slave of the engine's mount. */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) child_fail("making / a slave");
-  snprintf(options, sizeof options, "lowerdir=%s/init:%s,upperdir=%s/upper,workdir=%s/work", dir, plan.lowers, dir, dir);
-  if (mount("overlay", rootfs, "overlay", 0, options) != 0) child_fail("mounting the overlay");
   for (int i = 0; i < plan.nmounts; i++) {
     struct mount_entry *m = &plan.mounts[i];
     char *source = substitute(m->source, channel, hostname_file);
@@ -436,7 +444,13 @@ static void root_init(const char *dir, const char *id, const char *channel, int 
       if (symlink("pts/ptmx", path) != 0) child_fail("ptmx");
     }
   }
-  /* Kernel settings, then the next pid, while /proc/sys is still writable. */
+  for (int i = 0; i < plan.nmodes; i++) {
+    snprintf(path, sizeof path, "%s%s", rootfs, plan.mode_path[i]);
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 07777) == plan.mode_value[i]) continue;
+    if (chmod(path, plan.mode_value[i]) != 0) child_fail("mount point mode");
+  }
+  /* Kernel settings while /proc/sys is still writable. */
   for (int i = 0; i < plan.nsysctl; i++) {
     char key[512];
     snprintf(key, sizeof key, "%s", plan.sysctl_key[i]);
@@ -471,18 +485,19 @@ static void root_init(const char *dir, const char *id, const char *channel, int 
   child_fail("exec init");
 }
 
-static int pool_proc_ready = 0;
 #define POOL_PROC "/run/episode-root-proc"
+
+/* A proc of the helper's own that is writable (the container's /proc/sys is not): each root's
+ * ns_last_pid is written through it (the file is the writer's PID namespace's). */
+static void mount_pool_proc(void) {
+  mkdir(POOL_PROC, 0700);
+  if (mount("proc", POOL_PROC, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) die("mounting %s: %m", POOL_PROC);
+}
 
 /* Makes the next process of `r`'s PID namespace get `pid` (or the first free id above): a
  * child of ours joins the namespace and writes its ns_last_pid (the file is the writer's
  * namespace's), through a proc of the helper's own that is writable. */
 static int set_next_pid(struct root *r, int pid) {
-  if (!pool_proc_ready) {
-    mkdir(POOL_PROC, 0700);
-    if (mount("proc", POOL_PROC, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) return -1;
-    pool_proc_ready = 1;
-  }
   if (setns(r->ns[NS_PID], CLONE_NEWPID) != 0) return -1;
   pid_t child = fork();
   int saved = errno;
@@ -507,6 +522,12 @@ static void remove_cgroups(const char *id) {
   }
 }
 
+static void unmount_root(const char *dir) {
+  char merged[4096];
+  snprintf(merged, sizeof merged, "%s/merged", dir);
+  umount2(merged, MNT_DETACH);
+}
+
 static void close_root(struct root *r) {
   for (int i = 0; i < NS_COUNT; i++) if (r->ns[i] >= 0) close(r->ns[i]);
   for (int c = 0; c < plan.ncgroups; c++) if (r->procs[c] >= 0) close(r->procs[c]);
@@ -522,6 +543,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   for (int i = 0; i < NS_COUNT; i++) r->ns[i] = -1;
   for (int c = 0; c < MAX_LIST; c++) r->procs[c] = -1;
   snprintf(r->id, sizeof r->id, "%s", id);
+  snprintf(r->dir, sizeof r->dir, "%s", dir);
   static char message[1024];
   char path[4096];
   /* The episode's directories and its init layer (made now: its times are this root's). */
@@ -550,6 +572,25 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
     return message;
   }
   close(hf);
+  /* The overlay, mounted here and shared. The engine mounts a container's root once before
+   * it starts it: that first mount stores overlayfs's uuid on the upper folder, and the
+   * container's own mount reads it (its options then show no uuid=on). Stored here. */
+  {
+    char upper[4096], merged[4096], options[16384];
+    unsigned char uuid[16];
+    snprintf(upper, sizeof upper, "%s/upper", dir);
+    snprintf(merged, sizeof merged, "%s/merged", dir);
+    int rnd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = rnd >= 0 ? read(rnd, uuid, sizeof uuid) : -1;
+    if (rnd >= 0) close(rnd);
+    if (got != (ssize_t)sizeof uuid) { snprintf(message, sizeof message, "urandom: %s", strerror(errno)); return message; }
+    uuid[6] = (uuid[6] & 0x0f) | 0x40;
+    uuid[8] = (uuid[8] & 0x3f) | 0x80;
+    if (setxattr(upper, "trusted.overlay.uuid", uuid, sizeof uuid, 0) != 0) { snprintf(message, sizeof message, "overlay uuid: %s", strerror(errno)); return message; }
+    snprintf(options, sizeof options, "lowerdir=%s/init:%s,upperdir=%s,workdir=%s/work", dir, plan.lowers, upper, dir);
+    if (mount("overlay", merged, "overlay", 0, options) != 0) { snprintf(message, sizeof message, "mounting the overlay: %s", strerror(errno)); return message; }
+    if (mount(NULL, merged, NULL, MS_SHARED, NULL) != 0) { snprintf(message, sizeof message, "sharing the overlay: %s", strerror(errno)); umount2(merged, MNT_DETACH); return message; }
+  }
   /* Its cgroups, with the plan's limits. */
   for (int c = 0; c < plan.ncgroups; c++) {
     snprintf(path, sizeof path, "%s/%s", plan.cgroup_dir[c], id);
@@ -619,6 +660,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
     waitpid(child, NULL, 0);
     close_root(r);
     remove_cgroups(id);
+    unmount_root(dir);
     return message;
   }
   snprintf(reply, size, "%d", child);
@@ -626,6 +668,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
 fail:
   for (int c = 0; c < plan.ncgroups; c++) if (r->procs[c] >= 0) { close(r->procs[c]); r->procs[c] = -1; }
   remove_cgroups(id);
+  unmount_root(dir);
   return message;
 }
 
@@ -651,6 +694,13 @@ static char *launch(struct root *r, const char *flags, int pid, const char *cwd,
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int c = 0; c < plan.ncgroups; c++)
       if (write(r->procs[c], "0", 1) != 1) child_fail("joining the root's cgroup");
+    if (plan.exec_gap > 0) {
+      /* The ids the engine's runtime takes while it starts an exec'd process, taken here too:
+       * its first child then gets the id it would in a container. */
+      char text[32];
+      snprintf(text, sizeof text, "%d", getpid() + plan.exec_gap);
+      if (write_file(POOL_PROC "/sys/kernel/ns_last_pid", text) != 0) child_fail("joining: the exec's ids");
+    }
     for (int i = 0; i < NS_COUNT; i++)
       if (i != NS_PID && setns(r->ns[i], ns_flags[i]) != 0) child_fail("joining the root's namespaces");
     if (chdir(cwd) != 0) child_fail("chdir");
@@ -714,6 +764,7 @@ static char *kill_root(struct root *r) {
   }
   char id[65];
   snprintf(id, sizeof id, "%s", r->id);
+  unmount_root(r->dir);
   close_root(r);
   remove_cgroups(id);
   return NULL;
@@ -815,6 +866,7 @@ int main(int argc, char **argv) {
   if (argc != 3) die("usage: episode-root PLAN SOCKET");
   read_plan(argv[1]);
   signal(SIGPIPE, SIG_IGN);
+  mount_pool_proc();
   own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (own_pid_ns < 0) die("own pid namespace: %m");
   struct rlimit files = {65536, 65536};

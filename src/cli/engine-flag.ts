@@ -41,7 +41,7 @@ export function addSandboxFlags(command: Command): Command {
     )
     .option(
       '--sandbox-kind <kind>',
-      'episode-roots: each sandbox a fresh root file system and namespaces made in a few milliseconds inside one pool container per image, equal to a new container by construction (local runc engines run as root; see docs/design/episode-roots.md); containers: one engine container per sandbox. Default: INTERCODE_SANDBOX_KIND, else episode roots where the engine supports them (`intercode doctor` says), else containers',
+      'episode-roots: each sandbox a fresh root file system and namespaces made in a few milliseconds inside one pool container per image, equal to a new container by construction (local runc engines run as root; see docs/design/episode-roots.md); containers: one engine container per sandbox. Default: INTERCODE_SANDBOX_KIND, else containers (`intercode doctor` says whether this engine supports episode roots)',
     )
     .option(
       '--disk-limit <MiB>',

@@ -257,7 +257,7 @@ export interface SandboxSettings {
   /**
    * What a sandbox is on a local Docker engine: `episode-roots`, a fresh root made per
    * sandbox inside a pool container (src/sandbox/roots; runc only); `containers`, one engine
-   * container each. Undefined: episode roots where the engine supports them, else containers.
+   * container each. Undefined: containers.
    */
   kind?: SandboxKind;
 }

@@ -1,7 +1,8 @@
 import type Docker from 'dockerode';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError } from '../../errors.js';
+import { MultiplexedStreamParser } from '../docker/demux.js';
 import { hostCgroupHierarchies, type OciSpec } from './root-plan.js';
 
 /** Where containerd's shims keep a running container's bundle, by engine layout. */
@@ -14,14 +15,19 @@ export interface ReferenceCapture {
   imageLayers: string[];
   /** The container's init layer on the host. */
   initLayer: string;
-  /** The idle process's id (the first child of its init). */
-  idlePid: number;
   /** Its devices cgroup's rules as the kernel lists them. */
   devices: string[];
+  /**
+   * Ids the engine's exec takes after its process's own before that process forks (runc's
+   * init, a Go program, starts threads in the container's PID namespace before it execs).
+   */
+  execGap: number;
+  /** The mode of each mount point the runtime mounted (not a bind), as the container shows it. */
+  mountModes: { path: string; mode: number }[];
 }
 
 /**
- * Reads a running container's OCI spec, overlay and idle process id from the host (a local
+ * Reads a running container's OCI spec, overlay, devices cgroup and mount point modes from the host (a local
  * engine with runc, run as root).
  * @throws SandboxError SANDBOX_UNAVAILABLE when something cannot be read (another runtime, not root).
  */
@@ -46,15 +52,36 @@ export async function captureReference(docker: Docker, id: string): Promise<Refe
   const lowerdir = /lowerdir=([^,]+)/.exec(rootLine ?? '')?.[1];
   const initLayer = (info.GraphDriver.Data as Record<string, string> | undefined)?.LowerDir?.split(':')[0];
   if (!lowerdir || !initLayer?.endsWith('-init/diff')) throw fail('its root is not an overlay2 mount with an init layer');
-  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
-  const hostIdle = Number(children.trim().split(/\s+/)[0]);
-  const status = await readFile(`/proc/${hostIdle}/status`, 'utf8').catch(() => '');
-  const idlePid = Number(/^NSpid:.*\s(\d+)\s*$/m.exec(status)?.[1]);
-  if (!Number.isInteger(idlePid) || idlePid < 2) throw fail('its idle process was not found');
   const devicesRoot = hostCgroupHierarchies().find((h) => h.name === 'devices')?.hostPath;
   const cgroupsPath = (spec.linux as { cgroupsPath?: string }).cgroupsPath ?? `/docker/${info.Id}`;
   const devicesList = devicesRoot ? await readFile(join(devicesRoot, cgroupsPath, 'devices.list'), 'utf8').catch(() => undefined) : '';
   if (devicesList === undefined) throw fail(`cannot read its devices cgroup (${cgroupsPath})`);
   const devices = devicesList.split('\n').filter((line) => line.trim() !== '');
-  return { spec, imageLayers: lowerdir.split(':').slice(1), initLayer, idlePid, devices };
+  const mountModes: { path: string; mode: number }[] = [];
+  for (const mount of spec.mounts) {
+    if (mount.type === 'bind') continue;
+    const stats = await stat(`/proc/${pid}/root${mount.destination}`).catch(() => undefined);
+    if (stats) mountModes.push({ path: mount.destination, mode: stats.mode & 0o7777 });
+  }
+  const execGap = await measureExecGap(docker.getContainer(info.Id));
+  if (execGap === undefined) throw fail('an exec in it did not report its process ids');
+  return { spec, imageLayers: lowerdir.split(':').slice(1), initLayer, devices, mountModes, execGap };
+}
+
+/** {@link ReferenceCapture.execGap}: an exec that prints its id and its first child's. */
+async function measureExecGap(container: Docker.Container): Promise<number | undefined> {
+  const exec = await container.exec({ Cmd: ['/bin/sh', '-c', 'echo "$$ $(sh -c \'echo $$\')"'], AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks: Buffer[] = [];
+  const parser = new MultiplexedStreamParser((payload) => chunks.push(Buffer.from(payload)));
+  await new Promise<void>((resolve) => {
+    stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+  });
+  const text = Buffer.concat(chunks).toString('latin1');
+  const match = /(\d+) (\d+)\s*$/.exec(text.trim());
+  if (!match) return undefined;
+  const gap = Number(match[2]) - Number(match[1]) - 1;
+  return gap >= 0 && gap < 64 ? gap : undefined;
 }

@@ -52,6 +52,10 @@ export interface PlanInputs {
   cgroups: readonly CgroupHierarchy[];
   /** The idle process's id in a new container (read from the reference). */
   idlePid: number;
+  /** Ids the engine's exec takes in the container after its process's own (see ReferenceCapture.execGap). */
+  execGap: number;
+  /** The modes the runtime gives mount points after mounting them (see ReferenceCapture.mountModes). */
+  mountModes: readonly { path: string; mode: number }[];
   /** The reference container's devices cgroup rules (its devices.list: the spec's and the runtime's own). */
   devices: readonly string[];
   /** The capability the agent's processes are started without (see harness-capability.ts). */
@@ -126,6 +130,7 @@ export function rootPlan(inputs: PlanInputs): string {
     const source = mount.destination === '/run/intercode' ? CHANNEL_PLACEHOLDER : mount.destination === '/etc/hostname' ? HOSTNAME_PLACEHOLDER : (mount.source ?? mount.type ?? 'none');
     lines.push(['mount', mount.destination, mount.type ?? 'bind', source, String(flags), String(propagation), data].map((f) => field(f, 'mount')).join('\t'));
   }
+  for (const { path, mode } of inputs.mountModes) lines.push(`mode\t${field(path, 'path')}\t${mode.toString(8)}`);
   for (const path of spec.linux.readonlyPaths ?? []) lines.push(`readonly\t${field(path, 'path')}`);
   for (const path of spec.linux.maskedPaths ?? []) lines.push(`masked\t${field(path, 'path')}`);
   lines.push(...inputs.initEntries);
@@ -138,6 +143,7 @@ export function rootPlan(inputs: PlanInputs): string {
   if (fsize) lines.push(`fsize\t${fsize.hard}`);
   lines.push(`hostname\t${field(spec.hostname ?? '', 'hostname')}`);
   lines.push(`idle-last-pid\t${inputs.idlePid}`);
+  lines.push(`exec-gap\t${inputs.execGap}`);
   for (const cgroup of inputs.cgroups) lines.push(`cgroup\t${field(cgroup.name, 'cgroup')}\t${field(cgroup.poolPath, 'cgroup')}`);
   lines.push(...cgroupLimits(spec, inputs.cgroups, inputs.devices));
   const seccomp = spec.linux.seccomp;

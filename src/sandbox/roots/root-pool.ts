@@ -13,6 +13,12 @@ import { HelperClient } from './helper-client.js';
 import { captureReference } from './reference-container.js';
 import { hostCgroupHierarchies, initLayerEntries, rootPlan, type CgroupHierarchy, type OciSpec } from './root-plan.js';
 
+/**
+ * The idle process's id in every root. A new container's is 6 to 8 here (however many ids its
+ * runtime's set-up took first); one of them, always the same, so that roots agree with each other.
+ */
+const IDLE_PID = 7;
+
 /** Marks pool containers (their value: the pool's folder on the host). */
 export const POOL_LABEL = 'io.intercode-ts.root-pool';
 
@@ -91,7 +97,7 @@ export class RootPool {
     const hierarchies = hostCgroupHierarchies();
     const cgroups: CgroupHierarchy[] = hierarchies.map((h) => ({ name: h.name, poolPath: `${CGROUPS_IN_POOL}/${h.name}` }));
     const planPath = join(dir, 'plan');
-    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: capture.idlePid, devices: capture.devices, harnessCapability: HARNESS_CAPABILITY }));
+    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY }));
     const socketPath = join(dir, 'helper.sock');
     const binds = [
       `${options.helper}:${HELPER_IN_POOL}:ro`,

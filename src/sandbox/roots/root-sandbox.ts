@@ -109,6 +109,8 @@ export class RootSandbox implements Sandbox {
     try {
       const flags = `${options.confined ? 'c' : ''}${reportExit ? 'x' : ''}`;
       const pid = await this.pool.launch(this.id, argv, { cwd: options.workdir ?? '/', env: this.env(options), flags }, pair.sandbox);
+      // It has opened its ends (the helper answers after its exec): the names go before it can list them.
+      for (const path of Object.values(pair.host)) rmSync(path, { force: true });
       return { process, pid };
     } catch (error) {
       process.close();
