@@ -22,7 +22,7 @@ export function perTaskImages(): string[] {
 
 /**
  * The images `names` pick: an env's name picks that env's images (its default ones, or all
- * with `all`), an image's own name (`bash:ubuntu-jammy`) that image; no names: every env's.
+ * with `all`), an image's own name (`<env>:<variant>`) that image; no names: every env's.
  * @throws ConfigError naming `flag` for a name that is neither, with the names known.
  */
 export function chooseImages(names: readonly string[], all: boolean, flag: string, testbed?: string): NamedEnvImage[] {
