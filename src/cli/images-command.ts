@@ -110,7 +110,7 @@ export async function copyEnvImages(source: string, target: string, log: (line: 
 }
 
 interface ImagesBuildFlags {
-  env: string[];
+  env?: string[];
   all?: boolean;
   testbed?: string;
   json?: boolean;
@@ -126,8 +126,7 @@ export function registerImagesCommand(program: Command): void {
     .option(
       '--env <name>',
       `an env's images (${ENV_PLUGINS.filter((p) => p.images({}).length > 0).map((p) => p.name).join(', ')}) or one image by name (${listed.map((i) => i.name).join(', ')}); repeatable; default: every env's`,
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--all', `also the images most runs never need (${listed.filter((i) => !i.byDefault).map((i) => `${i.name}: ${i.usedBy}`).join('; ')})`)
     .option('--testbed <path>', 'bash: build for this testbed (tarball or directory) instead of the built-in one')
@@ -137,7 +136,7 @@ export function registerImagesCommand(program: Command): void {
         `Made per task, not here: ${perTaskImages().join('; ') || 'none'}`,
     )
     .action(async (names: string[], flags: ImagesBuildFlags) => {
-      const chosen = chooseImages([...names, ...flags.env], !!flags.all, '--env', flags.testbed);
+      const chosen = chooseImages([...names, ...(flags.env ?? [])], !!flags.all, '--env', flags.testbed);
       const began = Date.now();
       const result = await buildEnvImages(undefined, (line) => process.stderr.write(`${line}\n`), chosen);
       const elapsedSec = Math.round((Date.now() - began) / 100) / 10;
