@@ -46,13 +46,16 @@ function readmeSnippet(): string {
 }
 
 describe.skipIf(skipWithoutEngine(engine, 'the Python package against serve') || (!!missing && !IN_CI))('the Python package, installed in a fresh virtual environment', () => {
-  const dir = tempDir('intercode-pypkg-');
-  const venvPython = join(dir, 'venv', 'bin', 'python');
+  // Made in beforeAll, not while collecting: a skipped suite must leave no folder behind.
+  let dir = '';
+  let venvPython = '';
   let serve: ChildProcess | undefined;
   let url = '';
 
   beforeAll(async () => {
     requireEngine(engine);
+    dir = tempDir('intercode-pypkg-');
+    venvPython = join(dir, 'venv', 'bin', 'python');
     expect(missing, 'CI installs these with setup --with-test-tools').toBeUndefined();
     cpSync(packagePath('clients', 'python'), join(dir, 'clients', 'python'), { recursive: true, filter: (path) => !/(\/build|\.egg-info|__pycache__)$/.test(path) });
     const venv = spawnSync(PYTHON, ['-m', 'venv', '--system-site-packages', join(dir, 'venv')], { encoding: 'utf8' });
