@@ -27,7 +27,7 @@ export function envPlugin(name: string, flag: string): EnvPlugin {
   return plugin;
 }
 
-export type { CommonEnvFlags, CreateEnvsOptions, EnvFlag, EnvPlugin, EnvPurpose } from './plugin.js';
+export type { CommonEnvFlags, CreateEnvsOptions, EnvFlag, EnvImage, EnvPlugin, EnvPurpose } from './plugin.js';
 
 /** `export --format harbor` writes what an env's {@link EnvPlugin.harborTask} gives as a task directory. */
 export { writeHarborTask } from './task/harbor-writer.js';

@@ -81,8 +81,25 @@ export interface EnvPlugin {
   /** The corpus `train` imitates and retrieves candidates from by default, and how many per state; absent: none. */
   readonly trainingCorpus?: { readonly corpus: CorpusName; readonly retrievedPerState: number };
   /**
-   * Its image's recipe, where `images build`, `setup` and `doctor` should cover it (other
-   * images are built on first use); `testbed` is `images build --testbed`, for an image that holds one.
+   * The images its commands build on first use, as `images build`, `setup` and `doctor` list
+   * and build them; `testbed` is `images build --testbed` for an env whose image holds one.
+   * Empty where none can be known ahead (then {@link imagesPerTask} says why).
    */
-  imageRecipe?(testbed?: string): Promise<ImageRecipe>;
+  images(options: { testbed?: string }): readonly EnvImage[];
+  /** Images made per task, which cannot be listed ahead, in words for `doctor` (e.g. one per Harbor task directory). */
+  readonly imagesPerTask?: string;
+}
+
+/** One image an env's commands use, as `images build`, `setup` and `doctor` name it. */
+export interface EnvImage {
+  /** Its name in lists and for `images build`: the env's own name for its main image, `<env>:<variant>` for another. */
+  readonly name: string;
+  /** Which runs use it, for doctor's report (e.g. `replay's default system`). */
+  readonly usedBy: string;
+  /**
+   * Built by `setup` and a plain `images build`; false for one most users never need (a second
+   * system, bootstrapped from another distribution's mirror): built by `images build --all` or on first use.
+   */
+  readonly byDefault: boolean;
+  recipe(): Promise<ImageRecipe>;
 }

@@ -28,7 +28,7 @@ export function parseBashBase(value: string, option = '--base'): BashBase {
 export async function bashRuntimeRecipe(base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
   return base === 'ubuntu-jammy'
     ? { repository: 'intercode-ts/bash', dockerfile: await readFile(source('jammy.Dockerfile'), 'utf8'), files: {}, parent: UBUNTU_JAMMY }
-    : { repository: 'intercode-ts/bash', dockerfile: await readFile(source('Dockerfile'), 'utf8'), files: {}, parent: 'base' };
+    : { repository: 'intercode-ts/bash', dockerfile: await readFile(source('Dockerfile'), 'utf8'), files: {}, parent: 'base', typicalBuildSeconds: 25 };
 }
 
 /**
@@ -63,7 +63,7 @@ export async function testbedKind(testbed: string): Promise<'directory' | 'archi
 
 export async function bashTestbedRecipe(testbed: string = BUILTIN_TESTBED, base: BashBase = 'debian-bookworm'): Promise<ImageRecipe> {
   const dockerfile = await readFile(source('testbed.Dockerfile'), 'utf8');
-  const common = { repository: 'intercode-ts/bash-testbed', parent: await bashRuntimeRecipe(base) };
+  const common = { repository: 'intercode-ts/bash-testbed', parent: await bashRuntimeRecipe(base), typicalBuildSeconds: 3 };
   const gitignore = await readFile(source('gitignore'));
   if (testbed === 'none') {
     // No ADD at all: Docker copies a tar with no entries as a plain file, /testbed.tar.

@@ -127,6 +127,14 @@ export const bashPlugin: EnvPlugin = {
   },
   // NL2Bash: the corpus InterCode's bash tasks were adapted from (near-duplicates of held-out tasks are removed by train).
   trainingCorpus: { corpus: 'nl2bash', retrievedPerState: 8 },
-  imageRecipe: (testbed) => bashTestbedRecipe(testbed),
+  images: ({ testbed }) => [
+    { name: 'bash', usedBy: 'every bash command on Debian 12 (the default --base)', byDefault: true, recipe: () => bashTestbedRecipe(testbed) },
+    {
+      name: 'bash:ubuntu-jammy',
+      usedBy: "replay and --base ubuntu-jammy (InterCode's Ubuntu 22.04, bootstrapped from an Ubuntu mirror)",
+      byDefault: false,
+      recipe: () => bashTestbedRecipe(testbed, 'ubuntu-jammy'),
+    },
+  ],
   harborTask: (env, task, flags: BashFlags) => bashHarborTask(env as BashEnv, task, (flags.hash ?? 'intercode') as HashMode, 'bash'),
 };

@@ -7,6 +7,7 @@ import { createCtfEnvs, ctfEnvSpec } from './index.js';
 import { CTF_PROMPT } from './prompt.js';
 import type { CtfEnv } from './ctf-env.js';
 import { ctfHarborTask } from './harbor-export.js';
+import { ctfRecipe } from './images.js';
 
 interface CtfFlags extends CommonEnvFlags {
   assets?: string;
@@ -41,6 +42,7 @@ export const ctfPlugin: EnvPlugin = {
   },
   goldActions: (task) => [`submit ${String(task.gold)}`],
   harborTask: (env, task) => ctfHarborTask(env as CtfEnv, task),
+  images: () => [{ name: 'ctf', usedBy: 'every ctf command', byDefault: true, recipe: ctfRecipe }],
   prompt: CTF_PROMPT,
   stepScoring: SUBMIT_AS_IS,
   exploration: {

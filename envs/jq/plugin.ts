@@ -69,6 +69,7 @@ export const jqPlugin: EnvPlugin = {
   flags: [],
   createEnvs: (flags, count, { log, engines }) => createJqEnvs(flags, count, engines, log),
   goldActions: (task) => [String(task.gold), 'submit'],
+  images: () => [{ name: 'jq', usedBy: 'every jq command (the bash env\'s runtime image, which has jq)', byDefault: true, recipe: () => bashRuntimeRecipe() }],
   prompt: { ...prompt, reactExample: prompt.reactExample.join('\n'), planExample: prompt.planExample.join('\n') },
   stepScoring: SUBMIT_AS_IS,
   // The document's shape; then each object key an output shows ("key":), looked up wherever it lies.

@@ -22,5 +22,6 @@ export async function pythonRecipe(): Promise<ImageRecipe> {
     dockerfile: await readFile(source('Dockerfile'), 'utf8'),
     files: {},
     parent: 'base',
+    typicalBuildSeconds: 5,
   };
 }

@@ -79,7 +79,7 @@ export const pythonPlugin: EnvPlugin = {
   prompt: PYTHON_PROMPT,
   stepScoring: pythonStepScoring,
   exploration: { fixed: ['print(dir())', 'help()'], fromObservation: () => [] },
-  imageRecipe: () => pythonRecipe(),
+  images: () => [{ name: 'python', usedBy: 'every python command', byDefault: true, recipe: pythonRecipe }],
   harborTask(env, task, flags: PythonFlags) {
     return pythonHarborTask(env as SandboxEnv, task, {
       entryRule: (flags.entry ?? 'tested') as EntryRule,

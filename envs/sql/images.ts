@@ -26,6 +26,7 @@ export async function mariadbRecipe(): Promise<ImageRecipe> {
     dockerfile: await readFile(source('Dockerfile'), 'utf8'),
     files: { 'intercode.cnf': await readFile(source('intercode.cnf')) },
     parent: 'base',
+    typicalBuildSeconds: 30,
   };
 }
 

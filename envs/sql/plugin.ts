@@ -10,6 +10,8 @@ import { SQL_SERVER_PARALLEL } from './parallel.js';
 import { defaultGoldCacheDir } from '../../src/golds/index.js';
 import { SQL_PROMPT } from './prompt.js';
 import { sqlHarborTask } from './harbor-export.js';
+import { sqlDataRecipe } from './images.js';
+import { builtinDump } from './server-image.js';
 import type { SqlEnv } from './sql-env.js';
 
 interface SqlFlags extends CommonEnvFlags {
@@ -79,6 +81,15 @@ export const sqlPlugin: EnvPlugin = {
   goldActions: (task) => [goldText(task), 'submit'],
   harborTask: (env, task) => sqlHarborTask(env as SqlEnv, task),
   reactCommand: intercodeSqlReactCommand,
+  images: () => [
+    {
+      name: 'sql',
+      usedBy: 'the MariaDB backend over the built-in database (--embedded and --sqlite need none; each set of --dump files gets its own, on first use)',
+      byDefault: true,
+      // Loading the built-in database takes ~7 s; another dump's time depends on its size.
+      recipe: async () => ({ ...(await sqlDataRecipe([await builtinDump()])), typicalBuildSeconds: 7 }),
+    },
+  ],
   prompt: SQL_PROMPT,
   stepScoring: SUBMIT_AS_IS,
   exploration: {

@@ -51,4 +51,6 @@ export const taskPlugin: EnvPlugin = {
   prompt: TASK_PROMPT,
   stepScoring: SUBMIT_AS_IS,
   exploration: { fixed: [], fromObservation: () => [] },
+  images: () => [],
+  imagesPerTask: "one per Harbor task directory, built from its environment/ on the task's first run (its build_timeout_sec applies)",
 };

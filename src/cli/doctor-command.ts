@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runDoctor, type CheckResult } from '../doctor/index.js';
 import { backendOf, SANDBOX_BACKENDS } from '../sandbox/multi/backends.js';
 import { ConfigError } from '../errors.js';
-import { IMAGE_RECIPES } from './images-command.js';
+import { envImages, perTaskImages } from './images-command.js';
 
 const MARK = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
 
@@ -21,8 +21,7 @@ export function registerDoctorCommand(program: Command): void {
     )
     .option('--json', 'print one JSON object: {"healthy","endpoint","checks":[{"id","status","summary","fix"}]} (status ok, warn or fail)')
     .action(async (flags: { json?: boolean; engine?: string }) => {
-      const recipes = Object.fromEntries(Object.entries(IMAGE_RECIPES).map(([name, recipe]) => [name, () => recipe()]));
-      const report = await runDoctor(recipes, {}, backendChecks(flags.engine));
+      const report = await runDoctor({ images: envImages(), perTask: perTaskImages() }, {}, backendChecks(flags.engine));
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else {
         for (const check of report.checks) {

@@ -11,7 +11,7 @@ import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { nonNegativeInteger } from './model-flags.js';
+import { modelEndpoint, nonNegativeInteger } from './model-flags.js';
 import { describeUnscored } from '../policy/index.js';
 
 interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
@@ -83,8 +83,7 @@ export function registerEvalCommand(program: Command): void {
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
     const dialogueLimit = flags.dialogueLimit === undefined ? undefined : positiveInteger('--dialogue-limit', flags.dialogueLimit);
     const modelName = flags.model ?? process.env.OPENAI_MODEL ?? CLIENT_DEFAULTS.model;
-    const baseUrl = flags.baseUrl ?? process.env.OPENAI_BASE_URL ?? CLIENT_DEFAULTS.baseUrl;
-    const apiKey = flags.apiKey ?? process.env.OPENAI_API_KEY;
+    const { baseUrl, apiKey } = modelEndpoint(flags, process.env);
     const prices = flags.prices ? parsePrices(flags.prices) : knownPrices(modelName);
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
     const strategy = createStrategy(flags.strategy, { model, prompt: plugin.prompt, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });

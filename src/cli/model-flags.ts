@@ -45,8 +45,7 @@ export function modelFromFlags(modelName: string, flags: ModelFlags): ResolvedMo
   if (!Number.isFinite(temperature) || temperature < 0 || temperature > 2) throw new ConfigError('--temperature', `must be a number 0–2, got "${flags.temperature}"`);
   if (!(TOKEN_REQUESTS as readonly string[]).includes(flags.tokens)) throw new ConfigError('--tokens', `must be one of ${TOKEN_REQUESTS.join(', ')}, got "${flags.tokens}"`);
   const tokens = flags.tokens as TokenRequest;
-  const baseUrl = flags.baseUrl ?? process.env.OPENAI_BASE_URL ?? CLIENT_DEFAULTS.baseUrl;
-  const apiKey = flags.apiKey ?? process.env.OPENAI_API_KEY;
+  const { baseUrl, apiKey } = modelEndpoint(flags, process.env);
   const prices = flags.prices ? parsePrices(flags.prices) : knownPrices(modelName);
   const client = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, temperature, tokens, ...(apiKey ? { apiKey } : {}) });
   return { client, prices, temperature, tokens };
@@ -57,4 +56,24 @@ export function nonNegativeInteger(flag: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(flag, `must be a non-negative integer, got "${value}"`);
   return n;
+}
+
+/**
+ * The endpoint a model command talks to: `--base-url` (else $OPENAI_BASE_URL, else OpenAI's
+ * API) and `--api-key` (else $OPENAI_API_KEY). OpenAI's API refuses every request without a
+ * key, so that case is refused here, before any sandbox starts, instead of after the client's
+ * retries; a base URL that was given (a local server, `intercode mock-llm`) may need no key.
+ * @throws ConfigError naming --api-key when neither a key nor a base URL is given.
+ */
+export function modelEndpoint(flags: { baseUrl?: string; apiKey?: string }, env: Readonly<Record<string, string | undefined>>): { baseUrl: string; apiKey?: string } {
+  const baseUrl = flags.baseUrl ?? (env.OPENAI_BASE_URL || undefined);
+  const apiKey = flags.apiKey ?? (env.OPENAI_API_KEY || undefined);
+  if (baseUrl === undefined && apiKey === undefined) {
+    throw new ConfigError(
+      '--api-key',
+      `is missing, and so is --base-url: ${CLIENT_DEFAULTS.baseUrl} needs a key (set OPENAI_API_KEY or give --api-key), ` +
+        'or give --base-url for a server that needs none (a local model server, or `intercode mock-llm`: docs/quickstart-llm.md)',
+    );
+  }
+  return { baseUrl: baseUrl ?? CLIENT_DEFAULTS.baseUrl, ...(apiKey === undefined ? {} : { apiKey }) };
 }

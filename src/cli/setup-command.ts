@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { btrfsDataRootStep, btrfsEngineLayout, DEFAULT_BTRFS_ENGINE_DIR, planSetup, probeHost, removeBtrfsEngine, runSetup, SYSTEM_DOCKERD, type DockerdLayout, type ImageBuilder, type SetupStep } from '../setup/index.js';
-import { buildEnvImages, copyEnvImages } from './images-command.js';
+import { buildEnvImages, chooseImages, copyEnvImages } from './images-command.js';
 
 /** `intercode setup`: makes a Docker engine answer (installing and starting one where it can) and builds the images. */
 export function registerSetupCommand(program: Command): void {
@@ -11,9 +11,10 @@ export function registerSetupCommand(program: Command): void {
     .description(
       'make a Docker engine answer and build the images: as root on Debian/Ubuntu without an engine, install docker.io, ' +
         'debootstrap, runsc, gcc, libc6-dev and btrfs-progs, register runsc, start dockerd (log: /var/log/intercode-dockerd.log) and wait for it; ' +
-        'anywhere else print the commands for this machine and exit 1',
+        'anywhere else print the commands for this machine and exit 1. ' +
+        `The images: every env's (${chooseImages([], false, '--env').map((image) => image.name).join(', ')}), as \`intercode images build\` makes them`,
     )
-    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets, xfsprogs, prometheus; root on Debian/Ubuntu)')
+    .option('--with-test-tools', 'also install what the test suite uses (chromium, tmux, python3-websockets, python3-venv, python3-pip, python3-setuptools, xfsprogs, prometheus; root on Debian/Ubuntu)')
     .option('--no-images', 'stop once the engine answers, without building the images')
     .option(
       '--btrfs-engine <GiB>',
@@ -45,11 +46,12 @@ export function registerSetupCommand(program: Command): void {
         ? await probeHost({ env: { ...process.env, DOCKER_HOST: '' }, defaultSocket: layout.socket, pidfile: layout.pidfile })
         : await probeHost();
       // The btrfs engine gets the system engine's images, copied (built there first where missing).
-      const images: ImageBuilder = layout ? (endpoint, imageLog) => copyEnvImages(`unix://${SYSTEM_DOCKERD.socket}`, endpoint, imageLog) : (endpoint, imageLog) => buildEnvImages(endpoint, [], imageLog);
+      const images: ImageBuilder = layout ? (endpoint, imageLog) => copyEnvImages(`unix://${SYSTEM_DOCKERD.socket}`, endpoint, imageLog) : (endpoint, imageLog) => buildEnvImages(endpoint, imageLog);
       const plan = planSetup(facts, {
         ...(layout ? { layout, beforeEngine } : {}),
         withTestTools: !!flags.withTestTools,
         images: flags.images ? images : false,
+        imageNames: chooseImages([], false, '--env').map((image) => image.name),
       });
       const result = await runSetup(facts, plan, log, layout);
       if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);

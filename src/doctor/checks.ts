@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
-import { findImage } from '../images/image-builder.js';
+import { findImage, missingImages } from '../images/image-builder.js';
 import type { ImageRecipe } from '../images/recipe.js';
 import type { HostFacts } from '../setup/host-facts.js';
 import type { HealthCheck } from '../sandbox/health.js';
@@ -98,17 +98,48 @@ export function diskQuotaCheck(info: EngineInfo, mounts?: string): CheckResult {
   };
 }
 
-/** The images `images build` makes: present, or what is missing. */
-export async function imagesCheck(docker: Docker, recipes: Record<string, () => Promise<ImageRecipe>>): Promise<CheckResult> {
+/** An image the images check looks for (an env's, as `images build` lists them). */
+export interface CheckedImage {
+  name: string;
+  usedBy: string;
+  /** Built by `setup` and `images build`: missing, it warns; otherwise it is only reported. */
+  byDefault: boolean;
+  recipe(): Promise<ImageRecipe>;
+}
+
+/**
+ * Every env image: built (with its tag), or what is missing and about how long its first
+ * build takes. A missing default image warns (the first run builds it, and looks hung); a
+ * missing optional one is only named; `perTask` says which envs make theirs per task.
+ */
+export async function imagesCheck(docker: Docker, images: readonly CheckedImage[], perTask: readonly string[] = []): Promise<CheckResult> {
   const missing: string[] = [];
+  const optional: string[] = [];
   const present: string[] = [];
-  for (const [name, recipe] of Object.entries(recipes)) {
-    const found = await findImage(docker, await recipe());
-    if (found.present) present.push(`${name} ${found.tag}`);
-    else missing.push(`${name} (needs ${found.missing})`);
+  for (const image of images) {
+    const recipe = await image.recipe();
+    const found = await findImage(docker, recipe);
+    if (found.present) {
+      present.push(`${image.name} ${found.tag}`);
+      continue;
+    }
+    const plan = await missingImages(docker, recipe);
+    const seconds = plan.reduce((sum, m) => sum + (m.typicalSeconds ?? 0), 0);
+    const took = plan.every((m) => m.typicalSeconds) ? `, about ${Math.max(1, Math.round(seconds / 10) * 10)} s to build` : '';
+    (image.byDefault ? missing : optional).push(`${image.name} (needs ${found.missing}${took}; for ${image.usedBy})`);
   }
-  if (missing.length === 0) return { id: 'images', status: 'ok', summary: `built: ${present.join(', ')}` };
-  return { id: 'images', status: 'warn', summary: `not built: ${missing.join(', ')} (commands build them on first use, which makes the first run slow)`, fix: 'npx intercode images build' };
+  const notes = [
+    ...(optional.length > 0 ? [`optional, not built: ${optional.join(', ')}`] : []),
+    ...(perTask.length > 0 ? [`per task, built on first use: ${perTask.join('; ')}`] : []),
+  ].map((note) => `; ${note}`).join('');
+  const built = present.length > 0 ? `built: ${present.join(', ')}` : 'none built';
+  if (missing.length === 0) return { id: 'images', status: 'ok', summary: `${built}${notes}` };
+  return {
+    id: 'images',
+    status: 'warn',
+    summary: `not built: ${missing.join(', ')} — a command builds its image on first use, which makes that first run slow; ${built}${notes}`,
+    fix: `npx intercode images build   (or: images build --env ${missing.map((m) => m.split(' ')[0]).join(' --env ')})`,
+  };
 }
 
 const GiB = 1024 ** 3;

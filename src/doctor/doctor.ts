@@ -1,7 +1,6 @@
 import Docker from 'dockerode';
-import type { ImageRecipe } from '../images/recipe.js';
 import { probeHost, type ProbeOptions } from '../setup/host-facts.js';
-import { cgroupCheck, diskQuotaCheck, engineCheck, freeDiskCheck, imagesCheck, runtimesCheck, type CheckResult, type EngineInfo } from './checks.js';
+import { cgroupCheck, diskQuotaCheck, engineCheck, freeDiskCheck, imagesCheck, runtimesCheck, type CheckedImage, type CheckResult, type EngineInfo } from './checks.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 
 /** What `intercode doctor --json` prints; `healthy` is false when any check failed. */
@@ -20,7 +19,7 @@ const notChecked = (id: string): CheckResult => ({ id, status: 'fail', summary: 
  * for what it finds; each finding is a check with its fix.
  */
 export async function runDoctor(
-  recipes: Record<string, () => Promise<ImageRecipe>>,
+  images: { images: readonly CheckedImage[]; perTask: readonly string[] },
   probe: ProbeOptions = {},
   extraChecks: readonly (() => Promise<readonly CheckResult[]>)[] = [],
 ): Promise<DoctorReport> {
@@ -29,7 +28,7 @@ export async function runDoctor(
   if (facts.engine.answers) {
     const docker: Docker = await connectEngine(facts.endpoint);
     const info = (await docker.info()) as EngineInfo;
-    checks.push(cgroupCheck(info), runtimesCheck(info), diskQuotaCheck(info), await imagesCheck(docker, recipes));
+    checks.push(cgroupCheck(info), runtimesCheck(info), diskQuotaCheck(info), await imagesCheck(docker, images.images, images.perTask));
     const local = facts.endpoint.startsWith('unix://') || facts.endpoint.startsWith('/');
     checks.push(freeDiskCheck(local && info.DockerRootDir ? info.DockerRootDir : '/'));
   } else {

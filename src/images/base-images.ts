@@ -27,6 +27,8 @@ export interface BaseImage {
   pinnedReleaseSha256?: string;
   /** Run on the bootstrapped tree (as root) before it is imported. */
   finish?: (root: string) => Promise<void>;
+  /** About how long bootstrapping it takes on the project's machine (docs/setup.md#images), said before it starts; absent: not measured. */
+  typicalBuildSeconds?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export const DEBIAN_BOOKWORM: BaseImage = {
   mirrorVariable: 'INTERCODE_DEBIAN_MIRROR',
   defaultMirror: 'http://deb.debian.org/debian',
   finish: slimLikeDebianImage,
+  typicalBuildSeconds: 30,
 };
 
 /**

@@ -62,6 +62,7 @@ export async function ensureBaseImage(docker: Docker, log: BuildLog, base: BaseI
 /** Pulls or bootstraps `base` (see {@link ensureBaseImage}). */
 async function makeBaseImage(docker: Docker, log: BuildLog, base: BaseImage): Promise<string> {
   const [repo, tag] = base.tag.split(':') as [string, string];
+  log(describeBuild([{ image: base.tag, kind: 'bootstrap', ...(base.typicalBuildSeconds ? { typicalSeconds: base.typicalBuildSeconds } : {}) }]));
   try {
     log(`pulling ${base.upstream}`);
     const stream = await docker.pull(base.upstream);
@@ -107,12 +108,72 @@ interface BuildMessage {
 
 /**
  * Builds (or finds) the image for `recipe` and its parents, tagged by a hash of their
- * inputs. The build has host networking (for apt); containers never do.
+ * inputs, first saying on `log` what it builds and about how long that takes (unless
+ * `announce` is false: the caller said it for several images at once). The build has host
+ * networking (for apt); containers never do.
  * @returns the image tag. @throws ImageError IMAGE_BUILD_FAILED with the build's last lines.
  */
-export async function ensureImage(docker: Docker, recipe: ImageRecipe, log: BuildLog): Promise<string> {
+export async function ensureImage(docker: Docker, recipe: ImageRecipe, log: BuildLog, announce = true): Promise<string> {
+  await ensureBaseImage(docker, log, baseOf(recipe)); // says itself what it makes
+  const missing = announce ? await missingImages(docker, recipe) : [];
+  if (missing.length > 0) log(describeBuild(missing));
+  return ensureChain(docker, recipe, log);
+}
+
+/** One image a build must make: its name (a base image's tag, or a recipe's repository) and about how long it takes. */
+export interface MissingImage {
+  image: string;
+  /** How it is made: `bootstrap` is a base image (pulled where a registry answers, else bootstrapped); `build` a Dockerfile. */
+  kind: 'bootstrap' | 'build';
+  typicalSeconds?: number;
+}
+
+/** The images of `recipe`'s chain that do not exist yet, base first (empty when its image exists). Builds nothing. */
+export async function missingImages(docker: Docker, recipe: ImageRecipe): Promise<MissingImage[]> {
+  const chain = recipeChain(recipe);
+  const base = baseOf(recipe);
+  const missing: MissingImage[] = [];
+  let parentId = await imageId(docker, base.tag);
+  if (!parentId) missing.push({ image: base.tag, kind: 'bootstrap', ...(base.typicalBuildSeconds ? { typicalSeconds: base.typicalBuildSeconds } : {}) });
+  for (const link of chain) {
+    const id = parentId && (await imageId(docker, recipeTag(link, parentId)));
+    if (!id) missing.push({ image: link.repository, kind: 'build', ...(link.typicalBuildSeconds ? { typicalSeconds: link.typicalBuildSeconds } : {}) });
+    parentId = id || undefined;
+  }
+  return missing;
+}
+
+/** `recipe` and the recipes it is built on, parents first. */
+function recipeChain(recipe: ImageRecipe): ImageRecipe[] {
+  const chain: ImageRecipe[] = [];
+  for (let link: ImageRecipe['parent'] = recipe; typeof link !== 'string' && !('suite' in link); link = link.parent) chain.unshift(link);
+  return chain;
+}
+
+/** The base image at the root of `recipe`'s chain. */
+function baseOf(recipe: ImageRecipe): BaseImage {
+  const root = recipeChain(recipe)[0]!.parent as BaseImage | 'base';
+  return root === 'base' ? DEBIAN_BOOKWORM : root;
+}
+
+const roughly = (seconds: number) => (seconds < 90 ? `${Math.round(seconds)} s` : `${(seconds / 60).toFixed(1)} min`);
+
+/**
+ * The line said before a first build: what is built and about how long it takes (the
+ * recipes' figures, measured on the project's 2-core machine), so a first run does not look hung.
+ */
+export function describeBuild(missing: readonly MissingImage[]): string {
+  const parts = missing.map((m) => `${m.image} (${m.kind === 'bootstrap' ? 'pulled, or bootstrapped offline: ' : ''}${m.typicalSeconds ? `about ${roughly(m.typicalSeconds)}` : 'time not measured'})`);
+  const known = missing.filter((m) => m.typicalSeconds);
+  const total = known.reduce((sum, m) => sum + m.typicalSeconds!, 0);
+  const all = known.length === missing.length ? `about ${roughly(total)} on a 2-core machine` : known.length > 0 ? `more than ${roughly(total)} on a 2-core machine` : 'no measured time';
+  return `first use: building ${parts.join(', then ')} — ${all}, once; later runs reuse ${missing.length > 1 ? 'them' : 'it'}`;
+}
+
+/** Builds (or finds) `recipe`'s image and its parents' (see {@link ensureImage}). */
+async function ensureChain(docker: Docker, recipe: ImageRecipe, log: BuildLog): Promise<string> {
   const base = recipe.parent === 'base' ? DEBIAN_BOOKWORM : 'suite' in recipe.parent ? recipe.parent : undefined;
-  const parentRef = base ? base.tag : await ensureImage(docker, recipe.parent as ImageRecipe, log);
+  const parentRef = base ? base.tag : await ensureChain(docker, recipe.parent as ImageRecipe, log);
   const parentId = base ? await ensureBaseImage(docker, log, base) : (await imageId(docker, parentRef))!;
   const tag = recipeTag(recipe, parentId);
   if (await imageId(docker, tag)) return tag;

@@ -18,6 +18,11 @@ export interface ImageRecipe {
   parent: ImageRecipe | BaseImage | 'base';
   /** The longest the build may take (not part of the tag): past it the build is cancelled (a Harbor task's `build_timeout_sec`). */
   buildTimeoutMs?: number;
+  /**
+   * About how long building it takes on the project's 2-core machine (docs/setup.md#images),
+   * said before a first build; not part of the tag. Absent: not measured.
+   */
+  typicalBuildSeconds?: number;
 }
 
 /** Bumped when how images are built changes (labels, build options), so old tags are not reused. */

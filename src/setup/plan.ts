@@ -23,10 +23,12 @@ export type Situation =
 
 export interface PlanOptions {
   layout?: DockerdLayout;
-  /** Also install the test suite's tools (chromium, tmux, python3-websockets, xfsprogs, prometheus). */
+  /** Also install the test suite's tools (chromium, tmux, python3-websockets, python3-venv, python3-pip, python3-setuptools, xfsprogs, prometheus). */
   withTestTools?: boolean;
   /** Skip the image build (tests of the engine steps). */
   images?: ImageBuilder | false;
+  /** The images the builder makes, by name, for the step's title (`bash, sql, …`). */
+  imageNames?: readonly string[];
   /** Steps added after the engine is up and before the images (e.g. a storage driver). */
   extraSteps?: readonly SetupStep[];
   /** Steps run before the engine is started (the btrfs engine's file system). */
@@ -47,7 +49,7 @@ const isRootless = (endpoint: string) => /^unix:\/\/\/run\/user\/\d+\//.test(end
  */
 export function planSetup(facts: HostFacts, options: PlanOptions = {}): SetupPlan {
   const layout = options.layout ?? SYSTEM_DOCKERD;
-  const tail: SetupStep[] = [...(options.extraSteps ?? []), ...(options.images ? [buildImagesStep(options.images)] : [])];
+  const tail: SetupStep[] = [...(options.extraSteps ?? []), ...(options.images ? [buildImagesStep(options.images, options.imageNames)] : [])];
   const testTools = options.withTestTools ? [aptPackagesStep('test-tools', 'install the test suite\'s tools', TEST_TOOL_PACKAGES, facts.root)] : [];
   const sudo = facts.root ? '' : 'sudo ';
   const again = `${sudo}npx intercode setup${options.withTestTools ? ' --with-test-tools' : ''}`;

@@ -63,7 +63,7 @@ function runCli(entry: string, args: string[]): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: ROOT,
-      env: { ...process.env, DOCKER_HOST: `unix://${join(tmpdir(), 'no-docker-engine-here.sock')}`, INTERCODE_DEBUG: '' },
+      env: { ...process.env, DOCKER_HOST: `unix://${join(tmpdir(), 'no-docker-engine-here.sock')}`, INTERCODE_DEBUG: '', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -100,16 +100,17 @@ const CASES: [string, string, number][] = [
   ['replay @good.json --env bash --data @bad.json', '@bad.json, line 1: malformed JSON', 1],
   ['replay @good.json --env bash --show x', '--show must be a non-negative integer, got "x"', 2],
   ['replay @good.json --env bash --on-query-mismatch nope', '--on-query-mismatch must be one of fail, skip, trust-recording', 2],
-  ['eval --env bash --out @evalrun', '@evalrun/run.json, line 1: malformed JSON', 1],
-  ['eval --env bash --out @evalnew --data @shape.json', '@shape.json, record 1', 1],
+  ['eval --env bash --base-url http://127.0.0.1:9/v1 --out @evalrun', '@evalrun/run.json, line 1: malformed JSON', 1],
+  ['eval --env bash --base-url http://127.0.0.1:9/v1 --out @evalnew --data @shape.json', '@shape.json, record 1', 1],
   ['eval --env bash --out @evalnew --turns abc', '--turns must be a positive integer', 2],
+  ['eval --env bash --out @evalnew', '--api-key is missing, and so is --base-url', 2],
   ['mock-llm --replay @garbage.bin', '@garbage.bin, line #: not JSON text: binary data', 1],
   ['mock-llm --replay @no-history.json', '@no-history.json, episode "0", field "turn_history": missing', 1],
   ['mock-llm --replay @good.json --port 99999', '--port must be an integer 0–65535', 2],
   ['collect --env bash --policy replay:@bad.json --out @c.jsonl', '@bad.json, line 1: malformed JSON', 1],
   ['collect --env bash --policy checkpoint:@runs/broken --out @c.jsonl', '@runs/broken/config.json, field "settings.shape": must be an object', 1],
   ['collect --env bash --data @empty.json --out @c.jsonl', '@empty.json, line 1: malformed JSON', 1],
-  ['collect --env bash --policy llm:gpt-4o-mini --out @c.jsonl --limit 0', '--limit must be a positive integer, got "0"', 2],
+  ['collect --env bash --policy llm:gpt-4o-mini --base-url http://127.0.0.1:9/v1 --out @c.jsonl --limit 0', '--limit must be a positive integer, got "0"', 2],
   ['train --env bash --demos @garbage.bin --run x --checkpoints @runs', '@garbage.bin, line #: not JSON text: binary data', 1],
   ['train --env bash --demos @demos-bad.jsonl --run x --checkpoints @runs', '@demos-bad.jsonl, line 1', 1],
   ['train --resume --run broken --checkpoints @runs', '@runs/broken/config.json, field "settings.shape": must be an object', 1],
@@ -122,7 +123,7 @@ const CASES: [string, string, number][] = [
   ['export @partial-record.jsonl --format hf-messages --out @x.jsonl', '@partial-record.jsonl, line 1, field "messages": must be a list', 1],
   ['export @partial-record.jsonl --format atif --out @x.jsonl', '@partial-record.jsonl, line 1, field "messages": must be a list', 1],
   ['export @shape.json --format intercode --out @x.json', '@shape.json, line 1: a line must be a JSON object', 1],
-  ['images build nope', 'unknown environment "nope"', 2],
+  ['images build nope', '--env names no env or image "nope"; known: bash, bash:ubuntu-jammy', 2],
   ['cleanup --engine bogus://x', '--engine must be unix:///path', 2],
 ];
 

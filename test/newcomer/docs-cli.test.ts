@@ -143,6 +143,7 @@ describe('docs match the CLI', () => {
       '--no-check-gpg': 'debootstrap', '--user': 'systemctl', '--short': 'git status', '--hard': 'git reset', '--no-preserve-root': 'rm',
       '--storage-opt': 'docker run', '--ulimit': 'docker run', '--storage-driver': 'dockerd', '--data-root': 'dockerd', '--security-opt': 'docker run',
       '--max-semi-space-size': 'node', '--cpu-prof': 'node', '--url': 'openenv validate', '--version': 'tar', '--xattrs': 'tar', '--overwrite': 'tar',
+      '--system-site-packages': 'python3 -m venv', '--no-build-isolation': 'pip install', '--no-index': 'pip install',
     };
     const known = new Set([...cli.flags.values(), ...cli.benchFlags.values()].flatMap((set) => [...set]));
     const unknown: string[] = [];

@@ -139,7 +139,7 @@ describe('doctor checks', () => {
 describe('runDoctor', () => {
   it('appends extra checks (another backend\'s) after its own, and a failing one makes the report unhealthy', async () => {
     const { runDoctor } = await import('../../src/doctor/index.js');
-    const report = await runDoctor({}, { env: { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-none.sock' } }, [
+    const report = await runDoctor({ images: [], perTask: [] }, { env: { ...process.env, DOCKER_HOST: 'unix:///tmp/ic-doctor-none.sock' } }, [
       async () => [
         { id: 'cluster', status: 'ok', summary: 'a test check' },
         { id: 'cluster-pids', status: 'warn', summary: 'a second one' },

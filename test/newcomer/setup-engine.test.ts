@@ -45,10 +45,10 @@ describe('intercode setup (CLI)', () => {
     expect(json).toMatchObject({ ok: true, situation: 'engine-answers', commands: [] });
     expect(json!.steps.map((s) => s.id)).toEqual(['build-images']);
     // Built by this run, or already there (then a second run must say so too).
-    expect(json!.steps[0]!.detail).toMatch(/^(already built|built in [\d.]+ s): bash: intercode-ts\/bash-testbed:[0-9a-f]{16}, python: intercode-ts\/python:[0-9a-f]{16}$/);
+    expect(json!.steps[0]!.detail).toMatch(/^(already built|built in [\d.]+ s): bash: intercode-ts\/bash-testbed:[0-9a-f]{16}, sql: intercode-ts\/sql-data:[0-9a-f]{16}, python: intercode-ts\/python:[0-9a-f]{16}, ctf: intercode-ts\/ctf:[0-9a-f]{16}, jq: intercode-ts\/bash:[0-9a-f]{16}$/);
     const again = setup(['--json']);
     expect(again.json!.steps.map((s) => [s.id, s.status])).toEqual([['build-images', 'skipped']]);
-    expect(stderr).toContain('[setup] [1/1] build the sandbox images');
+    expect(stderr).toContain('[setup] [1/1] build the sandbox images of bash, sql, python, ctf, jq');
   });
 
   it('with a DOCKER_HOST that does not answer: prints the commands and exits 1', () => {

@@ -62,5 +62,8 @@ export function aptPackagesStep(id: string, title: string, packages: readonly st
  * the C compiler that builds its statx library (src/sandbox/docker/gvisor-statx.ts), btrfs tools.
  */
 export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'gcc', 'libc6-dev', 'btrfs-progs'] as const;
-/** What the test suite needs beyond that: a browser for the plot page, tmux for terminal tests, websockets for protocol tests, mkfs.xfs for the disk-quota probe. */
-export const TEST_TOOL_PACKAGES = ['chromium', 'tmux', 'python3-websockets', 'xfsprogs', 'prometheus'] as const;
+/**
+ * What the test suite needs beyond that: a browser for the plot page, tmux for terminal tests, websockets for protocol tests,
+ * venv, pip and setuptools to install clients/python into a virtual environment offline, mkfs.xfs for the disk-quota probe.
+ */
+export const TEST_TOOL_PACKAGES = ['chromium', 'tmux', 'python3-websockets', 'python3-venv', 'python3-pip', 'python3-setuptools', 'xfsprogs', 'prometheus'] as const;

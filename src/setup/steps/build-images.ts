@@ -1,13 +1,13 @@
 import type { SetupStep, StepContext, StepOutcome } from '../step.js';
 
-/** Builds what is missing, as `intercode images build` does; returns the tags and whether anything was built. The CLI passes its own image builder in. */
+/** Builds what is missing, as `intercode images build` does, saying first what and about how long; returns the tags and whether anything was built. The CLI passes its own image builder in. */
 export type ImageBuilder = (endpoint: string, log: (line: string) => void) => Promise<{ tags: string[]; built: boolean }>;
 
 /** The images step: every env image `images build` makes, on the engine set-up found or started. */
-export function buildImagesStep(build: ImageBuilder): SetupStep {
+export function buildImagesStep(build: ImageBuilder, names: readonly string[] = []): SetupStep {
   return {
     id: 'build-images',
-    title: 'build the sandbox images (base image pulled, or bootstrapped offline)',
+    title: `build the sandbox images${names.length > 0 ? ` of ${names.join(', ')}` : ''} (base image pulled, or bootstrapped offline)`,
     async run({ facts, layout, log }: StepContext): Promise<StepOutcome> {
       const endpoint = facts.engine.answers ? facts.endpoint : `unix://${layout.socket}`;
       const began = Date.now();
