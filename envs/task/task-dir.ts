@@ -78,7 +78,7 @@ export async function readTaskDir(root: string): Promise<TaskDir> {
   try {
     table = parseToml(await readFile(tomlFile, 'utf8'));
   } catch (error) {
-    if (error instanceof TomlSyntaxError) throw new DatasetError({ file: tomlFile, line: error.line }, error.message);
+    if (error instanceof TomlSyntaxError) throw new DatasetError({ file: tomlFile, line: error.line }, error.problem);
     throw new DatasetError({ file: tomlFile }, `cannot be read: ${(error as Error).message}`);
   }
   const config = taskConfig(table, tomlFile, basename(root));
