@@ -57,6 +57,8 @@ export interface EnvPlugin {
   readonly name: string;
   /** The library's registration (`make('intercode/<name>-v1')`). */
   readonly spec: EnvSpec<never>;
+  /** The task file it plays without `--data`, where it has one file of its own (how `run` tells a task file of another env). */
+  readonly builtInTasks?: string;
   /** This env's own flags (the common ones are the CLI's). */
   readonly flags: readonly EnvFlag[];
   /** `count` ready envs sharing whatever can be shared (images, gold caches, servers). */

@@ -28,7 +28,8 @@ export type IntercodeErrorCode =
   | 'EPISODE_UNSCORABLE'
   | 'CHECKPOINT_REFUSED'
   | 'CHECKPOINT_UNSUPPORTED'
-  | 'WORKER_CRASHED';
+  | 'WORKER_CRASHED'
+  | 'GOLDS_FAILING';
 
 const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   ENGINE_UNREACHABLE: true,
@@ -51,6 +52,7 @@ const RETRYABLE: Record<IntercodeErrorCode, boolean> = {
   CHECKPOINT_REFUSED: false,
   CHECKPOINT_UNSUPPORTED: false,
   WORKER_CRASHED: false,
+  GOLDS_FAILING: false,
 };
 
 export class IntercodeError extends Error {
@@ -164,6 +166,17 @@ export class TrajectoryError extends LocatedDataError {
 export class ConfigError extends IntercodeError {
   constructor(option: string, problem: string) {
     super('CONFIG_INVALID', `${option} ${problem}`, { details: { option, problem } });
+  }
+}
+
+/**
+ * `intercode run` found that most golds of a task file do not solve their tasks in the env:
+ * the file is likely for another env, or made with settings (a database, a testbed) this run
+ * lacks. `details`: solved, scored, the task file, the env.
+ */
+export class GoldsFailingError extends IntercodeError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super('GOLDS_FAILING', message, { details });
   }
 }
 

@@ -15,6 +15,9 @@ import type { CommonEnvFlags, EnvPlugin } from '../plugin.js';
 import { jqScore } from './reward.js';
 
 /** The shell line applying `filter` to the episode's document: the filter goes in on stdin, never as an argument jq could take for an option. */
+/** The built-in task file (datasets/jq). */
+const BUILTIN_JQ_TASKS = packagePath('datasets', 'jq', 'ic_jq.json');
+
 const applying = (filter: string) => `printf '%s' ${shellQuote(filter)} | jq -c -f /dev/stdin /jq/input.json`;
 
 /** Questions about a JSON document (the task's `input`, put in read-only at reset). An action is a jq filter applied to it, never a shell
@@ -51,7 +54,7 @@ export class JqEnv extends SandboxEnv {
 
 /** `count` envs over `--data` (default: the built-in tasks) on the bash image, which has jq. @throws DatasetError for a task without its `input`. */
 async function createJqEnvs(flags: CommonEnvFlags, count: number, engines: EngineSet, log: (line: string) => void): Promise<JqEnv[]> {
-  const dataFile = flags.data ?? packagePath('datasets', 'jq', 'ic_jq.json');
+  const dataFile = flags.data ?? BUILTIN_JQ_TASKS;
   const dataset = await loadDataset(dataFile);
   for (const task of dataset) if (task.metadata.input === undefined) throw new DatasetError({ file: dataFile, record: task.index + 1, field: 'input' }, 'missing: the JSON document the filters read');
   const spec = { image: await engines.ensureImage(await bashRuntimeRecipe(), log), hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES };
@@ -65,6 +68,7 @@ const prompt = JSON.parse(readFileSync(packagePath('envs', 'jq', 'prompt.json'),
 /** The jq environment, the worked example of docs/new-env.md. */
 export const jqPlugin: EnvPlugin = {
   name: 'jq',
+  builtInTasks: BUILTIN_JQ_TASKS,
   spec: { id: 'intercode/jq-v1', description: "Questions about a JSON document answered with jq filters", create: async (flags: CommonEnvFlags = {}) => (await createJqEnvs(flags, 1, EngineSet.local(), () => undefined))[0]! },
   flags: [],
   createEnvs: (flags, count, { log, engines }) => createJqEnvs(flags, count, engines, log),

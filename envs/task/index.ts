@@ -13,7 +13,7 @@ import { goldAction, TaskDirEnv, type PreparedTask, type TaskDirShared } from '.
 import { TestsArchives } from './verifier.js';
 
 export { TaskDirEnv, goldAction, type PreparedTask } from './task-env.js';
-export { readTaskDirs, readTaskDir, taskConfig, COMPOSE_FILES, type TaskDir, type TaskDirConfig } from './task-dir.js';
+export { readTaskDirs, readTaskDir, taskConfig, COMPOSE_FILES, type TaskDir, type TaskDirConfig, type TaskDirsOptions } from './task-dir.js';
 export { environmentImage, dockerfileWorkdir } from './environment-image.js';
 export { runVerifier, parseReward, TESTS_DIR, VERIFIER_LOGS } from './verifier.js';
 export { ImageWorkspaces, type TaskSandboxMode } from './image-workspaces.js';
@@ -33,6 +33,8 @@ export interface TaskEnvOptions {
   data: string;
   /** Run tasks whose task.toml asks for a network (`allow_internet = true`, a `network_mode` other than `no-network`…) anyway, without one (their verifier or solution may fail). */
   internetTasksOffline: boolean;
+  /** A sub-folder of `data` that is not a task (no task.toml) is an error instead of skipped with a note on `buildLog`. */
+  strict: boolean;
   sandboxes: TaskSandboxMode;
   maxWarmImages: number;
   keepWarmMs: number;
@@ -53,7 +55,7 @@ export interface TaskEnvOptions {
 export async function createTaskEnvs(options: Partial<TaskEnvOptions> & { data: string }, count: number): Promise<TaskDirEnv[]> {
   const log = options.buildLog ?? (() => undefined);
   const engines = options.engines ?? EngineSet.local();
-  const dirs = await readTaskDirs(options.data);
+  const dirs = await readTaskDirs(options.data, { strict: options.strict === true, log });
   for (const dir of dirs) {
     for (const key of dir.config.ignoredKeys) log(`task: ${join(dir.root, 'task.toml')}: ${key} is not read here (ignored): the task may count on it`);
   }

@@ -9,6 +9,7 @@ import { TASK_PROMPT } from './prompt.js';
 
 interface TaskFlags extends CommonEnvFlags {
   internetTasksOffline?: boolean;
+  strict?: boolean;
   warmImages?: string;
   sandboxes?: string;
   keepWarm?: string;
@@ -21,6 +22,7 @@ export const taskPlugin: EnvPlugin = {
   spec: taskEnvSpec,
   flags: [
     { flags: '--internet-tasks-offline', description: 'task: run tasks whose task.toml asks for a network (allow_internet = true, a network_mode other than "no-network") anyway, without one (sandboxes never get one; what needs it fails)' },
+    { flags: '--strict', description: 'task: a sub-folder of --data that is not a task (holds no task.toml) is an error; without it, it is skipped and named on stderr' },
     { flags: '--warm-images <n>', description: 'task: images whose sandboxes are kept warm at once (least recently used closed past it; default 8)' },
   ],
   async createEnvs(flags: TaskFlags, count: number, { log, engines }) {
@@ -31,6 +33,7 @@ export const taskPlugin: EnvPlugin = {
       {
         data: flags.data,
         internetTasksOffline: flags.internetTasksOffline === true,
+        strict: flags.strict === true,
         sandboxes,
         keepWarmMs: sandboxes === 'pooled' ? keepWarmMs(flags.keepWarm) : 0,
         ...(flags.warmImages ? { maxWarmImages: positiveInteger('--warm-images', flags.warmImages) } : {}),

@@ -48,19 +48,38 @@ export const DEFAULT_VERIFIER_TIMEOUT_SEC = 600;
 
 const MIB = 1024 * 1024;
 
+/** How {@link readTaskDirs} treats a sub-folder that is not a task (holds no task.toml). */
+export interface TaskDirsOptions {
+  /** Refuse it (a DatasetError naming it) instead of skipping it. */
+  strict?: boolean;
+  /** Where a skipped sub-folder is named, with the reason. */
+  log?: (line: string) => void;
+}
+
 /**
  * The task directories under `dir`: `dir` itself when it holds a task.toml, else each
- * sub-folder that does (a dataset), sorted by name.
- * @throws DatasetError naming the file and field at fault: no task at all, a task.toml
- *   that cannot be read, a missing instruction.md, environment/Dockerfile or tests/test.sh,
- *   or an environment given as a compose file (refused: its services would need a network).
+ * sub-folder that does (a dataset), sorted by name. A sub-folder without task.toml is
+ * named on `log` and skipped, or refused with `strict`; hidden ones (`.git`) are passed over.
+ * @throws DatasetError naming the file and field at fault: `dir` missing or not a folder, no
+ *   task at all, a task.toml that cannot be read, a missing instruction.md,
+ *   environment/Dockerfile or tests/test.sh, or an environment given as a compose file
+ *   (refused: its services would need a network).
  */
-export async function readTaskDirs(dir: string): Promise<TaskDir[]> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new DatasetError({ file: dir }, 'is not a folder of Harbor tasks');
+export async function readTaskDirs(dir: string, options: TaskDirsOptions = {}): Promise<TaskDir[]> {
+  const info = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
+  if (info instanceof Error) {
+    throw new DatasetError({ file: dir }, info.code === 'ENOENT' ? 'does not exist (--data names a Harbor task directory, or a folder of them)' : `cannot be read (${info.code ?? info.message})`);
+  }
+  if (!info.isDirectory()) throw new DatasetError({ file: dir }, 'is a file, not a folder: --data names a Harbor task directory (with task.toml), or a folder of them');
   if (existsSync(join(dir, 'task.toml'))) return [await readTaskDir(dir)];
-  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'task.toml'))).map((e) => e.name).sort();
+  const folders = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  const names = folders.filter((name) => existsSync(join(dir, name, 'task.toml')));
   if (names.length === 0) throw new DatasetError({ file: dir }, 'holds no task.toml, nor any folder with one');
+  for (const name of folders.filter((f) => !names.includes(f))) {
+    const skipped = join(dir, name);
+    if (options.strict) throw new DatasetError({ file: skipped }, 'holds no task.toml: not a Harbor task (without --strict it is skipped with a note)');
+    options.log?.(`task: skipped ${skipped}: it holds no task.toml, so it is not a Harbor task (--strict makes this an error); the other tasks are numbered without it`);
+  }
   const tasks = await Promise.all(names.map((name) => readTaskDir(join(dir, name))));
   const seen = new Map<string, string>();
   for (const task of tasks) {
@@ -78,7 +97,7 @@ export async function readTaskDir(root: string): Promise<TaskDir> {
   try {
     table = parseToml(await readFile(tomlFile, 'utf8'));
   } catch (error) {
-    if (error instanceof TomlSyntaxError) throw new DatasetError({ file: tomlFile, line: error.line }, error.message);
+    if (error instanceof TomlSyntaxError) throw new DatasetError({ file: tomlFile, line: error.line }, error.problem);
     throw new DatasetError({ file: tomlFile }, `cannot be read: ${(error as Error).message}`);
   }
   const config = taskConfig(table, tomlFile, basename(root));

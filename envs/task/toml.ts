@@ -10,11 +10,11 @@ export interface TomlTable {
   [key: string]: TomlValue;
 }
 
-/** A TOML syntax error: `line` is 1-based. */
+/** A TOML syntax error: `line` is 1-based; `problem` is what is wrong there (the message is both). */
 export class TomlSyntaxError extends Error {
   constructor(
     readonly line: number,
-    problem: string,
+    readonly problem: string,
   ) {
     super(`line ${line}: ${problem}`);
   }

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Help, Option, type Command } from 'commander';
 import type { CommonEnvFlags as EnvCommonFlags, EnvFlag, EnvPlugin } from '../../envs/index.js';
 import { ConfigError } from '../errors.js';
 import { addSandboxFlags, type EngineFlags } from './engine-flag.js';
@@ -17,7 +17,21 @@ function envOption(flag: EnvFlag): Option {
 /** Commander attribute names of an env's flags (how their values arrive). */
 export const envFlagNames = (plugin: EnvPlugin): string[] => plugin.flags.map((f) => new Option(f.flags).attributeName());
 
-/** Adds the flags every env shares (`--engine`, `--runtime`, `--disk-limit` among them), then each env's own. */
+/** The heading env flags are listed under in `--help`, after the flags every env shares. */
+export const ENV_FLAGS_HEADING = 'Env options (each for the envs its description names; `--help` after an env name shows that env\'s only):';
+
+/** The env a command line names so far: `--env NAME`, else the `<env>` argument; undefined when none. */
+function namedEnv(command: Command): string | undefined {
+  const option = command.opts().env;
+  if (typeof option === 'string') return option;
+  return command.registeredArguments[0]?.name() === 'env' ? command.args[0] : undefined;
+}
+
+/**
+ * Adds the flags every env shares (`--engine`, `--runtime`, `--disk-limit` among them), then
+ * each env's own under {@link ENV_FLAGS_HEADING}. `--help` after an env name (`run bash
+ * --help`, `eval --env sql --help`) lists the shared flags and that env's only.
+ */
 export function addEnvFlags(command: Command, plugins: readonly EnvPlugin[]): Command {
   addSandboxFlags(command)
     .option('--data <file>', 'task file: InterCode JSON, JSONL, CSV or TSV (default: the env\'s built-in tasks)')
@@ -29,9 +43,19 @@ export function addEnvFlags(command: Command, plugins: readonly EnvPlugin[]): Co
     for (const flag of plugin.flags) {
       if (added.has(flag.flags)) continue;
       added.add(flag.flags);
-      command.addOption(envOption(flag));
+      command.addOption(envOption(flag).helpGroup(ENV_FLAGS_HEADING));
     }
   }
+  command.configureHelp({
+    visibleOptions(this: Help, cmd: Command) {
+      const all = Help.prototype.visibleOptions.call(this, cmd);
+      const plugin = plugins.find((p) => p.name === namedEnv(cmd));
+      if (!plugin) return all;
+      const own = new Set(plugin.flags.map((f) => f.flags));
+      const foreign = new Set(plugins.flatMap((p) => p.flags.filter((f) => !own.has(f.flags)).map((f) => new Option(f.flags).attributeName())));
+      return all.filter((option) => !foreign.has(option.attributeName()));
+    },
+  });
   return command;
 }
 

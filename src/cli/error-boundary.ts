@@ -19,9 +19,12 @@ export function printable(text: string): string {
   return text.replace(/[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\n]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
+/** A usage error (bad flag value, unknown option, missing argument), as the shell's builtins report one. */
+export const USAGE_ERROR_EXIT = 2;
+
 /** The exit status for `error`: 2 for a bad flag value, 1 for other typed errors, {@link INTERNAL_ERROR_EXIT} for the rest. */
 export function exitStatusOf(error: unknown): number {
-  if (error instanceof IntercodeError) return error.code === 'CONFIG_INVALID' ? 2 : 1;
+  if (error instanceof IntercodeError) return error.code === 'CONFIG_INVALID' ? USAGE_ERROR_EXIT : 1;
   return INTERNAL_ERROR_EXIT;
 }
 

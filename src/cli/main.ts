@@ -1,10 +1,12 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { shutdownUnderWay } from '../sandbox/lifecycle/shutdown.js';
 import { registerCleanupCommand } from './cleanup-command.js';
 import { registerBenchCommand } from './bench-command.js';
-import { reportFailure } from './error-boundary.js';
+import { reportFailure, USAGE_ERROR_EXIT } from './error-boundary.js';
+import { packageVersion } from './package-version.js';
+import { usageLine } from './usage-errors.js';
 import { registerCollectCommand } from './collect-command.js';
 import { registerDatasetsCommand } from './datasets-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
@@ -26,7 +28,11 @@ import { registerTrainCommand } from './train-command.js';
 export const program = new Command()
   .name('intercode')
   .description('Interactive coding as RL environments: code is the action, execution output the observation, every episode in a Docker sandbox.')
-  .showHelpAfterError();
+  .version(packageVersion(), '-V, --version', 'print the version and exit')
+  // Before any command is added: subcommands inherit both. A usage error (unknown option,
+  // missing argument) becomes a CommanderError that runCli prints as one line, exit 2.
+  .exitOverride()
+  .configureOutput({ outputError: () => undefined });
 registerSetupCommand(program);
 registerDoctorCommand(program);
 registerRunCommand(program);
@@ -61,6 +67,12 @@ export async function runCli(argv: readonly string[]): Promise<void> {
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help, --version, and help shown for no command (its own status): commander printed it.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') process.exit(error.exitCode);
+      process.stderr.write(`${usageLine(program, argv.slice(2), error.message)}\n`);
+      process.exit(USAGE_ERROR_EXIT);
+    }
     await fail(error);
   }
 }

@@ -7,11 +7,18 @@ import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js'
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { isSolved } from '../scoring/solved.js';
-
-/** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
+import { printable } from './error-boundary.js';
+import { ALLOW_FAILING_GOLDS, checkGolds } from './gold-check.js';
 
 interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
   json?: boolean;
+  allowFailingGolds?: boolean;
+}
+
+/** A task's query on one line of `run`'s listing (a Harbor instruction is a whole Markdown file), cut to `width`. */
+export function queryLine(query: string, width = 70): string {
+  const line = printable(query.replace(/\s+/g, ' ').trim());
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
 export interface TaskOutcome {
@@ -40,6 +47,10 @@ export function registerRunCommand(program: Command): void {
         '"notScored","notScoredByReason","tasks":[{"index","reward","parts"}]}; an episode that ended truncated (its verifier gave no reward, the sandbox was lost…) ' +
         'has "reward":null and "truncation":{"reason","message"}, and is left out of meanReward (null when none was scored); ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
+    )
+    .option(
+      ALLOW_FAILING_GOLDS,
+      'exit 0 whatever the golds score (deliberate measurement); without it, fewer than half of the scored golds scoring 1 ends with a line saying which dataset/env mismatch is likely, exit 1',
     );
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
@@ -106,21 +117,32 @@ export function registerRunCommand(program: Command): void {
     };
     if (flags.json) {
       process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) })}\n`);
-      return;
+    } else {
+      printOutcomes(outcomes, summary, notScoredByReason);
     }
-    for (const o of outcomes) {
-      if (o.truncation) {
-        console.log(`#${String(o.index).padStart(3)}  not scored: ${o.truncation.reason} — ${o.truncation.message.replace(/\s+/g, ' ')}  ${o.query.slice(0, 70)}`);
-        continue;
-      }
-      const parts = Object.entries(o.parts).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ');
-      console.log(`#${String(o.index).padStart(3)}  reward ${o.reward!.toFixed(2)}  ${parts}  ${o.query.slice(0, 70)}`);
-    }
-    const mean = meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${meanReward.toFixed(3)}${notScored > 0 ? ` of the ${outcomes.length - notScored} scored` : ''}`;
-    console.log(
-      `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
-        `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
-        `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
-    );
+    if (!flags.allowFailingGolds) checkGolds(plugin, ENV_PLUGINS, flags.data, solved, outcomes.length - notScored);
   });
+}
+
+/** The text listing: one line per task, in task order, then the summary. */
+function printOutcomes(
+  outcomes: readonly TaskOutcome[],
+  summary: { episodes: number; successRate: number; meanReward: number | null; elapsedSec: number; setupSec: number; episodesPerSec: number; notScored: number; solved: number },
+  notScoredByReason: Record<string, number>,
+): void {
+  const { notScored, meanReward, solved } = summary;
+  for (const o of outcomes) {
+    if (o.truncation) {
+      console.log(`#${String(o.index).padStart(3)}  not scored: ${o.truncation.reason} — ${printable(o.truncation.message.replace(/\s+/g, ' '))}  ${queryLine(o.query)}`);
+      continue;
+    }
+    const parts = Object.entries(o.parts).map(([k, v]) => `${k}=${v.toFixed(2)}`).join(' ');
+    console.log(`#${String(o.index).padStart(3)}  reward ${o.reward!.toFixed(2)}  ${parts}  ${queryLine(o.query)}`);
+  }
+  const mean = meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${meanReward.toFixed(3)}${notScored > 0 ? ` of the ${outcomes.length - notScored} scored` : ''}`;
+  console.log(
+    `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
+      `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
+      `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
+  );
 }

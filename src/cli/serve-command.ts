@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { packageVersion } from './package-version.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { checkListening, EnvServer, pooledEnvSlots, SERVER_DEFAULTS } from '../server/index.js';
+import { checkListening, EnvServer, pooledEnvSlots, reservePort, SERVER_DEFAULTS } from '../server/index.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
+import { SESSION_SPARES } from '../vec/index.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 
 interface ServeFlags extends CommonEnvFlags {
@@ -19,6 +20,12 @@ interface ServeFlags extends CommonEnvFlags {
   maxMessageBytes: string;
   spares?: string;
   checkpointTools?: boolean;
+}
+
+/** What warming makes: the spares (the rest on demand), as the log line says it. */
+function describeWarming(maxSessions: number, spares: number | undefined): string {
+  const ahead = spares ?? Math.min(SESSION_SPARES, maxSessions);
+  return `${ahead} made ahead${maxSessions > ahead ? `; sessions past them get one made when they connect, up to ${maxSessions}` : ''}`;
 }
 
 /** `--idle-timeout`/`--heartbeat` seconds as milliseconds. @throws ConfigError naming the flag. */
@@ -44,12 +51,16 @@ export function registerServeCommand(program: Command): void {
     .requiredOption('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--port <port>', 'TCP port (0: any free one)', String(SERVER_DEFAULTS.port))
     .option('--host <address>', 'address to listen on; anything but loopback requires --token', SERVER_DEFAULTS.host)
-    .option('--max-sessions <n>', 'sessions at once (one sandbox each); the next connection gets CAPACITY_REACHED', '64')
+    .option(
+      '--max-sessions <n>',
+      'sessions at once (one sandbox each); the next connection gets CAPACITY_REACHED. Only --spares sandboxes are made ahead: a session past them gets one made when it connects (a cold reset, seconds), kept warm after it ends',
+      '64',
+    )
     .option('--idle-timeout <seconds>', 'a session with no request for this long is ended and its sandbox returned', String(SERVER_DEFAULTS.idleTimeoutMs / 1000))
     .option('--token <token>', 'bearer token required on every route but /health (default: $INTERCODE_SERVE_TOKEN; keeps it out of `ps`)')
     .option('--heartbeat <seconds>', 'WebSocket ping interval; a connection that answers neither of two pings is dropped', String(SERVER_DEFAULTS.heartbeatMs / 1000))
     .option('--max-message-bytes <n>', 'largest WebSocket message or request body accepted (at least 4096), and largest frame sent (an observation\'s output is cut to fit)', String(SERVER_DEFAULTS.maxMessageBytes))
-    .option('--spares <n>', 'sandboxes kept ready beyond those in use (pooled envs; default min(4, --max-sessions))')
+    .option('--spares <n>', `sandboxes made ahead, before any session (pooled envs; default min(${SESSION_SPARES}, --max-sessions)); the port is bound first and answers 503 while they warm`)
     .option('--checkpoint-tools', 'also serve the tools checkpoint, restore, release and fork: standard MCP and OpenEnv\'s JSON-RPC on /mcp, OpenEnv\'s tool-calling step actions on /ws (the /ws messages of those names are always served)');
   addEnvFlags(command, ENV_PLUGINS).action(async (flags: ServeFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
@@ -61,22 +72,33 @@ export function registerServeCommand(program: Command): void {
     const maxMessageBytes = positiveInteger('--max-message-bytes', flags.maxMessageBytes);
     const spares = flags.spares === undefined ? undefined : Number(flags.spares);
     if (spares !== undefined && !(Number.isInteger(spares) && spares >= 0)) throw new ConfigError('--spares', `must be an integer ≥ 0, got "${flags.spares}"`);
-    const token = flags.token ?? process.env.INTERCODE_SERVE_TOKEN;
+    // An empty variable is no token (as an unset one), not a token too short.
+    const token = flags.token ?? (process.env.INTERCODE_SERVE_TOKEN || undefined);
     checkListening(flags.host, token);
     const log = (line: string) => process.stderr.write(`${line}\n`);
+    // Bound before images are checked and sandboxes warm (seconds to minutes): a port in use is said at once.
+    const reserved = await reservePort(flags.host, port);
     const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
+    let envs: Awaited<ReturnType<typeof plugin.createEnvs>>;
+    try {
+      envs = await plugin.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
+    } catch (error) {
+      await reserved.release();
+      releaseEngines(engines, log);
+      throw error;
+    }
     const slots = pooledEnvSlots(plugin.name, envs, spares === undefined ? {} : { spares });
     const version = packageVersion();
     let server: EnvServer;
     try {
-      log(`intercode serve: warming the ${plugin.name} sandboxes`);
+      log(`intercode serve: ${flags.host}:${reserved.port} held (503 until ready); warming the ${plugin.name} sandboxes (${describeWarming(maxSessions, spares)})`);
       await slots.ready();
+      await reserved.release();
       server = await EnvServer.start({
         slots,
         agentFacts: plugin,
         host: flags.host,
-        port,
+        port: reserved.port,
         ...(token ? { token } : {}),
         idleTimeoutMs,
         heartbeatMs,
@@ -90,6 +112,7 @@ export function registerServeCommand(program: Command): void {
         log,
       });
     } catch (error) {
+      await reserved.release();
       await slots.close();
       releaseEngines(engines, log);
       throw error;

@@ -7,6 +7,12 @@ export interface WorkspacePoolOptions {
   borrowers: number;
   /** Workspaces kept ready beyond those in use (refilled in the background). Default 2. */
   minIdle: number;
+  /**
+   * Make only `minIdle` workspaces ahead and keep at least that many alive, in use or idle; a
+   * borrower past them gets one made when it asks (up to `max`). For borrowers most of which
+   * may never come at once (a server's sessions). Default false: one ahead per borrower too.
+   */
+  onDemand: boolean;
   /** Most workspaces alive at once, in use or idle. Default 64. */
   max: number;
   /** An acquire that waits longer than this fails. Default 120 000 ms. */
@@ -29,7 +35,7 @@ export interface WorkspacePoolOptions {
 /** How long after its creation or restore a workspace is handed out without a liveness round trip. */
 const JUST_CLEANED_MS = 1_000;
 
-const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3, keepWarmMs: 0 };
+const DEFAULTS: WorkspacePoolOptions = { borrowers: 1, minIdle: 2, onDemand: false, max: 64, acquireTimeoutMs: 120_000, maxConsecutiveFailures: 3, keepWarmMs: 0 };
 
 /** @throws ConfigError naming the bad option. */
 function resolve(options: Partial<WorkspacePoolOptions>): WorkspacePoolOptions {
@@ -144,13 +150,19 @@ export class WorkspacePool implements WorkspaceSource {
       },
       {
         // generic-pool's minimum counts borrowed and idle ones alike.
-        min: Math.min(this.options.max, this.options.borrowers + this.options.minIdle),
+        min: this.madeAhead(),
         max: this.options.max,
         testOnBorrow: true,
         acquireTimeoutMillis: this.options.acquireTimeoutMs,
         autostart: true,
       },
     );
+  }
+
+  /** Workspaces made at start and kept alive at least: one per borrower and the spares, or with `onDemand` the spares only. */
+  private madeAhead(): number {
+    const { max, borrowers, minIdle, onDemand } = this.options;
+    return Math.min(max, (onDemand ? 0 : borrowers) + minIdle);
   }
 
   /** A sandbox an earlier process kept warm, restored (see {@link WorkspacePoolOptions.keepWarmMs}); undefined when none is clean. */
@@ -263,7 +275,7 @@ export class WorkspacePool implements WorkspaceSource {
   }
 
   /** Resolves once `count` workspaces are idle (or rejects with the pool's failure). */
-  async ready(count = Math.min(this.options.max, this.options.borrowers + this.options.minIdle)): Promise<void> {
+  async ready(count = this.madeAhead()): Promise<void> {
     while (this.pool.available < count) {
       if (this.failure) throw this.failure;
       await new Promise((resolveWait) => setTimeout(resolveWait, 20));

@@ -23,11 +23,19 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** The hostname of a Host header or an Origin (`[::1]:8000` → `::1`); undefined when it has none. */
-function hostnameOf(value: string): string | undefined {
-  const url = URL.canParse(value) ? new URL(value) : URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
-  return url?.hostname.replace(/^\[(.*)\]$/, '$1');
+/** The hostname of a URL (`[::1]` → `::1`); undefined when `url` is none or has no host. */
+function hostnameOfUrl(url: string): string | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const hostname = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  return hostname === '' ? undefined : hostname;
 }
+
+/**
+ * The hostname of a Host header (`localhost:8765` → `localhost`, `[::1]:8000` → `::1`). Always
+ * read as host[:port]: parsed as a URL by itself, `localhost:8765` is the scheme `localhost:`
+ * with no host, which refused every client that named the server `localhost`.
+ */
+const hostnameOfHost = (host: string) => (host === '' ? undefined : hostnameOfUrl(`http://${host}`));
 
 /**
  * Whether a request comes from a client on this machine rather than from a web page the
@@ -37,10 +45,10 @@ function hostnameOf(value: string): string | undefined {
  * WebSocket, so with a token such a page gets 401 anyway).
  */
 export function fromThisMachine(request: IncomingMessage): boolean {
-  const host = hostnameOf(request.headers.host ?? '');
+  const host = hostnameOfHost(request.headers.host ?? '');
   if (host === undefined || !isLoopback(host)) return false;
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  const page = hostnameOf(origin);
+  const page = hostnameOfUrl(origin);
   return page !== undefined && isLoopback(page);
 }

@@ -8,6 +8,7 @@ import type { EnvSlots } from './env-slots.js';
 import { ROLLOUTS_PATH_ITEM, RolloutService } from './rollouts/index.js';
 import { METRICS_CONTENT_TYPE } from './metrics.js';
 import { openApiDocument } from './openapi.js';
+import { listenError } from './port-reservation.js';
 import { ServerMetrics } from './server-metrics.js';
 import { SessionLeases } from './sessions.js';
 import { sendJson } from './transports/http-body.js';
@@ -103,7 +104,8 @@ export class EnvServer {
 
   /**
    * Starts listening.
-   * @throws ConfigError when `host` is not loopback and no token is set, or `maxMessageBytes` is under {@link MIN_MESSAGE_BYTES}.
+   * @throws ConfigError when `host` is not loopback and no token is set, `maxMessageBytes` is
+   *   under {@link MIN_MESSAGE_BYTES}, or the port is in use (naming --port).
    */
   static async start(options: EnvServerOptions): Promise<EnvServer> {
     checkListening(options.host, options.token);
@@ -112,7 +114,7 @@ export class EnvServer {
     const { McpTransport: Mcp } = await import('./transports/mcp.js');
     const server = new EnvServer(options, Mcp);
     await new Promise<void>((resolve, reject) => {
-      server.http.once('error', reject);
+      server.http.once('error', (error) => reject(listenError(error, options.host, options.port) ?? error));
       server.http.listen(options.port, options.host, () => {
         server.http.off('error', reject);
         server.listeningPort = (server.http.address() as AddressInfo).port;

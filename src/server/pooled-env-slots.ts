@@ -6,15 +6,16 @@ import { sharedPool, sharePool } from '../vec/index.js';
 import type { EnvSlots } from './env-slots.js';
 
 export interface PooledEnvSlotsOptions {
-  /** Workspaces kept ready beyond those in use. Default: the `sessions` rule of spareWorkspaces, min(4, envs). */
+  /** Workspaces made ahead, before any session (a session past them gets one made when it starts). Default: the `sessions` rule of spareWorkspaces, min(4, envs). */
   spares?: number;
 }
 
 /**
  * {@link EnvSlots} over envs made once at start (one per possible session). Envs that can
  * share workspaces (bash, python) share one warm WorkspacePool (sharedPool) whose used
- * sandboxes are restored in place, as `collect` and `eval` do (see vecEnvFor); at most
- * `envs + spares + 1` sandboxes exist (the one more: the restorer's pristine template). Other SandboxEnvs (CTF) get a new sandbox per reset,
+ * sandboxes are restored in place, as `collect` and `eval` do (see vecEnvFor): `spares` are
+ * made ahead, a session past them gets one made when it starts, and at most `envs + spares +
+ * 1` sandboxes exist (the one more: the restorer's pristine template). Other SandboxEnvs (CTF) get a new sandbox per reset,
  * removed when the session ends; envs without sandboxes of their own (SQL sessions on a
  * shared server) are reset by their next session.
  * @throws ConfigError when `envs` is empty.

@@ -25,7 +25,7 @@ export class ServerMetrics implements EpisodeObserver {
   constructor(sessions: () => LeaseCounts, slots: EnvSlots) {
     const r = this.registry;
     r.gauge('intercode_sessions_active', 'Sessions open now (each holds one env).', () => sessions().active);
-    r.gauge('intercode_sessions_max', 'The most sessions the server serves at once (--envs).', () => sessions().max);
+    r.gauge('intercode_sessions_max', 'The most sessions the server serves at once (--max-sessions).', () => sessions().max);
     r.counterFrom('intercode_sessions_opened_total', 'Sessions opened since the server started.', () => sessions().opened);
     r.counterFrom('intercode_sessions_refused_total', 'Sessions refused because every env was in use (CAPACITY_REACHED).', () => sessions().refused);
     r.counterFrom(

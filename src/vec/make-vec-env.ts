@@ -44,9 +44,14 @@ export function cleaningRestorer(factory: WorkspaceFactory, clean: CleanMode = '
  *   4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
  * - `episodes`: the episode engine's whole episodes (`eval`, `run`): two, not one per env —
  *   a sandbox costs about ten restores of CPU to create, which a short run never earns back.
- * - `sessions`: the server's sessions, which come and go: one per env up to four.
+ * - `sessions`: the server's sessions, which come and go: {@link SESSION_SPARES} made ahead
+ *   (fewer with fewer envs), and a session past them gets one made when it starts — not one
+ *   per env ahead (`serve --max-sessions 64` warmed 68 sandboxes on a 2-core machine).
  */
 export type PoolWorkload = 'steps' | 'episodes' | 'sessions';
+
+/** Sandboxes a server's pool makes ahead by default (the `sessions` workload). */
+export const SESSION_SPARES = 4;
 
 /** The spare workspaces a pool shared by `borrowers` envs keeps for `workload` (see {@link PoolWorkload}). */
 export function spareWorkspaces(borrowers: number, workload: PoolWorkload): number {
@@ -56,7 +61,7 @@ export function spareWorkspaces(borrowers: number, workload: PoolWorkload): numb
     case 'episodes':
       return 2;
     case 'sessions':
-      return Math.min(4, borrowers);
+      return Math.min(SESSION_SPARES, borrowers);
   }
 }
 
@@ -101,6 +106,8 @@ export function sharedPool(envs: readonly SandboxEnv[], options: SharedPoolOptio
     borrowers: envs.length,
     minIdle,
     max: envs.length + minIdle,
+    // Sessions come and go: most of a server's envs may never be used at once.
+    onDemand: options.workload === 'sessions',
     ...options.pool,
     ...(restorer ? { restore: (workspace: Workspace) => restorer.restore(workspace) } : {}),
   };

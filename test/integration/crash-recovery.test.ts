@@ -96,8 +96,36 @@ describe.skipIf(skipWithoutEngine(engine, 'crash recovery tests'))('shutdown and
     while (!/removing 16 sandbox/.test(run.stderr())) await new Promise((r) => setTimeout(r, 5));
     run.child.kill('SIGINT');
     expect(await run.exit).toEqual({ code: 130, signal: null });
-    expect(run.stderr()).toMatch(/SIGINT again; exiting now with \d+ sandbox\(es\) left/);
+    expect(run.stderr()).toMatch(/SIGINT again; exiting now with (no sandbox|\d+ sandbox\(es\)) left/);
     await reapCrashedRuns(docker, { testRun });
     expect(await ofRun(pid)).toEqual([]);
+  }, 300_000);
+
+  it('`run bash` stopped by a double Ctrl-C while its pool fills: the line counts the sandboxes it leaves (those being created as at most)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)), 'run', 'bash', '--keep-warm', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Episodes running, the pool still making sandboxes (each used one is replaced or restored).
+    while (!/^tasks: /m.test(stderr)) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGINT');
+    while (!/SIGINT; removing/.test(stderr)) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGINT');
+    expect(await exit).toBe(130);
+    const said = /SIGINT again; exiting now with (?:no sandbox|(\d+) sandbox\(es\)) left(?: and up to (\d+) more whose creation was under way)?/.exec(stderr);
+    expect(said, stderr).not.toBeNull();
+    const left = Number(said![1] ?? 0);
+    const creating = Number(said![2] ?? 0);
+    // What the engine finishes (removals and creations already sent) settles within seconds.
+    let counts: number[] = [];
+    for (let i = 0; i < 30 && !(counts.length >= 3 && counts.slice(-3).every((c) => c === counts.at(-1))); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      const containers = await ofRun(child.pid!);
+      counts = containers.some((c) => c.State === 'removing') ? [] : [...counts, containers.length];
+    }
+    const found = counts.at(-1)!;
+    expect(found, `counts ${counts.join(',')}; ${stderr}`).toBeGreaterThanOrEqual(left);
+    expect(found, `counts ${counts.join(',')}; ${stderr}`).toBeLessThanOrEqual(left + creating);
+    await reapCrashedRuns(docker, { testRun });
   }, 300_000);
 });

@@ -2,7 +2,8 @@
  * `intercode serve` as a process: a SIGKILLed server's sandboxes (warm spares and those of
  * open sessions) are gone once the next server has started (the crash reaper every
  * env command runs), and SIGTERM drains: sessions end with 1001, every sandbox is removed,
- * the process exits.
+ * the process exits. And the default warm count fits the machine: `--max-sessions 64` makes the
+ * spares ahead (4), not a sandbox per possible session; sessions past them get one on demand.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +23,8 @@ interface Serving {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-async function serve(): Promise<Serving> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--env', 'bash', '--port', '0', '--max-sessions', '3', '--spares', '2'], {
+async function serve(flags: string[] = ['--max-sessions', '3', '--spares', '2']): Promise<Serving> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--env', 'bash', '--port', '0', ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -84,6 +85,23 @@ describe.skipIf(skipWithoutEngine(engine, 'serve process tests'))('intercode ser
     expect((await client!.closed).code).toBe(1001);
     expect(await run.exit).toEqual({ code: 0, signal: null });
     expect(run.stderr()).toMatch(/stopped after 1 sessions \(close 0, drop 0, idle 0, shutdown 1\)/);
+    expect(await ofRun(pid)).toEqual([]);
+  }, 300_000);
+
+  it('--max-sessions 64 by default makes 4 sandboxes ahead, not 68; sessions past them get one made when they connect', async () => {
+    const run = await serve(['--max-sessions', '64']);
+    const pid = run.child.pid!;
+    const health = (await (await fetch(`${run.url}/health`)).json()) as { sandboxes: number; max_sessions: number };
+    expect(health).toMatchObject({ sandboxes: 4, max_sessions: 64 });
+    // The 4 spares, and at most the restorer's pristine template.
+    expect((await ofRun(pid)).length).toBeGreaterThanOrEqual(4);
+    expect((await ofRun(pid)).length).toBeLessThanOrEqual(5);
+    expect(run.stderr()).toContain('4 made ahead; sessions past them get one made when they connect, up to 64');
+    const clients = await hold(run.url, 6);
+    expect(((await (await fetch(`${run.url}/health`)).json()) as { sandboxes: number }).sandboxes).toBeGreaterThanOrEqual(6);
+    for (const client of clients) client.ws.close();
+    run.child.kill('SIGTERM');
+    expect(await run.exit).toEqual({ code: 0, signal: null });
     expect(await ofRun(pid)).toEqual([]);
   }, 300_000);
 });

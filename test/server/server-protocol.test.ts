@@ -399,6 +399,51 @@ describe('without a token, only this machine', () => {
   });
 });
 
+describe('loopback by any of its names', () => {
+  /** The status line of a raw GET with this Host (and Origin) header: fetch sets Host itself. */
+  const rawGet = (port: number, address: string, path: string, headers: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, address);
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('close', () => resolve(answer.split('\r\n')[0]!));
+      socket.on('error', reject);
+      socket.write(`GET ${path} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`);
+    });
+
+  it('Host and Origin of localhost, 127.0.0.1 and [::1], with or without a port, pass on HTTP and WebSocket', async () => {
+    const { server } = await start();
+    const port = server.port;
+    for (const host of ['localhost', `localhost:${port}`, '127.0.0.1', `127.0.0.1:${port}`, '[::1]', `[::1]:${port}`, `LOCALHOST:${port}`]) {
+      expect(await rawGet(port, '127.0.0.1', '/health', `Host: ${host}\r\n`), host).toBe('HTTP/1.1 200 OK');
+      expect(await rawGet(port, '127.0.0.1', '/schema', `Host: ${host}\r\n`), host).toBe('HTTP/1.1 200 OK');
+    }
+    for (const origin of ['http://localhost:3000', 'http://localhost', 'http://[::1]:8000', 'http://127.0.0.1:5173']) {
+      expect(await rawGet(port, '127.0.0.1', '/schema', `Host: localhost:${port}\r\nOrigin: ${origin}\r\n`), origin).toBe('HTTP/1.1 200 OK');
+    }
+    // What is not loopback stays refused: a name that only starts like it, a scheme-like Host, no Host.
+    for (const headers of ['Host: localhost.evil.example\r\n', 'Host: evil.example:8000\r\n', `Host: localhost:${port}\r\nOrigin: http://localhost.evil.example\r\n`]) {
+      expect(await rawGet(port, '127.0.0.1', '/schema', headers), headers).toBe('HTTP/1.1 403 Forbidden');
+    }
+    // A WebSocket client that names the server localhost (as OpenEnv's tutorials do).
+    const named = new TestClient(`http://localhost:${port}`);
+    await named.opened;
+    expect((await named.request({ type: 'reset', data: {} })).type).toBe('observation');
+    named.ws.close();
+  });
+
+  it('a server on [::1] serves clients that call it [::1] or localhost', async () => {
+    const { server } = await start({ host: '::1' });
+    expect(server.url).toBe(`http://[::1]:${server.port}`);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect(await rawGet(server.port, '::1', '/schema', `Host: localhost:${server.port}\r\n`)).toBe('HTTP/1.1 200 OK');
+    const client = new TestClient(server.url, { origin: `http://[::1]:${server.port}` });
+    await client.opened;
+    expect((await client.request({ type: 'reset', data: {} })).type).toBe('observation');
+    client.ws.close();
+  });
+});
+
 describe('bearer token', () => {
   it('is required on HTTP, WebSocket and MCP, except /health', async () => {
     const { server } = await start({ token: TOKEN });

@@ -94,8 +94,34 @@ describe('installShutdownHandlers', () => {
     expect(exits).toEqual([130, 143]);
     expect(registry.size).toBe(0);
     expect(lines[0]).toMatch(/SIGTERM; removing 1 sandbox/);
-    expect(lines[1]).toMatch(/SIGINT again; exiting now with 1 sandbox\(es\) left/);
+    // Its removal was asked of the engine already: the engine finishes it, nothing is left.
+    expect(lines[1]).toBe('intercode: SIGINT again; exiting now with no sandbox left; the engine finishes the 1 removal(s) already asked');
     expect(lines[2]).toMatch(/removed 1 sandbox/);
+  });
+
+  it('a second signal counts what is left: failed removals, and creations under way as at most; not removals the engine is finishing', async () => {
+    // As seen with `run bash`: 1 sandbox tracked (its removal asked) and 3 being created left 3 containers, where the line said 1.
+    const registry = new SandboxRegistry();
+    fakeSandbox(registry, 'removing', { delayMs: 200 });
+    fakeSandbox(registry, 'broken', { fails: true });
+    const finish: (() => void)[] = [];
+    for (let i = 0; i < 3; i++) {
+      void registry.adopt(new Promise<Sandbox>((resolve) => finish.push(() => resolve(fakeSandbox(new SandboxRegistry(), `late${i}`).sandbox))));
+    }
+    const exits: number[] = [];
+    const lines: string[] = [];
+    uninstall = installShutdownHandlers({ registry, timeoutMs: 1_000, log: (l) => lines.push(l), exit: (code) => void exits.push(code) });
+    process.emit('SIGINT', 'SIGINT');
+    expect(lines[0]).toBe('intercode: SIGINT; removing 2 sandbox(es) and 3 being created (press Ctrl-C again to exit at once)');
+    await new Promise((r) => setTimeout(r, 20)); // the broken one's removal has failed by now
+    expect(registry.onExitNow()).toEqual({ left: 1, creating: 3, removing: 1 });
+    process.emit('SIGINT', 'SIGINT');
+    expect(lines[1]).toBe(
+      'intercode: SIGINT again; exiting now with 1 sandbox(es) left and up to 3 more whose creation was under way (`intercode cleanup --dead-only` removes them); the engine finishes the 1 removal(s) already asked',
+    );
+    expect(exits).toEqual([130]);
+    for (const f of finish) f();
+    await new Promise((r) => setTimeout(r, 300));
   });
 
   it('with a wind-down registered, the first signal calls it and removes nothing; the next one drains', async () => {

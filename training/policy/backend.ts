@@ -27,11 +27,24 @@ async function choose(): Promise<BackendChoice> {
   throw new Error('tfjs-node loaded but its "tensorflow" backend did not initialise');
 }
 
+/**
+ * The line a command logs for `choice`. The WebAssembly fallback is the normal case where npm
+ * runs no install scripts (tfjs-node's addon is then never built), so it reads as a note, not
+ * a failure; why the addon did not load stays in it, for whoever wants the native one.
+ */
+export function describeBackend(choice: BackendChoice): string {
+  if (!choice.fallbackReason) return `tfjs backend: ${choice.name}`;
+  return (
+    `note: training runs on tfjs's portable ${choice.name} backend; the optional native one (@tensorflow/tfjs-node) is faster ` +
+    `but its addon is not built here (usual where npm runs no install scripts; docs/training.md says how to build it). Its loader said: ${choice.fallbackReason}`
+  );
+}
+
 /** Initialises the backend once per process and reports it to `log`. */
 export async function selectBackend(log: (line: string) => void = () => undefined): Promise<BackendChoice> {
   const first = chosen === undefined;
   chosen ??= choose();
   const choice = await chosen;
-  if (first) log(`tfjs backend: ${choice.name}${choice.fallbackReason ? ` (tfjs-node not loaded: ${choice.fallbackReason})` : ''}`);
+  if (first) log(describeBackend(choice));
   return choice;
 }

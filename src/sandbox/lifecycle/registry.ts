@@ -13,6 +13,16 @@ export interface DrainReport {
   pending: number;
 }
 
+/** What exiting now would leave behind, as {@link SandboxRegistry.onExitNow} counts it. */
+export interface ExitNowCounts {
+  /** Sandboxes that stay for sure: tracked ones no removal was asked for, and those whose removal failed. */
+  left: number;
+  /** Creations under way: each may still leave a sandbox (one whose request reached the engine), or none. */
+  creating: number;
+  /** Removals already asked of the engine: it finishes them without this process. */
+  removing: number;
+}
+
 /**
  * The sandboxes of this process that exist right now, and those being created: each
  * runtime hands its creations to {@link adopt} and forgets a sandbox once it is destroyed,
@@ -62,6 +72,17 @@ export class SandboxRegistry {
   /** Creations under way. */
   get creating(): number {
     return this.creations.size;
+  }
+
+  /**
+   * What exiting at once (a second Ctrl-C during a drain) leaves behind. A removal already
+   * sent is finished by the engine, so its sandbox is not left; a removal that failed left
+   * its sandbox; a creation under way leaves one or not, depending on whether its request
+   * reached the engine.
+   */
+  onExitNow(): ExitNowCounts {
+    const removing = [...this.live].filter((sandbox) => this.removals.has(sandbox)).length;
+    return { left: this.live.size - removing + (this.draining?.failed ?? 0), creating: this.creations.size, removing };
   }
 
   /** Whether a drain has begun; from then on every sandbox tracked is removed at once. */

@@ -62,7 +62,10 @@ export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}):
   const onSignal = (signal: NodeJS.Signals) => {
     const code = 128 + constants.signals[signal];
     if (stopping) {
-      log(`intercode: ${signal} again; exiting now with ${registry.size} sandbox(es) left (\`intercode cleanup --dead-only\` removes them)`);
+      const { left, creating, removing } = registry.onExitNow();
+      const stay = `${left === 0 ? 'no sandbox' : `${left} sandbox(es)`} left${creating ? ` and up to ${creating} more whose creation was under way` : ''}`;
+      const cleanup = left + creating > 0 ? ' (`intercode cleanup --dead-only` removes them)' : '';
+      log(`intercode: ${signal} again; exiting now with ${stay}${cleanup}${removing ? `; the engine finishes the ${removing} removal(s) already asked` : ''}`);
       exit(code);
       return;
     }

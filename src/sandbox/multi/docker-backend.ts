@@ -50,6 +50,22 @@ async function singleEngineRuntime(docker: Docker, options: BackendOptions): Pro
 }
 
 /**
+ * Refuses a runtime the engine does not have, before any image is built or sandbox made
+ * (else every creation fails with the engine's own words, after the build).
+ * @throws ConfigError naming --runtime, the engine and the runtimes it has.
+ */
+async function checkRuntime(docker: Docker, endpoint: string, runtime: string | undefined): Promise<void> {
+  if (runtime === undefined) return;
+  const info = (await docker.info()) as { Runtimes?: Record<string, unknown>; DefaultRuntime?: string };
+  const names = Object.keys(info.Runtimes ?? {});
+  if (names.includes(runtime)) return;
+  throw new ConfigError(
+    '--runtime',
+    `names "${runtime}", which the engine at ${endpoint} does not have: its runtimes are ${names.join(', ') || 'none listed'} (default ${info.DefaultRuntime ?? 'unknown'}; \`intercode doctor\` checks runc and runsc)`,
+  );
+}
+
+/**
  * Sandboxes as containers of Docker engines: one engine, a plain {@link DockerRuntime}
  * (a single engine costs exactly what it did before there were several); several, a
  * {@link MultiEngineRuntime} spreading them by weight. Last in the list: every `--engine`
@@ -64,6 +80,7 @@ export const dockerBackend: SandboxBackend = {
   async open(targets, options) {
     if (targets.length === 1) {
       const docker = await connectEngine(targets[0]!.endpoint);
+      await checkRuntime(docker, targets[0]!.endpoint, options.sandboxes.ociRuntime);
       return {
         runtime: await singleEngineRuntime(docker, options),
         ensureImage: (recipe, log) => ensureImage(docker, recipe, log),
@@ -73,6 +90,16 @@ export const dockerBackend: SandboxBackend = {
       };
     }
     const multi = await MultiEngineRuntime.connect(targets, options);
+    // Each engine that answers must have it (one that is down is checked by its first sandbox).
+    try {
+      for (const target of targets) {
+        const docker = await connectEngine(target.endpoint).catch(() => undefined);
+        if (docker) await checkRuntime(docker, target.endpoint, options.sandboxes.ociRuntime);
+      }
+    } catch (error) {
+      multi.close();
+      throw error;
+    }
     return {
       runtime: multi,
       ensureImage: (recipe, log) => multi.ensureImage(recipe, log),
