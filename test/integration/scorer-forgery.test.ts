@@ -50,12 +50,6 @@ const foundFirst = (name: string, dir: string, args: string, prints: string): Pr
 });
 
 /**
- * Proof that the harness's shells are found as the injecting process finds them (from a
- * process started with the agent's shell's pid as `$0`): at least one.
- */
-const SHELLS_FOUND: Proof = { action: `bash -c ${shellQuote(`${HARNESS_SHELLS} echo "target $p"; done`)} $$`, shows: /^target \d+$/m };
-
-/**
  * Proof that a trick hides /testbed/junk from the git of a new login shell (the startup files
  * and configuration the trick wrote), where a git reading none of them lists it.
  */
@@ -152,13 +146,14 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     // Every few milliseconds for 20 s, into the stdout of every shell the harness started
     // but the agent's own (that would change its last observation): whatever the scorer
     // runs meanwhile would print the gold's line (the open is refused since the agent's
-    // shells are confined; before, the frame word kept the bytes out of the listing).
+    // shells are confined; before, the frame word kept the bytes out of the listing). It
+    // notes the targets it found in /root (which the scorer's git ignores).
     const injector = [
       'sleep 1',
-      `targets=; ${HARNESS_SHELLS} targets="$targets /proc/$p/fd/1"; done`,
+      `targets=; ${HARNESS_SHELLS} targets="$targets /proc/$p/fd/1"; done; echo "targets:$targets" > /root/.injector`,
       `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for t in $targets; do echo '${FOLDER_LINE}' > $t; done 2>/dev/null; sleep 0.002; done`,
     ].join('; ');
-    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], SHELLS_FOUND);
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], { action: 'cat /root/.injector', shows: /^targets:( \/proc\/\d+\/fd\/1)+$/m });
   });
 
   it("no agent process can reach the harness's processes through /proc: the control shell's descriptors, memory and environment, the idle process's, init's", async () => {
@@ -253,12 +248,12 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     // once in three runs before).
     const thief = [
       'sleep 1',
-      `for p in $(${HARNESS_SHELLS} echo $p; done); do timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,
+      `for p in $(${HARNESS_SHELLS} echo $p; done); do echo "stealing $p" >> /root/.thief; timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,
       // A stop and continue puts the shell's read behind the thief's in the pipe's queue.
       `for p in $(${HARNESS_SHELLS} echo $p; done); do kill -STOP $p; sleep 0.1; kill -CONT $p; done`,
       `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for p in $(${HARNESS_SHELLS} echo $p; done); do echo '${FOLDER_LINE}' > /proc/$p/fd/1; done 2>/dev/null; sleep 0.01; done`,
     ].join('; ');
-    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(thief)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], SHELLS_FOUND);
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(thief)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], { action: 'cat /root/.thief', shows: /^stealing \d+$/m });
   }, 120_000);
 
   it('processes left running are stopped only while the probe reads: they go on after a score, ones the agent stopped stay stopped, a process that forks all the time is stopped too', async () => {
