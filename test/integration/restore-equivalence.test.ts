@@ -37,7 +37,7 @@ const SWEEP = process.env.RESTORE_SWEEP === 'all';
 /**
  * `minInPlace`: the fewest previous episodes the sweep must see restored in place (and so
  * compared): a restore that refuses more than it does now compares too little to prove
- * anything. Measured on this build: built-in 15 of 28, NL2Bash fs-3 sample 16 of 20 (the
+ * anything. Measured on this build: built-in 15 of 28, NL2Bash fs-3 sample 14 of 20 (the
  * others write files: the pool replaces those); the bounds leave a few refusals' room.
  */
 const DATASETS = [
