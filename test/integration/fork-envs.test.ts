@@ -15,13 +15,17 @@ import type { SandboxEnv } from '../../src/env/sandbox-env.js';
 import { CheckpointError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-path.js';
 import { buildImageUnlabelled, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { comparable, differences, observeEnv } from '../setup/fork-observer.js';
+import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv } from '../setup/fork-observer.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'fork of ctf and task envs') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
 const FIXTURES = packagePath('test', 'fixtures', 'harbor-tasks');
 
-/** Each child answers the observers as the parent did after `fork`, and a write in one child is seen nowhere else. */
+/**
+ * Each child answers the observers as the parent did after `fork`, and a write in one child is
+ * seen nowhere else; the negative control: the same comparison flags one file's mtime changed
+ * in the last child.
+ */
 async function expectExactAndIndependent(parent: SandboxEnv, children: readonly SandboxEnv[], probe: string): Promise<void> {
   const parentSeen = comparable(await observeEnv(parent));
   const parentProbe = (await parent.step(probe)).observation;
@@ -30,6 +34,8 @@ async function expectExactAndIndependent(parent: SandboxEnv, children: readonly 
     expect(differences(parentSeen, comparable(await observeEnv(child)))).toEqual([]);
     expect((await child.step(probe)).observation).toBe(parentProbe);
   }
+  const flagged = await differencesAfterControlChange(parentSeen, children.at(-1)!);
+  expect(flagged.some((line) => line.startsWith(`- find\t${CONTROL_CHANGE.path}\t`)), flagged.join('\n')).toBe(true);
   await children[0]!.step('echo mine > /tmp/only-in-child-0');
   for (const other of [parent, ...children.slice(1)]) expect((await other.step('ls /tmp/only-in-child-0 2>&1; true')).observation).toMatch(/No such file/);
 }

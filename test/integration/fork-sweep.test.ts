@@ -6,8 +6,11 @@
  * other nor in the parent. A state the checkpoint cannot carry must be a typed refusal
  * (`CHECKPOINT_REFUSED`), never a child that differs.
  *
- * CI plays 3 hostile episodes, 5 of the built-in tasks' golds and, where
- * ../shared/intercode-data exists, 4 of NL2Bash fs-3's; `FORK_SWEEP=all` plays every gold of
+ * Each sweep must fork at least a stated number of its episodes (a checkpoint that refuses
+ * everything compares nothing), and once per sweep a child with one file changed must be
+ * flagged (the negative control). CI plays 3 hostile episodes, 5 of the built-in tasks'
+ * golds and 4 of NL2Bash fs-3's (without ../shared/intercode-data, those are counted as
+ * skipped, saying so); `FORK_SWEEP=all` plays every gold of
  * the built-in tasks and of InterCode's five NL2Bash files (figures: docs/fork.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,25 +19,29 @@ import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { goldText } from '../../src/datasets/index.js';
 import { CheckpointError } from '../../src/errors.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { comparable, differences, observeEnv as observe } from '../setup/fork-observer.js';
-import { HOSTILE_EPISODES, NL2BASH, sharedNl2Bash } from '../setup/restore-observer.js';
+import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv as observe } from '../setup/fork-observer.js';
+import { HOSTILE_EPISODES, nl2bashDatasets } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'fork sweep') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
 
 const SWEEP = process.env.FORK_SWEEP === 'all';
-const nl2bash = sharedNl2Bash();
+/**
+ * `minForked`: the fewest episodes the sweep must see forked (and so compared); a checkpoint
+ * that refuses more than it does now compares too little to prove anything. On this build
+ * none of the CI sample is refused (built-in 8 of 8, NL2Bash fs-3 sample 4 of 4).
+ */
 const DATASETS = [
-  { name: 'built-in tasks', options: {}, sample: SWEEP ? Infinity : 5, hostile: true },
-  ...(nl2bash
-    ? NL2BASH.filter(([data]) => SWEEP || data === 'nl2bash_fs_3.json').map(([data, testbed]) => ({
-        name: `NL2Bash ${data}${SWEEP ? '' : ' (sample)'}`,
-        options: { data: nl2bash.data(data), testbed: testbed === 'none' ? 'none' : nl2bash.testbed(testbed) },
-        sample: SWEEP ? Infinity : 4,
-        hostile: false,
-      }))
-    : []),
+  { name: 'built-in tasks', options: {}, sample: SWEEP ? Infinity : 5, hostile: true, minForked: SWEEP ? 40 : 7, missing: undefined as string | undefined },
+  ...nl2bashDatasets(SWEEP).map(({ file, options, missing }) => ({
+    name: `NL2Bash ${file}${SWEEP ? '' : ' (sample)'}`,
+    options,
+    sample: SWEEP ? Infinity : 4,
+    hostile: false,
+    minForked: SWEEP ? 20 : 4,
+    missing,
+  })),
 ];
 
 /** Task indices: all, or `sample` of them spread evenly. */
@@ -49,7 +56,9 @@ const MODES = [
   { name: 'in place', pooled: true },
 ] as const;
 
-for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip)(`every child of a fork answers as its parent (${mode.name}): ${dataset.name}`, () => {
+for (const dataset of DATASETS) if (dataset.missing) console.warn(`skipping the fork sweep on ${dataset.name}: ${dataset.missing}`);
+
+for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip || dataset.missing !== undefined)(`every child of a fork answers as its parent (${mode.name}): ${dataset.name}${dataset.missing ? ` (skipped: ${dataset.missing})` : ''}`, () => {
   let env: BashEnv;
   let shared: SharedPool | undefined;
   beforeAll(async () => {
@@ -74,7 +83,10 @@ for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip)(
     const mismatches: { episode: string; differences: string[] }[] = [];
     for (const episode of episodes) {
       await env.reset({ task: episode.task });
-      await env.step(episode.action);
+      // The episode ran to its end (one cut off by its time limit left less than it meant to).
+      const ran = await env.step(episode.action);
+      expect(ran.truncated, `${episode.name}: ${ran.observation.slice(0, 200)}`).toBe(false);
+      expect(ran.info.events.map((e) => e.kind), `${episode.name}: events`).not.toContain('timed-out');
       let children: BashEnv[];
       await shared?.pool.ready(2);
       try {
@@ -96,6 +108,11 @@ for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip)(
           const seen = differences(parentSeen, comparable(await observe(child)));
           if (seen.length > 0) mismatches.push({ episode: `${episode.name}, child ${i}`, differences: seen.slice(0, 8) });
         }
+        // Negative control, once per sweep: a child with one file's mtime changed is told apart (the file's line, whatever else its copy-up shows).
+        if (forked.length === 1) {
+          const flagged = await differencesAfterControlChange(parentSeen, children[1]!);
+          if (!flagged.some((line) => line.startsWith(`- find\t${CONTROL_CHANGE.path}\t`))) mismatches.push({ episode: `${episode.name}: negative control (${CONTROL_CHANGE.path} changed in child 1)`, differences: flagged.length ? flagged.slice(0, 8) : ['not flagged'] });
+        }
         await children[0]!.step('echo mine > /tmp/only-in-child-0');
         for (const other of [env, children[1]!]) {
           const look = await other.step('ls /tmp/only-in-child-0 2>&1; true');
@@ -105,10 +122,10 @@ for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip)(
         await Promise.all(children.map((child) => child.close()));
       }
     }
-    console.log(`${dataset.name} (${mode.name}): ${episodes.length} episodes, ${forked.length} forked (each child observed as the parent${shared ? `; ${forked.length - notInPlace.length} laid in place` : ''}), ${refused.length} refused with a typed error${refused.length ? ` (${refused.join('; ')})` : ''}, ${mismatches.length} children different${notInPlace.length ? `; not in place: ${notInPlace.join(', ')}` : ''}`);
+    console.log(`${dataset.name} (${mode.name}): ${episodes.length} episodes, ${forked.length} forked (each child observed as the parent; at least ${dataset.minForked} expected${shared ? `; ${forked.length - notInPlace.length} laid in place` : ''}), ${refused.length} refused with a typed error${refused.length ? ` (${refused.join('; ')})` : ''}, ${mismatches.length} children different${notInPlace.length ? `; not in place: ${notInPlace.join(', ')}` : ''}`);
     expect(mismatches).toEqual([]);
     // A layer laid in place only where it can be exactly (docs/fork.md): most episodes' can.
     if (shared) expect(forked.length - notInPlace.length).toBeGreaterThan(forked.length / 2);
-    expect(forked.length).toBeGreaterThan(0);
+    expect(forked.length, `episodes forked (and so compared); refused: ${refused.join('; ')}`).toBeGreaterThanOrEqual(dataset.minForked);
   }, SWEEP ? 7_200_000 : 1_200_000);
 });

@@ -18,7 +18,7 @@ import { OWNER_LABEL, OWNER_VALUE } from '../../src/labels.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { HOSTILE_EPISODES } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
-import { comparable, differences, observeEnv as observe } from '../setup/fork-observer.js';
+import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv as observe } from '../setup/fork-observer.js';
 
 const { engine } = await dockerTestFile();
 
@@ -107,6 +107,9 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
       // Independent: a write in one child is seen in no other, nor in the parent.
       await children[0]!.step('echo mine > /testbed/only-in-child-0');
       for (const other of [env, children[1]!, children[2]!]) expect((await other.step('ls /testbed/only-in-child-0 2>&1; true')).observation).toMatch(/No such file/);
+      // Negative control: the comparison that found the children equal flags one file's mtime changed in one.
+      const flagged = await differencesAfterControlChange(parentSeen, children[2]!);
+      expect(flagged.some((line) => line.startsWith(`- find\t${CONTROL_CHANGE.path}\t`)), flagged.join('\n')).toBe(true);
       // The reward is the parent's (same task, same state).
       const parentReward = (await env.step('submit')).reward;
       expect((await children[1]!.step('submit')).reward).toBe(parentReward);

@@ -210,15 +210,32 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
       expect((await shell.run('echo S3-clean')).output).toBe('S3-clean\n');
     });
 
-    it.each(['exec 4>&1', 'exec 3<&0', 'exec 1>&-', 'exec 2>/dev/null 1>&2', 'exec 0</proc/$$/fd/10'])(
-      '%s (an exec redirection) leaves the protocol working, never a forged end',
-      async (redirection) => {
-        const shell = await openShell(transport);
-        const results = await play(shell, [`${redirection}; echo S0-own`, 'echo S1-own; echo S1-err >&2', 'echo S2-own']);
-        expect(results.every((r) => !r.timedOut)).toBe(true);
-        expect(violated(results)).toBe(false);
-      },
-    );
+    /** Prints `S0-<name>` on stderr when descriptor `fd` of the shell is open on what `other` is (a redirection's effect, seen in the step that made it). */
+    const SAME_AS = (name: string, fd: number, other: number) => `[ "$(readlink /proc/$$/fd/${fd})" = "$(readlink /proc/$$/fd/${other})" ] && echo S0-${name} >&2`;
+    /** What the last two steps print (as patterns) with the shell's descriptors as the agent left them. */
+    const OWN = ['S1-own\nS1-err\n', 'S2-own\n'];
+    const WRITE_ERROR = String.raw`bash: line \d+: echo: write error: Bad file descriptor\n`;
+    // Each: the redirection, what shows it took in its step, and what the three steps print (measured).
+    it.each<[string, string, (transport: Transport) => string[]]>([
+      ['exec 4>&1', SAME_AS('fd4', 4, 1), () => ['S0-own\nS0-fd4\n', ...OWN]],
+      ['exec 3<&0', SAME_AS('fd3', 3, 0), () => ['S0-own\nS0-fd3\n', ...OWN]],
+      // Stdout closed for good: each echo says so, stderr still comes back.
+      ['exec 1>&-', 'true', () => [WRITE_ERROR, `${WRITE_ERROR}S1-err\n`, WRITE_ERROR]],
+      // Both streams thrown away: the fifo transport's shell is replaced at once (its markers
+      // went too); in-band, the shell goes on with its output gone, as in a terminal.
+      ['exec 2>/dev/null 1>&2', 'true', (t) => (t === 'fifo' ? ['', ...OWN] : ['', '', ''])],
+      ['exec 0</proc/$$/fd/10', SAME_AS('fd0', 0, 10), () => ['S0-own\nS0-fd0\n', ...OWN]],
+    ])('%s (an exec redirection) leaves the protocol working, never a forged end', async (redirection, took, expected) => {
+      const shell = await openShell(transport);
+      const results = await play(shell, [`${redirection}; echo S0-own; ${took}`, 'echo S1-own; echo S1-err >&2', 'echo S2-own', '(exit 7)']);
+      expect(results.every((r) => !r.timedOut)).toBe(true);
+      expect(violated(results)).toBe(false);
+      // The redirection took (what each step printed shows it), and every step ended as its own: the last with its own status.
+      const outputs = results.slice(0, 3).map((r) => r.output);
+      const patterns = expected(transport);
+      expect(outputs.every((output, i) => new RegExp(`^${patterns[i]}$`).test(output)), `${JSON.stringify(outputs)} against ${JSON.stringify(patterns)}`).toBe(true);
+      expect(results[3]!.exitCode).toBe(7);
+    });
   });
 
   describe.skipIf(gvisorGap('no host FIFOs under gVisor: no control channel'))('the control channel (fifo transport)', () => {
@@ -253,6 +270,13 @@ describe.skipIf(skipWithoutEngine(engine, 'marker forgery tests'))('a command ca
         // Before the agent's shells were confined (see harness-capability.ts) this reached the
         // scorer's shell and ended the episode truncated (protocol-violation); now no
         // descriptor of another process than the agent's own can be read or opened.
+        // The attack is mounted: the same glob and pattern find the agent's own shell's input
+        // FIFO (the scorer's is named alike), and the scorer's shell is there to aim at.
+        const aim = 'for f in /proc/$$/fd/*; do case $(readlink $f) in *.in*) echo S0-own-fifo;; esac; done; ' +
+          'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; case "$(tr "\\0" " " < $p/cmdline)" in "bash --noprofile --norc -c "*) echo S0-target;; esac; done 2>/dev/null; true';
+        const aimed = await env.step(aim);
+        expect(aimed.observation).toMatch(/^S0-own-fifo$/m);
+        expect(aimed.observation).toMatch(/^S0-target$/m);
         const inject =
           'for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; for f in $p/fd/*; do ' +
           "case $(readlink $f) in *.in*) printf '%s\\n' '1:0 echo S0-injected' > $f && echo S0-reached;; esac; done; done 2>/dev/null; echo S0-own";

@@ -40,6 +40,27 @@ const FOLDER_LINE = '?? testbed/reports/';
  */
 const HARNESS_SHELLS = 'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$0" ] && continue; case "$(tr "\\0" " " < $d/cmdline 2>/dev/null)" in "bash --noprofile --norc -c "*) ;; *) continue;; esac;';
 
+/** A read-only step whose observation shows that a trick took. */
+type Proof = { action: string; shows: RegExp };
+
+/** Proof that a fake `name` is the one a shell finds, and what it prints when run as `args`. */
+const foundFirst = (name: string, dir: string, args: string, prints: string): Proof => ({
+  action: `command -v ${name}; ${name} ${args}`,
+  shows: new RegExp(`^${dir}/${name}\n${prints}`),
+});
+
+/**
+ * Proof that a trick hides /testbed/junk from the git of a new login shell (the startup files
+ * and configuration the trick wrote), where a git reading none of them lists it.
+ */
+const HIDES_JUNK: Proof = {
+  action: [
+    "echo honest $(cd / && env -u GIT_DIR -u GIT_WORK_TREE -u XDG_CONFIG_HOME HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 git --no-optional-locks status --short --untracked-files=all 2>&1 | grep -c testbed/junk)",
+    "echo tricked $(bash -l -c 'cd / && git --no-optional-locks status --short 2>&1' | grep -c testbed/junk)",
+  ].join('; '),
+  shows: /^honest 1\ntricked 0$/m,
+};
+
 describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent cannot forge the bash reward', () => {
   let env: BashEnv;
 
@@ -58,20 +79,29 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     return index;
   };
 
-  /** Plays `actions` on the task whose gold is `gold`, then submits. */
-  async function play(gold: string, actions: readonly string[]): Promise<StepResult> {
+  /**
+   * Plays `actions` on the task whose gold is `gold`, then submits; `proof` (a read-only step)
+   * is played before the last action (whose observation the reward reads) and its
+   * observation must match `shows`.
+   */
+  async function play(gold: string, actions: readonly string[], proof?: Proof): Promise<StepResult> {
     await env.reset({ task: taskOf(gold) });
-    for (const action of actions) {
+    for (const [i, action] of actions.entries()) {
+      if (proof && i === actions.length - 1) expect((await env.step(proof.action)).observation, `the trick took: ${proof.action}`).toMatch(proof.shows);
       const step = await env.step(action);
       expect(step.truncated, `${action}: ${step.observation}`).toBe(false);
     }
     return env.step('submit');
   }
 
-  /** The sabotaged episode scores what the control scores, below the gold's 1.0, and is not cut off. */
-  async function expectSameAsControl(gold: string, control: readonly string[], trick: readonly string[]): Promise<void> {
+  /**
+   * The sabotaged episode scores what the control scores, below the gold's 1.0, and is not
+   * cut off; `proof` shows, in the sabotaged episode, that the trick took (else a trick that
+   * silently failed would make sabotage equal control).
+   */
+  async function expectSameAsControl(gold: string, control: readonly string[], trick: readonly string[], proof: Proof): Promise<void> {
     const honest = await play(gold, control);
-    const sabotaged = await play(gold, [...trick, ...control]);
+    const sabotaged = await play(gold, [...trick, ...control], proof);
     expect(honest.truncated).toBe(false);
     expect(honest.reward).toBeLessThan(1);
     expect(sabotaged.truncated, sabotaged.info.truncation?.message).toBe(false);
@@ -87,14 +117,19 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
   it('a git in /usr/sbin (or /sbin, /usr/local/sbin) that prints the gold\'s listing is not run', async () => {
     const fake = `echo '${FOLDER_LINE}'`;
     for (const dir of ['/usr/sbin', '/usr/local/sbin']) {
-      await expectSameAsControl(GOLD.addsFolder, ['true'], [install(`${dir}/git`, fake)]);
+      await expectSameAsControl(GOLD.addsFolder, ['true'], [install(`${dir}/git`, fake)], foundFirst('git', dir, 'status --short', '\\?\\? testbed/reports/'));
     }
   });
 
   it('an md5sum in /usr/sbin that prints the gold\'s sum is not run', async () => {
     // The file the gold makes, with other contents; the fake sums what the gold's would hold.
     const fake = 'gzip -dc /testbed/data/archive/readings-2022-12.csv.gz | /usr/bin/md5sum | sed "s|-$|$1|"';
-    await expectSameAsControl(GOLD.addsFile, ['echo wrong > /testbed/data/archive/readings-2022-12.csv'], [install('/usr/sbin/md5sum', fake)]);
+    // The fake is found first and prints the sum of what the gold's file would hold.
+    const proof: Proof = {
+      action: 'command -v md5sum; md5sum /testbed/data/archive/readings-2022-12.csv; gzip -dc /testbed/data/archive/readings-2022-12.csv.gz | /usr/bin/md5sum',
+      shows: /^\/usr\/sbin\/md5sum\n([0-9a-f]{32}) {2}\/testbed\/data\/archive\/readings-2022-12\.csv\n\1 {2}-$/m,
+    };
+    await expectSameAsControl(GOLD.addsFile, ['echo wrong > /testbed/data/archive/readings-2022-12.csv'], [install('/usr/sbin/md5sum', fake)], proof);
   });
 
   it.each([
@@ -104,20 +139,21 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     ['a system configuration', "printf '[status]\\n\\tshowUntrackedFiles = no\\n[core]\\n\\texcludesFile = /etc/hide\\n' > /etc/gitconfig && printf '*\\n' > /etc/hide"],
     ['git variables in every startup file', "echo 'export GIT_DIR=/nonexistent GIT_WORK_TREE=/tmp' | tee -a /etc/environment /etc/profile /etc/bash.bashrc /root/.bashrc /root/.profile >/dev/null"],
   ])('%s does not hide an untracked file', async (_what, trick) => {
-    await expectSameAsControl(GOLD.readOnly, ['echo junk > /testbed/junk', GOLD.readOnly], [trick]);
+    await expectSameAsControl(GOLD.readOnly, ['echo junk > /testbed/junk', GOLD.readOnly], [trick], HIDES_JUNK);
   });
 
   it("a process writing the gold's listing into the scorer shell's stdout (/proc/<pid>/fd/1) does not reach the score", async () => {
     // Every few milliseconds for 20 s, into the stdout of every shell the harness started
     // but the agent's own (that would change its last observation): whatever the scorer
     // runs meanwhile would print the gold's line (the open is refused since the agent's
-    // shells are confined; before, the frame word kept the bytes out of the listing).
+    // shells are confined; before, the frame word kept the bytes out of the listing). It
+    // notes the targets it found in /root (which the scorer's git ignores).
     const injector = [
       'sleep 1',
-      `targets=; ${HARNESS_SHELLS} targets="$targets /proc/$p/fd/1"; done`,
+      `targets=; ${HARNESS_SHELLS} targets="$targets /proc/$p/fd/1"; done; echo "targets:$targets" > /root/.injector`,
       `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for t in $targets; do echo '${FOLDER_LINE}' > $t; done 2>/dev/null; sleep 0.002; done`,
     ].join('; ');
-    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5']);
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(injector)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], { action: 'cat /root/.injector', shows: /^targets:( \/proc\/\d+\/fd\/1)+$/m });
   });
 
   it("no agent process can reach the harness's processes through /proc: the control shell's descriptors, memory and environment, the idle process's, init's", async () => {
@@ -212,12 +248,12 @@ describe.skipIf(skipWithoutEngine(engine, 'scorer forgery tests'))('an agent can
     // once in three runs before).
     const thief = [
       'sleep 1',
-      `for p in $(${HARNESS_SHELLS} echo $p; done); do timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,
+      `for p in $(${HARNESS_SHELLS} echo $p; done); do echo "stealing $p" >> /root/.thief; timeout 20 cat /proc/$p/fd/3 >/dev/null 2>&1 & done; sleep 0.2`,
       // A stop and continue puts the shell's read behind the thief's in the pipe's queue.
       `for p in $(${HARNESS_SHELLS} echo $p; done); do kill -STOP $p; sleep 0.1; kill -CONT $p; done`,
       `end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do for p in $(${HARNESS_SHELLS} echo $p; done); do echo '${FOLDER_LINE}' > /proc/$p/fd/1; done 2>/dev/null; sleep 0.01; done`,
     ].join('; ');
-    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(thief)} $$ >/dev/null 2>&1 &`, 'sleep 1.5']);
+    await expectSameAsControl(GOLD.addsFolder, ['true'], [`nohup bash -c ${shellQuote(thief)} $$ >/dev/null 2>&1 &`, 'sleep 1.5'], { action: 'cat /root/.thief', shows: /^stealing \d+$/m });
   }, 120_000);
 
   it('processes left running are stopped only while the probe reads: they go on after a score, ones the agent stopped stay stopped, a process that forks all the time is stopped too', async () => {

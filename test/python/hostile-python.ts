@@ -24,8 +24,11 @@ export const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
   [
     FIND_DRIVER,
     '_pid, _argv = _driver_pid()',
-    '_nonce = [a for a in _argv if len(a) == 16][-1].decode()',
+    // The agent's driver has its nonce in its argv; a process with none (the scorer's, which gets it in a frame) gets a guessed one.
+    '_nonce = ([a for a in _argv if len(a) == 16] or [b"0" * 16])[-1].decode()',
     '_payload = ' + data,
+    // How many writes reached one of the driver's streams (a test may show the attack was mounted).
+    '_written = 0',
     'for fd in os.listdir(f"/proc/{_pid}/fd"):',
     '    target = os.readlink(f"/proc/{_pid}/fd/{fd}")',
     '    flags = int(open(f"/proc/{_pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)',
@@ -34,6 +37,7 @@ export const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
     '            w = os.open(f"/proc/{_pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)',
     '            os.write(w, _payload)',
     '            os.close(w)',
+    '            _written += 1',
     '        except OSError:',
     '            pass',
   ].join('\n');

@@ -93,14 +93,23 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     await expectCleanNext();
   }, 60_000);
 
-  it('forged score frames written by the submission into the driver\'s streams change nothing', async () => {
+  it('forged score frames written by the submission into its process\'s streams are never taken as its result', async () => {
     const passes = '[{"output": "", "error": ""}] * 3';
     const forge = WRITE_TO_DRIVER_STREAMS(
       `b"".join(("\\x1eIC" + _nonce + " " + str(len(p)) + "\\n").encode() + p for p in (__import__("json").dumps({"id": i, "pred": ${passes}, "gold": ${passes}}).encode() for i in range(1, 40)))`,
     );
-    // The wrong function forges when it is called, i.e. while its tests run.
-    const wrong = `def double(x):\n    try:\n${forge.split('\n').map((l) => '        ' + l).join('\n')}\n    except Exception:\n        pass\n    return x`;
-    expect((await episode([wrong])).reward).toBeCloseTo(WRONG_REWARD);
+    // The wrong function forges when it is called, i.e. while its tests run: in the scorer's
+    // sandbox, into the streams of the submission process (the test's parent), whose nonce
+    // is in no argv (a guessed one). The frames land in the submission's result pipe, and the
+    // scorer takes no result from a spoilt pipe: every test fails, as the verdicts say (the
+    // attack was mounted: a forge that wrote nothing would leave `double` returning None, its
+    // tests failed by their assertions, not this). Never the forged passes.
+    const body = [...forge.split('\n'), '_mounted = _written > 0'];
+    const wrong = `def double(x):\n    _mounted = False\n    try:\n${body.map((l) => '        ' + l).join('\n')}\n    except Exception:\n        pass\n    return x if _mounted else None`;
+    const end = await episode([wrong]);
+    expect(end.reward).toBe(0);
+    const verdicts = (end.info.score?.details.verdicts ?? []) as { got: string }[];
+    expect(verdicts.map((v) => v.got)).toEqual(Array(3).fill("the submission's interpreter (its actions replayed) sent no valid result"));
     await expectCleanNext();
   }, 60_000);
 

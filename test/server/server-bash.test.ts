@@ -2,8 +2,9 @@
  * `intercode serve`'s server over real bash sandboxes on the warm pool:
  * - the Python client (Debian's python3-websockets 10.4) plays every built-in task with its
  *   gold over /ws, 64 sessions open at once, and each scores 1.0;
- * - 1,000 sessions dropped without a close frame (half-open, TCP reset, client SIGKILLed)
- *   leave no more sandboxes than the pool's size, and the server at full capacity;
+ * - 1,000 sessions dropped without a close frame (half-open, TCP reset, client SIGKILLed),
+ *   30 of them after writing a file into their sandboxes, leave no more sandboxes than the pool's size,
+ *   and the server at full capacity, every sandbox it then hands out as clean as the first;
  * - the official MCP TypeScript client lists the tools and solves a task.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,6 +30,12 @@ const SPARES = 4;
 const PYTHON = '/usr/bin/python3';
 const CLIENT_DIR = fileURLToPath(new URL('../../clients/python/', import.meta.url));
 const HOLDER = fileURLToPath(new URL('./fixtures/hold-sessions.mjs', import.meta.url));
+/** What a dropped session of the last waves does to its sandbox before it is dropped. */
+const DIRTY = 'echo left > /tmp/left-by-a-dropped-session';
+/** How many sessions of the last wave of each kind run {@link DIRTY}. */
+const DIRTIED = 10;
+/** What a handed-out sandbox answers: how many entries /tmp has, and the dropped sessions' file if it is there. */
+const CLEAN_PROBE = 'echo tmp $(ls -A /tmp | wc -l); cat /tmp/left-by-a-dropped-session 2>/dev/null';
 
 /** Whether Debian's Python with python3-websockets is here (CI installs it; elsewhere the test says why it skips). */
 function pythonWebsockets(): string | undefined {
@@ -86,8 +93,10 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     await until(() => server.leases.active === 0);
   }, 600_000);
 
-  it('1,000 sessions dropped without a close frame leave no sandbox beyond the pool and the server at full capacity', async () => {
+  it('1,000 sessions dropped without a close frame leave no sandbox beyond the pool and the server at full capacity, each sandbox then clean', async () => {
     const reset = JSON.stringify({ type: 'reset', data: {} });
+    // Dropped sessions of the last waves first leave a file behind: a sandbox handed out later must not show it.
+    const dirty = JSON.stringify({ type: 'step', data: { code: `${DIRTY}; echo dirtied` } });
     const dropped = { halfOpen: 0, tcpReset: 0, killed: 0 };
     // The gold runs of the test before are new sandboxes outside the pool, removed in the
     // background after their scoring: on a loaded machine some are still there when this test
@@ -98,15 +107,26 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     if (before > slots.sandboxLimit!) console.log(`${before} sandboxes when the test began (the test before's gold sandboxes), waited until the pool's ${slots.sandboxLimit}`);
+    // What a clean sandbox answers to the probe the 64 sessions run at the end.
+    const first = new TestClient(server.url);
+    await first.opened;
+    expect((await first.request({ type: 'reset', data: { task_id: 0 } })).type).toBe('observation');
+    const clean = (await first.request({ type: 'step', data: { code: CLEAN_PROBE } })).data.observation?.output;
+    expect(clean).toMatch(/^tmp \d+\n$/);
+    first.send({ type: 'close' });
+    await until(() => server.leases.active === 0);
     let peak = 0;
     const watch = setInterval(() => void sandboxes().then((n) => (peak = Math.max(peak, n))), 250);
     const WAVE = 50;
     try {
       for (let wave = 0; dropped.halfOpen + dropped.tcpReset + dropped.killed < 1000; wave++) {
         const kind = wave % 3;
+        // In the last wave of each kind, DIRTIED sessions leave a file in their sandboxes (30 in
+        // all, of the pool's 69; not more: a written sandbox is replaced, which takes time).
+        const dirtied = wave >= 1000 / WAVE - 3 ? DIRTIED : 0;
         if (kind === 0) {
           // Half-open: the peer stops reading and answering (gone without a FIN); the heartbeat finds it.
-          const sockets = await Promise.all(Array.from({ length: WAVE }, () => rawSession(server.port, [reset], '"observation"')));
+          const sockets = await Promise.all(Array.from({ length: WAVE }, (_, i) => (i < dirtied ? rawSession(server.port, [reset, dirty], 'dirtied') : rawSession(server.port, [reset], '"observation"'))));
           for (const socket of sockets) socket.pause();
           await until(() => server.leases.active === 0, 30_000);
           for (const socket of sockets) socket.destroy();
@@ -114,15 +134,16 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
         } else if (kind === 1) {
           // Abrupt TCP reset (RST, no close frame).
           const clients = Array.from({ length: WAVE }, () => new TestClient(server.url));
-          await Promise.all(clients.map(async (client) => {
+          await Promise.all(clients.map(async (client, i) => {
             await client.opened;
             expect((await client.request(JSON.parse(reset))).type).toBe('observation');
+            if (i < dirtied) expect((await client.request(JSON.parse(dirty))).data.observation?.output).toContain('dirtied');
           }));
           for (const client of clients) (client.ws as unknown as { _socket: { resetAndDestroy(): void } })._socket.resetAndDestroy();
           dropped.tcpReset += WAVE;
         } else {
           // A client process SIGKILLed while holding its sessions.
-          const holder = spawn(process.execPath, [HOLDER, server.url, String(WAVE)], { stdio: ['ignore', 'pipe', 'inherit'] });
+          const holder = spawn(process.execPath, [HOLDER, server.url, String(WAVE), String(dirtied), DIRTY], { stdio: ['ignore', 'pipe', 'inherit'] });
           await new Promise<void>((resolve, reject) => {
             holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
             holder.once('exit', (code) => reject(new Error(`holder exited ${code} before ready`)));
@@ -132,7 +153,7 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
           dropped.killed += WAVE;
         }
         await until(() => server.leases.active === 0, 30_000);
-        console.log(`wave ${wave} (${['half-open', 'tcp reset', 'killed'][kind]}): ${JSON.stringify(dropped)}, ${await sandboxes()} sandboxes`);
+        console.log(`wave ${wave} (${['half-open', 'tcp reset', 'killed'][kind]}${dirtied ? `, ${dirtied} wrote a file` : ''}): ${JSON.stringify(dropped)}, ${await sandboxes()} sandboxes`);
       }
     } finally {
       clearInterval(watch);
@@ -146,15 +167,16 @@ describe.skipIf(skipWithoutEngine(engine, 'server over bash sandboxes'))('server
     expect(peak).toBeLessThanOrEqual(slots.sandboxLimit!);
     expect(await sandboxes()).toBeLessThanOrEqual(slots.sandboxLimit!);
     expect(slots.inUse).toBe(0);
-    // Full capacity afterwards: 64 sessions at once, each gets a clean sandbox.
+    // Full capacity afterwards: 64 sessions at once, each gets a clean sandbox (none shows a dropped session's file).
     const clients = Array.from({ length: SESSIONS }, () => new TestClient(server.url));
     const replies = await Promise.all(clients.map(async (client) => {
       await client.opened;
       const first = await client.request({ type: 'reset', data: { task_id: 0 } });
-      const step = await client.request({ type: 'step', data: { code: 'ls /tmp | wc -l' } });
+      const step = await client.request({ type: 'step', data: { code: CLEAN_PROBE } });
       return { first: first.type, step: step.data.observation?.output };
     }));
     expect(replies.every((r) => r.first === 'observation')).toBe(true);
+    expect(replies.filter((r) => r.step !== clean), `sandboxes that differ from a clean one (${JSON.stringify(clean)})`).toEqual([]);
     const refused = new TestClient(server.url);
     await refused.opened;
     expect((await refused.next()).data).toMatchObject({ code: 'CAPACITY_REACHED', active_sessions: SESSIONS, max_sessions: SESSIONS });

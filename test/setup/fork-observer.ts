@@ -5,15 +5,15 @@
  */
 import type { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { Workspace } from '../../src/pool/types.js';
-import { OBSERVER, PER_SANDBOX, withoutPerSandboxFields } from './restore-observer.js';
+import { OBSERVER, PER_SANDBOX, wellFormed, withoutPerSandboxFields } from './restore-observer.js';
 
 /** The workspace an env's episode runs in (for the observers, which run through the engine, not the agent's shell). */
 export const workspaceOf = (env: SandboxEnv) => (env as unknown as { workspace: Workspace }).workspace;
 
-/** The observers' output in `env`'s sandbox. */
+/** The observers' output in `env`'s sandbox; throws when it is not a sandbox's (see {@link wellFormed}). */
 export async function observeEnv(env: SandboxEnv): Promise<string> {
   const result = await workspaceOf(env).sandbox.exec(['bash', '-c', OBSERVER], { timeoutMs: 300_000 });
-  return result.output.toString();
+  return wellFormed(result.output.toString(), result.exitCode);
 }
 
 /**
@@ -40,4 +40,19 @@ export function differences(a: readonly string[], b: readonly string[]): string[
   for (const line of a) count.set(line, (count.get(line) ?? 0) + 1);
   for (const line of b) count.set(line, (count.get(line) ?? 0) - 1);
   return [...count].filter(([, n]) => n !== 0).map(([line, n]) => `${n > 0 ? '-' : '+'} ${line}`).sort((x, y) => x.slice(2).localeCompare(y.slice(2)));
+}
+
+/** The one change the negative control makes: a file every image has, its mtime only (same size, same contents). */
+export const CONTROL_CHANGE = { path: '/etc/passwd', command: ['touch', '-m', '-d', '@1000000000', '/etc/passwd'] } as const;
+
+/**
+ * The negative control of a fork comparison: `child` (one that answered as its parent) gets
+ * one file's mtime changed through the engine; the comparison with `parentSeen` must then
+ * flag that file. Returns the differences it saw (empty: the comparison is blind, and the
+ * caller's test fails).
+ */
+export async function differencesAfterControlChange(parentSeen: readonly string[], child: SandboxEnv): Promise<string[]> {
+  const changed = await workspaceOf(child).sandbox.exec([...CONTROL_CHANGE.command], { timeoutMs: 30_000 });
+  if (changed.exitCode !== 0) throw new Error(`the control change failed (exit code ${changed.exitCode}): ${changed.output.toString()}`);
+  return differences(parentSeen, comparable(await observeEnv(child)));
 }

@@ -3,7 +3,9 @@
  * KUBECONFIG names).
  *
  * Policy, as for Docker: under `CI=true` a missing cluster is a failure (the suite's
- * `beforeAll` throws why); elsewhere the suites are skipped with a printed reason. Pods
+ * `beforeAll` throws why); elsewhere the suites are skipped with a printed reason. A test run
+ * that must not use a cluster says so explicitly, CI or not: INTERCODE_TEST_NO_KUBERNETES set
+ * to why (.ci/gvisor-tests does); its Kubernetes cases are then skipped with that reason. Pods
  * carry the file's test-run label (see startTestRun in ./docker.ts); `afterAll` deletes
  * them by that label and checks that none is left.
  */
@@ -19,17 +21,21 @@ import { IN_CI } from './docker.js';
 
 export type ClusterProbe = { ok: true; cluster: Cluster } | { ok: false; reason: string };
 
+/** Why this test run leaves Kubernetes out (INTERCODE_TEST_NO_KUBERNETES), when it does. */
+export const NO_KUBERNETES = process.env.INTERCODE_TEST_NO_KUBERNETES || undefined;
+
 /** Whether a cluster answers and lets us create pods. Never throws. */
 export async function probeCluster(): Promise<ClusterProbe> {
+  if (NO_KUBERNETES) return { ok: false, reason: `left out by INTERCODE_TEST_NO_KUBERNETES: ${NO_KUBERNETES}` };
   const configured = process.env.KUBECONFIG ? process.env.KUBECONFIG.split(':').some((f) => existsSync(f)) : existsSync(join(homedir(), '.kube', 'config'));
   if (!configured && !process.env.KUBERNETES_SERVICE_HOST) return { ok: false, reason: 'no KUBECONFIG (start one with ../shared/k8s/up.sh and export KUBECONFIG)' };
   const check = await checkCluster();
   return check.canCreatePods ? { ok: true, cluster: await loadCluster() } : { ok: false, reason: check.problem ?? 'cannot create pods' };
 }
 
-/** Skip only outside CI, printing why. */
+/** Skip only outside CI, or where the run leaves Kubernetes out explicitly ({@link NO_KUBERNETES}), printing why. */
 export function skipWithoutCluster(probe: ClusterProbe, suite: string): boolean {
-  if (probe.ok || IN_CI) return false;
+  if (probe.ok || (IN_CI && !NO_KUBERNETES)) return false;
   console.warn(`skipping ${suite} on Kubernetes: ${probe.reason}`);
   return true;
 }

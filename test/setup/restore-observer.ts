@@ -37,8 +37,27 @@ export const PER_SANDBOX = new Set(['/', '/.dockerenv', '/dev', '/etc', '/etc/mt
 /** The observers' output in `workspace` (through the engine: no shell of the sandbox's own, no output cap). */
 export async function observe(workspace: Workspace): Promise<string> {
   const result = await workspace.sandbox.exec(['bash', '-c', OBSERVER], { timeoutMs: 300_000 });
-  if (result.exitCode !== 0 && result.output.length === 0) throw new Error(`the observers failed (exit code ${result.exitCode})`);
-  return result.output.toString();
+  return wellFormed(result.output.toString(), result.exitCode);
+}
+
+/** Lines every sandbox's observation holds, one per observer: without one, that observer printed nothing. */
+const ANCHORS = ['find\t/\t', 'du\t/\t', 'ls\t/tmp/.\t', 'mount\t/dev/null\t'];
+/** Fewer `find` lines than this is no root file system (Debian's base image alone has thousands). */
+const MIN_FIND_LINES = 1_000;
+
+/**
+ * `observed`, when each observer printed what it prints of any sandbox (the root folder, /tmp,
+ * /dev/null, a root file system's worth of paths); else throws saying what is missing. Two
+ * broken observations would compare equal: a comparison of them proves nothing.
+ */
+export function wellFormed(observed: string, exitCode: number | null): string {
+  const lines = observed.split('\n');
+  const missing = ANCHORS.filter((anchor) => !lines.some((line) => line.startsWith(anchor)));
+  const found = lines.filter((line) => line.startsWith('find\t')).length;
+  if (missing.length > 0 || found < MIN_FIND_LINES) {
+    throw new Error(`the observers' output is not a sandbox's (exit code ${exitCode}, ${observed.length} bytes, ${found} find lines, missing ${missing.map((a) => JSON.stringify(a.trimEnd())).join(', ') || 'none'}): ${JSON.stringify(observed.slice(0, 200))}`);
+  }
+  return observed;
 }
 
 /** The path a line is about (`ls`: `dir/.` is dir, `dir/..` its parent). */
@@ -111,9 +130,25 @@ export const NL2BASH = [
   ['test_queries.json', 'fs-0.tar'],
 ] as const;
 
+/** Where InterCode's NL2Bash files and testbeds are looked for (reference data, not in the repository). */
+export const NL2BASH_DIR = join(packagePath(), '..', 'shared', 'intercode-data', 'nl2bash');
+
 /** InterCode's NL2Bash files and testbeds, when ../shared/intercode-data is there. */
 export function sharedNl2Bash(): { data: (file: string) => string; testbed: (file: string) => string } | undefined {
-  const dir = join(packagePath(), '..', 'shared', 'intercode-data', 'nl2bash');
-  if (!existsSync(dir)) return undefined;
-  return { data: (file) => join(dir, file), testbed: (file) => join(dir, file) };
+  if (!existsSync(NL2BASH_DIR)) return undefined;
+  return { data: (file) => join(NL2BASH_DIR, file), testbed: (file) => join(NL2BASH_DIR, file) };
+}
+
+/**
+ * The NL2Bash files a sweep plays (`all`: InterCode's five, else fs-3's only), each with the
+ * options of its env; without the data each is there still, with `missing` saying what is
+ * absent, so that the sweep's cases for it are counted as skipped instead of vanishing.
+ */
+export function nl2bashDatasets(all: boolean): { file: string; options: { data?: string; testbed?: string }; missing?: string }[] {
+  const shared = sharedNl2Bash();
+  return NL2BASH.filter(([data]) => all || data === 'nl2bash_fs_3.json').map(([data, testbed]) =>
+    shared
+      ? { file: data, options: { data: shared.data(data), testbed: testbed === 'none' ? 'none' : shared.testbed(testbed) } }
+      : { file: data, options: {}, missing: `${NL2BASH_DIR} is absent (InterCode's reference data, see ../shared/intercode-data/README.md)` },
+  );
 }

@@ -1,6 +1,7 @@
 /**
  * Reads every recorded evaluation file in ../shared/intercode-data/trajectories. The
- * folder is reference data that is not part of the repository: without it these skip.
+ * folder is reference data that is not part of the repository: without it these are
+ * counted as skipped (the per-file case once, naming the folder).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -15,11 +16,15 @@ const root = resolve(repoRoot, '../shared/intercode-data/trajectories');
 const present = existsSync(root);
 if (!present) console.warn(`skipping recorded trajectories: ${root} does not exist`);
 
+/**
+ * The published files; without the folder, one name that says it is absent, so that the
+ * per-file case is counted as skipped (an empty `it.each` would vanish from the counts).
+ */
 const FILES = present
   ? readdirSync(root, { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.json'))
       .sort()
-  : [];
+  : [`each published file (${root} does not exist)`];
 
 // The layout of each published file, as found by reading them all.
 const META_LOGS = new Set([
@@ -31,7 +36,7 @@ const META_LOGS = new Set([
   'sql/ic_sql_plan_solve_refine_3_turns.json',
 ]);
 
-describe.skipIf(!present)('recorded InterCode trajectories (reference data)', () => {
+describe.skipIf(!present)(`recorded InterCode trajectories (reference data${present ? '' : `: skipped, ${root} does not exist`})`, () => {
   it('finds the 20 published files', () => {
     expect(FILES).toHaveLength(20);
   });
