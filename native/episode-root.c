@@ -13,7 +13,7 @@
  * It serves one client over a Unix stream socket (argv[2]); requests and replies are frames
  * of NUL-separated fields, each frame preceded by its length (4 bytes, little-endian):
  *   C seq id dir channel          make root `id` under host directory `dir`; reply: init pid
- *   L seq id flags pid cwd nenv env.. nargs args.. in out ctl
+ *   L seq id flags cwd nenv env.. nargs args.. in out ctl
  *                                 start a process in root `id` (flags: c = without the harness
  *                                 capability, x = report its exit); reply: its pid here
  *   P seq id pid                  the next process started in the root gets `pid` (or above)
@@ -178,8 +178,8 @@ static void build_seccomp(char **lines, int nlines, const char *default_action, 
                     : strcmp(arches[i], "SCMP_ARCH_X86") == 0  ? SCMP_ARCH_X86
                     : strcmp(arches[i], "SCMP_ARCH_X32") == 0  ? SCMP_ARCH_X32
                                                                 : 0;
-    if (arch && arch != seccomp_arch_native() && seccomp_arch_add(ctx, arch) != 0 && errno != EEXIST)
-      ; /* an architecture this libseccomp cannot add is left out, as runc does */
+    /* An architecture this libseccomp cannot add is left out, as runc does. */
+    if (arch && arch != seccomp_arch_native()) seccomp_arch_add(ctx, arch);
   }
   for (int i = 0; i < nlines; i++) {
     int n;
@@ -313,6 +313,16 @@ static void child_fail(const char *what) {
   int n = snprintf(message, sizeof message, "%s: %s", what, strerror(errno));
   if (write(error_pipe, message, (size_t)n) < 0) {}
   _exit(127);
+}
+
+/* A child of the helper, before it becomes a root's process: errors go to `errors`, and it
+ * gets the signal disposition and mask a new process has (the helper blocks SIGCHLD). */
+static void become_child(int errors) {
+  error_pipe = errors;
+  signal(SIGCHLD, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 static void mkdirs(const char *path, mode_t mode) {
@@ -628,11 +638,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   if (child == 0) {
     close(errors[0]);
     close(go[1]);
-    error_pipe = errors[1];
-    signal(SIGCHLD, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    become_child(errors[1]);
     root_init(dir, id, channel, go[0]);
   }
   close(errors[1]);
@@ -672,26 +678,23 @@ fail:
   return message;
 }
 
-static int launch_exit_report[1 << 16]; /* pid -> 1 when its exit is reported (pids here are < 2^22; hashed) */
-#define REPORT_SLOT(pid) ((unsigned)(pid) & 0xffff)
+/* The processes started with flag x whose exit is still to be reported (a few at a time). */
+#define MAX_REPORTED 1024
+static pid_t reported[MAX_REPORTED];
+static int nreported;
 
-static char *launch(struct root *r, const char *flags, int pid, const char *cwd, char **env, char **argv,
+static char *launch(struct root *r, const char *flags, const char *cwd, char **env, char **argv,
                     const char *in, const char *out, const char *ctl, char *reply, size_t size) {
   static char message[1024];
   int errors[2];
   if (pipe2(errors, O_CLOEXEC) != 0) return "pipe";
-  if (pid > 0 && set_next_pid(r, pid) != 0) { close(errors[0]); close(errors[1]); return "setting the next pid"; }
   if (setns(r->ns[NS_PID], CLONE_NEWPID) != 0) { close(errors[0]); close(errors[1]); return "joining the pid namespace"; }
   pid_t child = fork();
   int saved = errno;
   setns(own_pid_ns, CLONE_NEWPID);
   if (child == 0) {
     close(errors[0]);
-    error_pipe = errors[1];
-    signal(SIGCHLD, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    become_child(errors[1]);
     for (int c = 0; c < plan.ncgroups; c++)
       if (write(r->procs[c], "0", 1) != 1) child_fail("joining the root's cgroup");
     if (plan.exec_gap > 0) {
@@ -743,7 +746,10 @@ static char *launch(struct root *r, const char *flags, int pid, const char *cwd,
     /* An exec that failed after its pipes were opened is a process that ran and exited 127. */
     if (strncmp(message, "opening", 7) == 0 || strncmp(message, "joining", 7) == 0) return message;
   }
-  if (strchr(flags, 'x')) launch_exit_report[REPORT_SLOT(child)] = child;
+  if (strchr(flags, 'x')) {
+    if (nreported == MAX_REPORTED) { kill(child, SIGKILL); return "too many processes whose exit is awaited"; }
+    reported[nreported++] = child;
+  }
   snprintf(reply, size, "%d", child);
   return NULL;
 }
@@ -810,8 +816,10 @@ static void reply(const char *seq, const char *error, const char *value) {
 
 /* Tells the client of the exit of a process started with flag x. */
 static void report_exit(pid_t pid, int status) {
-  if (launch_exit_report[REPORT_SLOT(pid)] != pid) return;
-  launch_exit_report[REPORT_SLOT(pid)] = 0;
+  int i = 0;
+  while (i < nreported && reported[i] != pid) i++;
+  if (i == nreported) return;
+  reported[i] = reported[--nreported];
   char pidtext[32], code[32];
   snprintf(pidtext, sizeof pidtext, "%d", pid);
   snprintf(code, sizeof code, "%d", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -840,10 +848,9 @@ static void handle(char **f, int n) {
     reply(seq, set_next_pid(r, atoi(f[3])) == 0 ? NULL : strerror(errno), NULL);
     return;
   }
-  if (strcmp(op, "L") == 0 && n >= 8) {
+  if (strcmp(op, "L") == 0 && n >= 7) {
     int i = 3;
     const char *flags = f[i++];
-    int pid = atoi(f[i++]);
     const char *cwd = f[i++];
     int nenv = atoi(f[i++]);
     if (nenv < 0 || i + nenv >= n) { reply(seq, "bad launch", NULL); return; }
@@ -856,7 +863,7 @@ static void handle(char **f, int n) {
     char *argv[MAX_LIST + 1];
     for (int a = 0; a < nargs; a++) argv[a] = f[i++];
     argv[nargs] = NULL;
-    reply(seq, launch(r, flags, pid, cwd, env, argv, f[i], f[i + 1], f[i + 2], value, sizeof value), value);
+    reply(seq, launch(r, flags, cwd, env, argv, f[i], f[i + 1], f[i + 2], value, sizeof value), value);
     return;
   }
   reply(seq, "unknown request", NULL);

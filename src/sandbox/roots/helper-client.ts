@@ -92,7 +92,6 @@ export class HelperClient {
   }
 
   private dispatch(fields: string[]): void {
-    if (process.env.DEBUG_HELPER) console.error('helper:', fields);
     if (fields[0] === 'X') {
       const pid = Number(fields[1]);
       const code = Number(fields[2]);

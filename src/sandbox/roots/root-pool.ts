@@ -154,8 +154,8 @@ export class RootPool {
    * side). Flags: `c` without the harness's capability, `x` report its exit (see exitOf).
    * @returns its id in the pool container.
    */
-  async launch(id: string, argv: readonly string[], options: { cwd: string; env: readonly string[]; flags: string; pid?: number }, pipes: { in: string; out: string; ctl: string }): Promise<number> {
-    const reply = await this.client.request('L', id, options.flags, String(options.pid ?? 0), options.cwd, String(options.env.length), ...options.env, String(argv.length), ...argv, pipes.in, pipes.out, pipes.ctl);
+  async launch(id: string, argv: readonly string[], options: { cwd: string; env: readonly string[]; flags: string }, pipes: { in: string; out: string; ctl: string }): Promise<number> {
+    const reply = await this.client.request('L', id, options.flags, options.cwd, String(options.env.length), ...options.env, String(argv.length), ...argv, pipes.in, pipes.out, pipes.ctl);
     return Number(reply);
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import { CappedOutput } from '../capped-output.js';
@@ -16,7 +17,10 @@ import type { RootPool, RootRecord } from './root-pool.js';
 
 /** What the engine mounts into a root, never the image's files (as a container without network). */
 const MOUNT_POINTS = ['/proc', '/sys', '/dev', '/sbin/docker-init', '/usr/sbin/docker-init', '/etc/hostname', CHANNEL_MOUNT];
-const isMountPoint = (extra: readonly string[]) => (path: string) => [...MOUNT_POINTS, ...extra].some((m) => path === m || path.startsWith(`${m}/`));
+function isMountPoint(extra: readonly string[]): (path: string) => boolean {
+  const points = [...MOUNT_POINTS, ...extra];
+  return (path) => points.some((m) => path === m || path.startsWith(`${m}/`));
+}
 
 /** Removes root folders off the episode's path, a bounded number at a time (see RootSandbox.destroy). */
 class FolderRemovals {
@@ -31,8 +35,7 @@ class FolderRemovals {
     while (this.running < this.concurrency && this.queue.length > 0) {
       const dir = this.queue.shift()!;
       this.running++;
-      void import('node:fs/promises')
-        .then(({ rm }) => rm(dir, { recursive: true, force: true }))
+      void rm(dir, { recursive: true, force: true })
         .catch(() => undefined)
         .finally(() => {
           this.running--;
@@ -207,11 +210,11 @@ export class RootSandbox implements Sandbox {
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
-    return (await this.changesSeenFromOutside(reference)) ?? [];
+    return this.changesSeenFromOutside(reference);
   }
 
   /** Read on the host from the root's upper folder (against `reference`'s when it is a root too). */
-  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
+  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[]> {
     try {
       if (reference instanceof RootSandbox) return await diffAgainstReference(this.layers, reference.layers, this.skip);
       return await writtenPaths(this.layers, this.skip);
