@@ -21,6 +21,7 @@ import { registerRunCommand } from './run-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSetupCommand } from './setup-command.js';
 import { registerTrainCommand } from './train-command.js';
+import { registerViewCommand } from './view-command.js';
 
 /** The whole CLI; tests read its commands and flags (the docs check). Parsing happens in {@link runCli}. */
 export const program = new Command()
@@ -44,6 +45,7 @@ registerServeCommand(program);
 registerExportCommand(program);
 registerDatasetsCommand(program);
 registerRescoreCommand(program);
+registerViewCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'rescore', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */
