@@ -23,10 +23,14 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** The hostname of a Host header or an Origin (`[::1]:8000` → `::1`); undefined when it has none. */
-function hostnameOf(value: string): string | undefined {
-  const url = URL.canParse(value) ? new URL(value) : URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
-  return url?.hostname.replace(/^\[(.*)\]$/, '$1');
+/**
+ * The hostname of a Host header (`[::1]:8000` → `::1`) or an Origin (`http://localhost:3000`
+ * → `localhost`); undefined when it has none. A Host is never parsed as a URL of its own:
+ * `localhost:8000` would read as scheme `localhost:` with no hostname.
+ */
+function hostnameOf(value: string, kind: 'host' | 'origin'): string | undefined {
+  const text = kind === 'host' ? `http://${value}` : value;
+  return URL.canParse(text) ? new URL(text).hostname.replace(/^\[(.*)\]$/, '$1') : undefined;
 }
 
 /**
@@ -37,10 +41,10 @@ function hostnameOf(value: string): string | undefined {
  * WebSocket, so with a token such a page gets 401 anyway).
  */
 export function fromThisMachine(request: IncomingMessage): boolean {
-  const host = hostnameOf(request.headers.host ?? '');
+  const host = hostnameOf(request.headers.host ?? '', 'host');
   if (host === undefined || !isLoopback(host)) return false;
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  const page = hostnameOf(origin);
+  const page = hostnameOf(origin, 'origin');
   return page !== undefined && isLoopback(page);
 }
