@@ -80,6 +80,9 @@ export interface EpisodeSource {
 /** How far before an episode's line its group's earlier samples are looked for. */
 const GROUP_WINDOW_BYTES = 16 << 20;
 
+/** Bytes the counter reads at a time. */
+const COUNT_CHUNK_BYTES = 4 << 20;
+
 /** How long one page may search for matching episodes before it returns what it has. */
 const PAGE_BUDGET_MS = 1500;
 
@@ -150,12 +153,19 @@ export class JsonLinesSource implements EpisodeSource {
     return new Counter(async (tally, progress) => {
       const size = this.countedSize;
       for (let at: number | null = 0; at !== null; ) {
-        const { lines, next } = await readLines(this.path, at, { lines: 4096, bytes: 16 << 20 });
+        const { lines, next } = await readLines(this.path, at, { lines: 4096, bytes: COUNT_CHUNK_BYTES });
+        let parsed = 0;
         for (const line of lines) {
           try {
             for (const e of parseLine(line.bytes)) tally.add(e);
           } catch (error) {
             tally.addUnreadable(`byte ${line.offset}`, problemOf(error));
+          }
+          // Requests go first: parsing waits for them every megabyte or so.
+          parsed += line.bytes.length;
+          if (parsed > 1 << 20) {
+            parsed = 0;
+            await yieldToEvents();
           }
         }
         at = next;
