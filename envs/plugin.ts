@@ -57,6 +57,8 @@ export interface EnvPlugin {
   readonly name: string;
   /** The library's registration (`make('intercode/<name>-v1')`). */
   readonly spec: EnvSpec<never>;
+  /** The dataset file played when no `--data` is given (`intercode list` counts its tasks); absent: the env needs `--data`. */
+  readonly builtinTasks?: string;
   /** This env's own flags (the common ones are the CLI's). */
   readonly flags: readonly EnvFlag[];
   /** `count` ready envs sharing whatever can be shared (images, gold caches, servers). */

@@ -5,7 +5,7 @@ import { defaultGoldCacheDir } from '../../src/golds/gold-store.js';
 import { firstDistinct, MAX_DERIVED, PATH } from '../exploration.js';
 import { GOLD_CACHE_FLAGS } from '../gold-cache-flags.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin, EnvPurpose } from '../plugin.js';
-import { bashEnvSpec, createBashEnvs } from './index.js';
+import { bashEnvSpec, BUILTIN_BASH_TASKS, createBashEnvs } from './index.js';
 import { BASH_BASES, bashTestbedRecipe, parseBashBase, type BashBase } from './images.js';
 import { BASH_PROMPT } from './prompt.js';
 import type { BashEnv } from './bash-env.js';
@@ -66,6 +66,7 @@ export function chooseComparedGoldOutput(value: string | undefined, recording: r
 /** The bash environment. */
 export const bashPlugin: EnvPlugin = {
   name: 'bash',
+  builtinTasks: BUILTIN_BASH_TASKS,
   spec: bashEnvSpec,
   flags: [
     { flags: '--testbed <path>', description: "bash: a tarball extracted at / (e.g. InterCode's fs-1.tar), a directory placed at /testbed, or none (default: built-in)" },

@@ -3,7 +3,7 @@ import { timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
 import { firstDistinct, MAX_DERIVED, PATH } from '../exploration.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
-import { createCtfEnvs, ctfEnvSpec } from './index.js';
+import { BUILTIN_CTF_TASKS, createCtfEnvs, ctfEnvSpec } from './index.js';
 import { CTF_PROMPT } from './prompt.js';
 import type { CtfEnv } from './ctf-env.js';
 import { ctfHarborTask } from './harbor-export.js';
@@ -17,6 +17,7 @@ interface CtfFlags extends CommonEnvFlags {
 /** The CTF environment. */
 export const ctfPlugin: EnvPlugin = {
   name: 'ctf',
+  builtinTasks: BUILTIN_CTF_TASKS,
   spec: ctfEnvSpec,
   flags: [
     { flags: '--assets <dir>', description: "ctf: task files in InterCode's task_assets layout (<dir>/<task_id>/…; default: task_assets beside --data, else built-in)" },

@@ -51,7 +51,7 @@ export class JqEnv extends SandboxEnv {
 
 /** `count` envs over `--data` (default: the built-in tasks) on the bash image, which has jq. @throws DatasetError for a task without its `input`. */
 async function createJqEnvs(flags: CommonEnvFlags, count: number, engines: EngineSet, log: (line: string) => void): Promise<JqEnv[]> {
-  const dataFile = flags.data ?? packagePath('datasets', 'jq', 'ic_jq.json');
+  const dataFile = flags.data ?? BUILTIN_JQ_TASKS;
   const dataset = await loadDataset(dataFile);
   for (const task of dataset) if (task.metadata.input === undefined) throw new DatasetError({ file: dataFile, record: task.index + 1, field: 'input' }, 'missing: the JSON document the filters read');
   const spec = { image: await engines.ensureImage(await bashRuntimeRecipe(), log), hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES };
@@ -63,8 +63,12 @@ async function createJqEnvs(flags: CommonEnvFlags, count: number, engines: Engin
 const prompt = JSON.parse(readFileSync(packagePath('envs', 'jq', 'prompt.json'), 'utf8')) as Omit<EnvPrompt, 'reactExample' | 'planExample'> & Record<'reactExample' | 'planExample', string[]>;
 
 /** The jq environment, the worked example of docs/new-env.md. */
+/** The built-in jq tasks. */
+export const BUILTIN_JQ_TASKS = packagePath('datasets', 'jq', 'ic_jq.json');
+
 export const jqPlugin: EnvPlugin = {
   name: 'jq',
+  builtinTasks: BUILTIN_JQ_TASKS,
   spec: { id: 'intercode/jq-v1', description: "Questions about a JSON document answered with jq filters", create: async (flags: CommonEnvFlags = {}) => (await createJqEnvs(flags, 1, EngineSet.local(), () => undefined))[0]! },
   flags: [],
   createEnvs: (flags, count, { log, engines }) => createJqEnvs(flags, count, engines, log),

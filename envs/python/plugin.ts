@@ -4,7 +4,7 @@ import { timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError } from '../../src/errors.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
 import { pythonRecipe } from './images.js';
-import { createPythonEnvs, pythonEnvSpec } from './index.js';
+import { BUILTIN_PYTHON_TASKS, createPythonEnvs, pythonEnvSpec } from './index.js';
 import { PYTHON_PROMPT } from './prompt.js';
 import { APPS_DEFAULT_FUNCTION } from './python-env.js';
 import { goldEntry, toPythonTask, type EntryRule } from './python-task.js';
@@ -36,6 +36,7 @@ export const pythonStepScoring: StepScoringRule = (action) => {
 /** The Python environment. */
 export const pythonPlugin: EnvPlugin = {
   name: 'python',
+  builtinTasks: BUILTIN_PYTHON_TASKS,
   spec: pythonEnvSpec,
   flags: [
     { flags: '--test-timeout <seconds>', description: 'python: time limit of each unit test (default 5)' },

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/errors.js';
 import { firstDistinct, MAX_DERIVED } from '../exploration.js';
 import { GOLD_CACHE_FLAGS } from '../gold-cache-flags.js';
 import type { CommonEnvFlags, CreateEnvsOptions, EnvPlugin } from '../plugin.js';
-import { createSqlEnvs, sqlEnvSpec } from './index.js';
+import { BUILTIN_SQL_TASKS, createSqlEnvs, sqlEnvSpec } from './index.js';
 import { SQL_SERVER_PARALLEL } from './parallel.js';
 import { defaultGoldCacheDir } from '../../src/golds/index.js';
 import { SQL_PROMPT } from './prompt.js';
@@ -32,6 +32,7 @@ const TABLE_NAME = /^\|?\s*([A-Za-z_]\w*)\s*\|?$|\('([A-Za-z_]\w*)',?\)/gm;
 /** The SQL environment. */
 export const sqlPlugin: EnvPlugin = {
   name: 'sql',
+  builtinTasks: BUILTIN_SQL_TASKS,
   spec: sqlEnvSpec,
   flags: [
     { flags: '--dump <file>', description: 'sql: a SQL dump the server image loads at build time (repeatable, loaded in order; default: the built-in database)', repeatable: true },

@@ -12,6 +12,7 @@ import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
 import { registerExportCommand } from './export-command.js';
 import { registerImagesCommand } from './images-command.js';
+import { registerListCommand } from './list-command.js';
 import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
@@ -46,6 +47,7 @@ registerExportCommand(program);
 registerDatasetsCommand(program);
 registerRescoreCommand(program);
 registerViewCommand(program);
+registerListCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'rescore', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */

@@ -7,11 +7,14 @@ import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js'
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { isSolved } from '../scoring/solved.js';
+import { join } from 'node:path';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 /** A reward that counts as solved (InterCode's rewards are sums of rounded parts). */
 
 interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
   json?: boolean;
+  runDir?: string;
 }
 
 export interface TaskOutcome {
@@ -41,10 +44,14 @@ export function registerRunCommand(program: Command): void {
         'has "reward":null and "truncation":{"reason","message"}, and is left out of meanReward (null when none was scored); ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
     );
+  addRunDirFlag(command, 'trajectories/ (an InterCode log per episode, unless --trajectories says where)');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
+    const startedAt = new Date();
     const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
     const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const runDir = openRunFolder('run', flags.runDir);
+    flags.trajectories ??= join(runDir, 'trajectories');
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await plugin.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
@@ -104,8 +111,11 @@ export function registerRunCommand(program: Command): void {
       notScoredByReason,
       ...(engines.status() ? { engines: engines.status() } : {}),
     };
+    const figures = { ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) };
+    writeRunResult(runDir, { command: 'run', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { trajectories: flags.trajectories } });
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) })}\n`);
+      process.stdout.write(`${JSON.stringify(figures)}\n`);
+      announceRunFolder(runDir, true);
       return;
     }
     for (const o of outcomes) {
@@ -122,5 +132,6 @@ export function registerRunCommand(program: Command): void {
         `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
         `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
     );
+    announceRunFolder(runDir, false);
   });
 }

@@ -153,6 +153,6 @@ export async function discoverRuns(paths: readonly string[], base = process.cwd(
   };
 
   for (const path of paths) await visit(resolve(base, path), 0, true);
-  catalogue.runs = [...folders.values()].filter((f) => f.sources.length > 0 || f.training !== null).sort((a, b) => a.name.localeCompare(b.name));
+  catalogue.runs = [...folders.values()].filter((f) => f.sources.length > 0 || f.training !== null || f.result !== null).sort((a, b) => a.name.localeCompare(b.name));
   return catalogue;
 }
