@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { TEST_RUNS_ROOT } from './test/setup/runs-root.js';
 
 // Unit tests (no Docker) and integration tests (test/integration, real Docker engine)
 // run in one `npm test`. Integration tests need long hook timeouts: image builds and
@@ -12,6 +13,8 @@ export default defineConfig({
     fileParallelism: false,
     // Commands run by tests remove their sandboxes at exit (no keep-warm): a test that keeps
     // sandboxes warm says so.
-    env: { INTERCODE_KEEP_WARM: '0' },
+    // …and put their default run folders in a temporary folder of this test run, not in runs/.
+    env: { INTERCODE_KEEP_WARM: '0', INTERCODE_RUNS_DIR: TEST_RUNS_ROOT },
+    globalSetup: ['test/setup/runs-root.ts'],
   },
 });

@@ -15,9 +15,6 @@ import type { CommonEnvFlags, EnvPlugin } from '../plugin.js';
 import { jqScore } from './reward.js';
 
 /** The shell line applying `filter` to the episode's document: the filter goes in on stdin, never as an argument jq could take for an option. */
-/** The built-in task file (datasets/jq). */
-const BUILTIN_JQ_TASKS = packagePath('datasets', 'jq', 'ic_jq.json');
-
 const applying = (filter: string) => `printf '%s' ${shellQuote(filter)} | jq -c -f /dev/stdin /jq/input.json`;
 
 /** Questions about a JSON document (the task's `input`, put in read-only at reset). An action is a jq filter applied to it, never a shell
@@ -66,6 +63,9 @@ async function createJqEnvs(flags: CommonEnvFlags, count: number, engines: Engin
 const prompt = JSON.parse(readFileSync(packagePath('envs', 'jq', 'prompt.json'), 'utf8')) as Omit<EnvPrompt, 'reactExample' | 'planExample'> & Record<'reactExample' | 'planExample', string[]>;
 
 /** The jq environment, the worked example of docs/new-env.md. */
+/** The built-in jq tasks. */
+export const BUILTIN_JQ_TASKS = packagePath('datasets', 'jq', 'ic_jq.json');
+
 export const jqPlugin: EnvPlugin = {
   name: 'jq',
   builtInTasks: BUILTIN_JQ_TASKS,

@@ -13,12 +13,16 @@ import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
 import { addModelFlags } from './model-flags.js';
 import { isSolved } from '../scoring/solved.js';
 import { countByReason, describeUnscored, meanOfScored, unscoredRollout, type Unscored } from '../policy/index.js';
+import type { Task } from '../datasets/index.js';
+import { join, resolve } from 'node:path';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env: string;
   policy: string;
   episodes?: string;
-  out: string;
+  out?: string;
+  runDir?: string;
   turnLimit: string;
   capacity: string;
   format: string;
@@ -39,7 +43,7 @@ export function registerCollectCommand(program: Command): void {
     .requiredOption('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
     .option('--policy <spec>', 'gold, replay:FILE (JSONL or buffer folder), checkpoint:RUN (a trained run), or llm:MODEL (a prompting strategy against an OpenAI-compatible server)', 'gold')
     .option('--episodes <n>', 'episodes to play, cycling through the tasks (default: one per task)')
-    .requiredOption('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer')
+    .option('--out <path>', 'a .jsonl file (one episode per line), or a folder for an append-only replay buffer (default: the run folder\'s episodes.jsonl, llm: rollouts.jsonl)')
     .option('--turn-limit <n>', 'actions per episode before a submit is forced (llm: the strategy\'s turn limit, eval\'s --turns)', '10')
     .option('--capacity <n>', 'transitions a replay-buffer folder keeps (oldest evicted)', '1000000')
     .option('--strategy <name>', `llm: prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'tools')
@@ -58,12 +62,22 @@ export function registerCollectCommand(program: Command): void {
         '(llm: also "written","resumed","groups","withTokenIds","withLogprobs","format"; with --branch-at: "branchedGroups")',
     );
   addModelFlags(command, '1');
+  addRunDirFlag(command, 'the episodes (unless --out says where)');
   addThreadsFlag(command);
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
-    if (flags.policy.startsWith('llm:')) {
-      if (threadCount(flags) !== 1) throw new ConfigError('--threads', 'steps the envs of a --policy gold, replay: or checkpoint: collect; an llm: policy waits on its model, not on the main thread: use --parallel');
-      return collectWithLlm(plugin, flags as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+    const startedAt = new Date();
+    const llm = flags.policy.startsWith('llm:');
+    if (llm && threadCount(flags) !== 1) throw new ConfigError('--threads', 'steps the envs of a --policy gold, replay: or checkpoint: collect; an llm: policy waits on its model, not on the main thread: use --parallel');
+    const runDir = openRunFolder('collect', flags.runDir);
+    const out = flags.out ?? join(runDir, llm ? 'rollouts.jsonl' : 'episodes.jsonl');
+    const finish = (figures: Record<string, unknown>, tasks: readonly Task[]) => {
+      writeRunResult(runDir, { command: 'collect', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: engineFacts(flags), files: { out: resolve(out) } });
+      announceRunFolder(runDir, flags.json);
+    };
+    if (llm) {
+      const { figures, tasks } = await collectWithLlm(plugin, { ...flags, out } as unknown as LlmCollectFlags, (line) => process.stderr.write(`${line}\n`));
+      return finish(figures, tasks);
     }
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1'], ['--branch-at', flags.branchAt !== undefined], ['--branches', flags.branches !== undefined]] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
@@ -80,12 +94,12 @@ export function registerCollectCommand(program: Command): void {
     const { engine, releaseEngines } = await openCommandEngine(plugin, flags as CollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
     const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
-    const toJsonl = flags.out.endsWith('.jsonl');
-    const buffer = toJsonl ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
+    const toJsonl = out.endsWith('.jsonl');
+    const buffer = toJsonl ? undefined : ReplayBuffer.open(out, { capacity }).buffer;
     try {
       if (tasks.length === 0) throw new ConfigError('--policy', `covers none of the ${runner.tasks.length} tasks`);
       const episodes = flags.episodes === undefined ? tasks.length : positiveInteger('--episodes', flags.episodes);
-      if (toJsonl) writeFileSync(flags.out, '');
+      if (toJsonl) writeFileSync(out, '');
       const progress = new Progress('episodes', episodes);
       const stamp = Date.now().toString(36);
       let solved = 0;
@@ -99,7 +113,7 @@ export function registerCollectCommand(program: Command): void {
           turnLimit,
           onEpisode: (done, played) => {
             const demo = demoFromRollout(plugin.name, played, resolved.policy.name);
-            if (toJsonl) appendFileSync(flags.out, `${formatDemoLine(demo)}\n`);
+            if (toJsonl) appendFileSync(out, `${formatDemoLine(demo)}\n`);
             else buffer!.addMany(demoTransitions(demo, `${stamp}-${done}`));
             const cut = unscoredRollout(played);
             if (cut) unscored.push(cut);
@@ -113,10 +127,11 @@ export function registerCollectCommand(program: Command): void {
       progress.stop();
       const elapsedSec = (performance.now() - started) / 1000;
       const notScoredByReason = countByReason(unscored);
-      const summary = { episodes, solved, successRate: solved / episodes, meanReward: meanOfScored(rewards), notScored: unscored.length, notScoredByReason, envSteps, envStepsPerSec: envSteps / elapsedSec, elapsedSec, out: flags.out };
+      const summary = { episodes, solved, successRate: solved / episodes, meanReward: meanOfScored(rewards), notScored: unscored.length, notScoredByReason, envSteps, envStepsPerSec: envSteps / elapsedSec, elapsedSec, out };
       const mean = summary.meanReward === null ? 'mean reward n/a (none scored)' : `mean reward ${summary.meanReward.toFixed(3)}${unscored.length > 0 ? ` of the ${episodes - unscored.length} scored` : ''}`;
       if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-      else console.log(`${episodes} episodes (${solved} solved, ${unscored.length > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}), ${envSteps} env steps at ${summary.envStepsPerSec.toFixed(1)}/s, written to ${flags.out}`);
+      else console.log(`${episodes} episodes (${solved} solved, ${unscored.length > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}), ${envSteps} env steps at ${summary.envStepsPerSec.toFixed(1)}/s, written to ${out}`);
+      finish(summary, tasks);
     } finally {
       buffer?.close();
       await runner.close();

@@ -13,6 +13,7 @@ import { packageVersion } from './package-version.js';
 import { Progress } from './progress.js';
 import { isSolved } from '../scoring/solved.js';
 import { countByReason, describeUnscored, meanOfScored, type Unscored } from '../policy/index.js';
+import type { Task } from '../datasets/index.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
 export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
@@ -41,7 +42,7 @@ export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngi
  * each task's group completes, in `--format` (to a .jsonl file), or as transitions to a
  * replay-buffer folder (`--format jsonl` only).
  */
-export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, log: (line: string) => void): Promise<void> {
+export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, log: (line: string) => void): Promise<{ figures: Record<string, unknown>; tasks: readonly Task[] }> {
   const modelName = flags.policy.slice('llm:'.length);
   if (modelName === '') throw new ConfigError('--policy', 'llm: needs a model name, e.g. llm:gpt-4o-mini');
   if (flags.episodes !== undefined) throw new ConfigError('--episodes', 'is for gold, replay and checkpoint policies; with llm:… use --samples-per-task and --limit');
@@ -103,12 +104,14 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const rewards: { reward: number | null }[] = [];
   const unscored: Unscored[] = [];
   const started = performance.now();
+  let chosen: readonly Task[] = [];
   try {
     const envs = await plugin.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
     executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const limited = limit === undefined ? all : all.slice(0, limit);
+    chosen = limited;
     const tasks = limited.filter((t) => !file?.done.has(t.id));
     if (file && file.resumed > 0) log(`resuming ${flags.out}: ${file.done.size} tasks (${file.resumed} episodes) done, ${tasks.length} to play`);
     const shown = (progress = new Progress('episodes', tasks.length * samplesPerTask));
@@ -193,6 +196,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     );
   }
   if (stop.signal.aborted) process.exitCode = 130;
+  return { figures: summary, tasks: chosen };
 }
 
 /**

@@ -13,6 +13,7 @@ import { Progress } from './progress.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { modelEndpoint, nonNegativeInteger } from './model-flags.js';
 import { describeUnscored } from '../policy/index.js';
+import { announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
   env: string;
@@ -26,7 +27,7 @@ interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
   prices?: string;
   requestTimeout: string;
   retries: string;
-  out: string;
+  out?: string;
   limit?: string;
   json?: boolean;
 }
@@ -59,7 +60,7 @@ export function registerEvalCommand(program: Command): void {
         'and the paper\'s summary',
     )
     .requiredOption('--env <env>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')}`)
-    .requiredOption('--out <dir>', 'run directory: settings, episodes.jsonl (resume point) and the InterCode result log')
+    .option('--out <dir>', 'run folder: settings, episodes.jsonl (resume point), the InterCode result log and result.json; give an existing one to resume it (default: a new runs/eval-<UTC time>/, under $INTERCODE_RUNS_DIR when set)')
     .option('--strategy <name>', `prompting strategy: ${Object.keys(STRATEGIES).join(', ')}`, 'try-again')
     .option('--turns <n>', 'turn limit (plan-solve: most plan steps carried out)', '10')
     .option('--refine-turns <n>', 'plan-solve: refinement turns after a plan that did not solve the task', '0')
@@ -89,7 +90,8 @@ export function registerEvalCommand(program: Command): void {
     const strategy = createStrategy(flags.strategy, { model, prompt: plugin.prompt, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
     const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
-    await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
+    if (flags.out !== undefined) await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
+    const startedAt = new Date();
 
     const engines = commandEngines(flags, log);
     const envs = await plugin.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
@@ -97,6 +99,7 @@ export function registerEvalCommand(program: Command): void {
     log(describeEngine(executor));
     const all = envs[0]!.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);
+    const out = openRunFolder('eval', flags.out);
     const settings = {
       ...experimentSettings(plugin, flags),
       strategy: strategy.name,
@@ -123,7 +126,7 @@ export function registerEvalCommand(program: Command): void {
         model: modelName,
         tasks,
         executor,
-        out: flags.out,
+        out,
         settings,
         signal: stop.signal,
         onProgress: ({ done, solved }) => progress.update(done, `success ${solved}/${done} (${pct(solved / Math.max(1, done))})`),
@@ -134,13 +137,14 @@ export function registerEvalCommand(program: Command): void {
       await executor.close();
       releaseEngines(engines, log);
     }
-    log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: run again to resume` : ''})`);
-    if (flags.json) {
-      const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage } = result.summary;
-      process.stdout.write(`${JSON.stringify({ episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage })}\n`);
-    } else {
-      printSummary(result.summary);
-    }
+    const again = flags.out === undefined ? `run again with --out ${out} to resume` : 'run again to resume';
+    log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: ${again}` : ''})`);
+    const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage } = result.summary;
+    const figures = { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage };
+    writeRunResult(out, { command: 'eval', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(executor) }, files: { episodes: 'episodes.jsonl', log: result.logPath } });
+    if (flags.json) process.stdout.write(`${JSON.stringify(figures)}\n`);
+    else printSummary(result.summary);
+    announceRunFolder(out, flags.json);
     if (result.remaining > 0) process.exitCode = 130;
   });
 }

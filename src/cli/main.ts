@@ -14,6 +14,7 @@ import { addEnvLifecycle } from './env-lifecycle.js';
 import { registerEvalCommand } from './eval-command.js';
 import { registerExportCommand } from './export-command.js';
 import { registerImagesCommand } from './images-command.js';
+import { registerListCommand } from './list-command.js';
 import { registerMockLlmCommand } from './mock-llm-command.js';
 import { registerPlayCommand } from './play-command.js';
 import { registerPlotCommand } from './plot-command.js';
@@ -23,6 +24,7 @@ import { registerRunCommand } from './run-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSetupCommand } from './setup-command.js';
 import { registerTrainCommand } from './train-command.js';
+import { registerViewCommand } from './view-command.js';
 
 /** The whole CLI; tests read its commands and flags (the docs check). Parsing happens in {@link runCli}. */
 export const program = new Command()
@@ -50,6 +52,8 @@ registerServeCommand(program);
 registerExportCommand(program);
 registerDatasetsCommand(program);
 registerRescoreCommand(program);
+registerViewCommand(program);
+registerListCommand(program);
 addEnvLifecycle(program, ['run', 'play', 'replay', 'rescore', 'collect', 'train', 'eval', 'serve']);
 
 /** The one error boundary (src/cli/error-boundary.ts): one line on stderr, a non-zero status, no stack trace. */

@@ -10,12 +10,15 @@ import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { nonNegativeInteger } from './model-flags.js';
+import { resolve } from 'node:path';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 interface ReplayFlags extends CommonEnvFlags {
   env: string;
   sandboxes: string;
   parallel: string;
   json?: boolean;
+  runDir?: string;
   show: string;
   protocol: string;
   onQueryMismatch: string;
@@ -79,9 +82,11 @@ export function registerReplayCommand(program: Command): void {
       'print one JSON object: {"episodes","steps","agreeingSteps","agreement","successRate","recordedSuccessRate",' +
         '"notExecuted":{"noCode","blocked"},"queryMismatches":[{"taskIndex","recordedQuery","dataQuery","foundAt","handling"}]}',
     );
+  addRunDirFlag(command, 'the report');
   addEnvFlags(command, ENV_PLUGINS)
     .option('--sandboxes <mode>', 'pooled (default: with --reset exact, a warm pool restored in place; InterCode\'s lifecycle keeps its own sandboxes) or fresh', 'pooled')
     .action(async (file: string, flags: ReplayFlags, self: Command) => {
+    const startedAt = new Date();
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const parallel = positiveInteger('--parallel', flags.parallel);
@@ -94,6 +99,7 @@ export function registerReplayCommand(program: Command): void {
     const episodes = await readRecordedTrajectories(file);
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
+    const runDir = openRunFolder('replay', flags.runDir);
     const engines = commandEngines(flags, log);
     const envs = await plugin.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
     // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
@@ -117,11 +123,11 @@ export function registerReplayCommand(program: Command): void {
       await engine.close();
       releaseEngines(engines, log);
     }
-    if (flags.json) {
-      const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches } = report;
-      process.stdout.write(`${JSON.stringify({ episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches })}\n`);
-    } else {
-      printReport(report, show);
-    }
+    const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches } = report;
+    const figures = { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches };
+    writeRunResult(runDir, { command: 'replay', startedAt, figures, dataset: datasetFacts(flags.data, envs[0]!.tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine), protocol }, files: { recording: resolve(file) } });
+    if (flags.json) process.stdout.write(`${JSON.stringify(figures)}\n`);
+    else printReport(report, show);
+    announceRunFolder(runDir, flags.json);
   });
 }

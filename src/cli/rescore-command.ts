@@ -3,6 +3,8 @@ import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index
 import type { Unscored } from '../policy/index.js';
 import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
 import { readEpisodeTurns } from '../rollouts/index.js';
+import { resolve } from 'node:path';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 import { commandEngines, releaseEngines } from './engine-flag.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
@@ -16,6 +18,7 @@ interface RescoreFlags extends CommonEnvFlags {
   sandboxes: string;
   show: string;
   json?: boolean;
+  runDir?: string;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -60,15 +63,18 @@ export function registerRescoreCommand(program: Command): void {
     .option('--json', 'print one JSON object: {"episodes","agreeingEpisodes","agreement","withComponents","recordedMeanReward","meanReward","notScored","notScoredByReason","recordedNotScored","recordedNotScoredByReason",' +
         '"disagreements":[{"sessionId","taskIndex","sampleIndex","recordedReward","reward","recordedComponents","components","recordedNotScored","notScored","agrees"}]}; ' +
         'a replay that ends truncated, or a line that says not_scored, has reward null and {"reason","message"}, and is left out of its mean reward (null when none was scored)');
+  addRunDirFlag(command, 'the report');
   addEnvFlags(command, ENV_PLUGINS)
     .option('--sandboxes <mode>', 'pooled (a warm pool restored in place) or fresh (a new sandbox per episode)', 'pooled')
     .action(async (file: string, flags: RescoreFlags, self: Command) => {
+      const startedAt = new Date();
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
       const parallel = positiveInteger('--parallel', flags.parallel);
       const sandboxes = parseSandboxMode(flags.sandboxes);
       const show = nonNegativeInteger('--show', flags.show);
       const episodes = readEpisodeTurns(file);
+      const runDir = openRunFolder('rescore', flags.runDir);
       const engines = commandEngines(flags, log);
       // The envs `collect` and `serve` make (not replay's InterCode-compatible ones): the rollouts were played there.
       const envs = await plugin.createEnvs(flags as RescoreFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'collect', log, engines });
@@ -83,7 +89,9 @@ export function registerRescoreCommand(program: Command): void {
         await engine.close();
         releaseEngines(engines, log);
       }
+      writeRunResult(runDir, { command: 'rescore', startedAt, figures: report, dataset: datasetFacts(flags.data, envs[0]!.tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { rollouts: resolve(file) } });
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else printReport(report, show);
+      announceRunFolder(runDir, flags.json);
     });
 }

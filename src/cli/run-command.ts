@@ -7,12 +7,15 @@ import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js'
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { isSolved } from '../scoring/solved.js';
+import { join } from 'node:path';
 import { printable } from './error-boundary.js';
 import { ALLOW_FAILING_GOLDS, checkGolds } from './gold-check.js';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
   json?: boolean;
   allowFailingGolds?: boolean;
+  runDir?: string;
 }
 
 /** A task's query on one line of `run`'s listing (a Harbor instruction is a whole Markdown file), cut to `width`. */
@@ -52,10 +55,14 @@ export function registerRunCommand(program: Command): void {
       ALLOW_FAILING_GOLDS,
       'exit 0 whatever the golds score (deliberate measurement); without it, fewer than half of the scored golds scoring 1 ends with a line saying which dataset/env mismatch is likely, exit 1',
     );
+  addRunDirFlag(command, 'trajectories/ (an InterCode log per episode, unless --trajectories says where)');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
+    const startedAt = new Date();
     const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
     const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const runDir = openRunFolder('run', flags.runDir);
+    flags.trajectories ??= join(runDir, 'trajectories');
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const engines = commandEngines(flags, log);
     const envs = await plugin.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
@@ -115,11 +122,14 @@ export function registerRunCommand(program: Command): void {
       notScoredByReason,
       ...(engines.status() ? { engines: engines.status() } : {}),
     };
+    const figures = { ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) };
+    writeRunResult(runDir, { command: 'run', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { trajectories: flags.trajectories } });
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) })}\n`);
+      process.stdout.write(`${JSON.stringify(figures)}\n`);
     } else {
       printOutcomes(outcomes, summary, notScoredByReason);
     }
+    announceRunFolder(runDir, Boolean(flags.json));
     if (!flags.allowFailingGolds) checkGolds(plugin, ENV_PLUGINS, flags.data, solved, outcomes.length - notScored);
   });
 }

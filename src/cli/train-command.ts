@@ -8,11 +8,13 @@ import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js'
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
+import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
 interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env?: string;
   demos?: string;
-  run: string;
+  run?: string;
+  runDir?: string;
   checkpoints: string;
   resume?: boolean;
   seed: string;
@@ -69,12 +71,12 @@ function corpusName(value: string): 'nl2bash' | 'none' {
 export function registerTrainCommand(program: Command): void {
   const command = program
     .command('train')
-    .description('train a neural policy: behaviour cloning on demonstrations, then policy gradient on the env reward; checkpoints and metrics in checkpoints/<run>')
+    .description('train a neural policy: behaviour cloning on demonstrations, then policy gradient on the env reward; checkpoints and metrics in the run folder (checkpoints/<run> with --run)')
     .option('--env <name>', `environment: ${ENV_PLUGINS.map((c) => c.name).join(', ')} (with --resume: the run's)`)
     .option('--demos <path>', 'demonstrations: a JSONL file or a replay-buffer folder from `intercode collect` (not needed with --resume)')
-    .requiredOption('--run <name>', 'the run\'s name: its folder is <checkpoints>/<name>')
+    .option('--run <name>', 'the run\'s name: its folder is <checkpoints>/<name> (default: a new runs/train-<UTC time>/, or --run-dir)')
     .option('--checkpoints <dir>', 'where run folders live', 'checkpoints')
-    .option('--resume', 'continue the run from its last checkpoint (its own settings apply)')
+    .option('--resume', 'continue the run from its last checkpoint (its own settings apply); name it with --run or --run-dir')
     .option('--seed <n>', 'seed for the task split, initial weights, minibatches and sampled actions', '1')
     .option('--held-out <fraction>', 'share of tasks kept out of training', '0.2')
     .option('--turn-limit <n>', 'actions per episode before a submit is forced', '3')
@@ -93,7 +95,11 @@ export function registerTrainCommand(program: Command): void {
     .option('--eval-every <n>', 'greedy evaluation after every n policy-gradient iterations (and after the last)', '3')
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
   addThreadsFlag(command);
+  addRunDirFlag(command, 'config, demonstrations, metrics, checkpoints');
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
+    const startedAt = new Date();
+    if (flags.run !== undefined && flags.runDir !== undefined) throw new ConfigError('--run-dir', 'names the run folder, as --run does (<checkpoints>/<name>): give one of them');
+    if (flags.resume && flags.run === undefined && flags.runDir === undefined) throw new ConfigError('--resume', 'needs the run to continue: --run NAME or --run-dir DIR');
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
@@ -102,14 +108,14 @@ export function registerTrainCommand(program: Command): void {
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
     const { describeMeanReward } = await import('../../training/loops/outcome.js');
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
-    const dir = join(flags.checkpoints, flags.run);
+    const dir = flags.run !== undefined ? join(flags.checkpoints, flags.run) : flags.resume ? flags.runDir! : openRunFolder('train', flags.runDir);
     const paths = runPaths(dir);
     const engineSettings = { ...episodeEngineFlags(flags), threads: threadCount(flags) };
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
       envName = readRunConfig<{ settings: { env: string } }>(paths.config, '--run').settings.env;
-      if (flags.env && flags.env !== envName) throw new ConfigError('--env', `is ${flags.env}, but run ${flags.run} trains on ${envName}`);
+      if (flags.env && flags.env !== envName) throw new ConfigError('--env', `is ${flags.env}, but run ${dir} trains on ${envName}`);
     } else {
       if (!flags.env) throw new ConfigError('--env', 'is required for a new run');
       if (!flags.demos) throw new ConfigError('--demos', 'is required for a new run');
@@ -160,8 +166,10 @@ export function registerTrainCommand(program: Command): void {
         },
       });
       progress?.stop();
+      writeRunResult(dir, { command: 'train', startedAt, figures: summary, dataset: datasetFacts(flags.data, runner.tasks), engine: engineFacts(flags), files: { metrics: 'metrics.jsonl', checkpoint: 'checkpoint.msgpack' } });
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
+        announceRunFolder(dir, true);
         return;
       }
       const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -173,6 +181,7 @@ export function registerTrainCommand(program: Command): void {
       console.log(`  final           train ${pct(summary.final.train)}  held-out ${pct(summary.final.heldOut)}  ${describeMeanReward(summary.final)}`);
       console.log(`  env steps/s during policy gradient ${summary.envStepsPerSec.toFixed(2)}; ${summary.iterations} iterations in ${summary.elapsedSec.toFixed(1)} s`);
       console.log(`  curves: intercode plot ${dir}`);
+      announceRunFolder(dir, false);
     } finally {
       progress?.stop();
       await runner.close();

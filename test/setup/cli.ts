@@ -9,9 +9,9 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `intercode ...args` from source. @returns its exit code, stdout and stderr. */
-export function intercodeFromSource(args: readonly string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `intercode ...args` from source (`options.env`: variables added to this process's). @returns its exit code, stdout and stderr. */
+export function intercodeFromSource(args: readonly string[], options: { env?: Record<string, string> } = {}): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'main.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

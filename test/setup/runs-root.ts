@@ -1,0 +1,16 @@
+/**
+ * Where the commands tests run put their default run folders (`runs/<command>-<time>/`):
+ * a folder of this test run under the system's temporary folder (vitest.config.ts points
+ * INTERCODE_RUNS_DIR at it), never the checkout; removed when the run ends.
+ */
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The folder, by the id of the vitest process (parallel test runs on one machine each have their own). */
+export const TEST_RUNS_ROOT = join(tmpdir(), `intercode-test-runs-${process.pid}`);
+
+/** vitest's global set-up: returns the teardown that removes the folder. */
+export default function setup(): () => void {
+  return () => rmSync(TEST_RUNS_ROOT, { recursive: true, force: true });
+}
