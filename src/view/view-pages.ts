@@ -121,7 +121,7 @@ function filterBar(input: ListingInput): string {
   const choices = (['all', ...OUTCOMES] as const).map((o) => (o === current ? `<span class="active">${o}</span>` : `<a href="${esc(input.outcomeHrefs[o])}">${o}</a>`));
   const form = input.form
     ? `<form method="get" action="${esc(input.form.action)}">${input.filter.outcome ? `<input type="hidden" name="outcome" value="${esc(input.filter.outcome)}">` : ''}` +
-      `<label>env <input name="env" value="${esc(input.filter.env ?? '')}"></label> <label>task <input name="task" value="${esc(input.filter.task ?? '')}"></label> <button type="submit">filter</button></form>`
+      `<label>env <input name="env" value="${esc(input.filter.env ?? '')}"></label> <label>task id <input name="taskId" value="${esc(input.filter.task ?? '')}"></label> <button type="submit">filter</button></form>`
     : '';
   return `<div class="filters">${choices.join('')}${form}</div>`;
 }
@@ -180,7 +180,7 @@ export function episodePage(index: number, source: EpisodeSource, ref: string, e
   const gold = e.gold === null ? null : Array.isArray(e.gold) ? e.gold.join('\n') : e.gold;
   const facts: [string, string][] = [
     ['env', showText(e.env ?? '–')],
-    ['task', `${showText(e.taskId)}${e.taskIndex !== null && String(e.taskIndex) !== e.taskId ? ` (index ${e.taskIndex})` : ''}`],
+    ['task id', `${showText(e.taskId)}${e.taskIndex !== null && String(e.taskIndex) !== e.taskId ? ` (index ${e.taskIndex})` : ''}`],
     ['reward', `${fixed(e.reward)} <span class="${outcome.css}">${outcome.label}</span>`],
     ['reward parts', partsText(e.parts)],
     ['ended', showText(e.ended)],

@@ -47,7 +47,7 @@ function query(filter: EpisodeFilter, from: string | null): string {
   const params = new URLSearchParams();
   if (filter.outcome) params.set('outcome', filter.outcome);
   if (filter.env) params.set('env', filter.env);
-  if (filter.task) params.set('task', filter.task);
+  if (filter.task) params.set('taskId', filter.task);
   if (from !== null) params.set('from', from);
   const text = params.toString();
   return text ? `?${text}` : '';
@@ -56,7 +56,7 @@ function query(filter: EpisodeFilter, from: string | null): string {
 function filterOf(params: URLSearchParams): EpisodeFilter {
   const outcome = params.get('outcome');
   const env = params.get('env')?.trim();
-  const task = params.get('task')?.trim();
+  const task = params.get('taskId')?.trim();
   return {
     ...(outcome && (OUTCOMES as readonly string[]).includes(outcome) ? { outcome: outcome as Outcome } : {}),
     ...(env ? { env } : {}),
