@@ -91,11 +91,39 @@ async function observeSqlite(env: SqlEnv): Promise<string[]> {
   return seen;
 }
 
-/** Plays `actions` (their outcomes do not matter: many are refused), then submits. */
-async function playHostile(env: SqlEnv, actions: readonly string[]): Promise<void> {
+/**
+ * Plays `actions` (their outcomes do not matter: many are refused) and returns what the
+ * observer reads in the episode before it is submitted: the proof that the episode changed
+ * what an agent sees, without which an equal reading after the reset would prove nothing.
+ */
+async function playHostile(env: SqlEnv, actions: readonly string[], observe: (env: SqlEnv) => Promise<string[]>): Promise<string[]> {
   await env.reset({ task: TASK });
   for (const action of actions) await env.step(action);
+  const seen = await observe(env);
   await env.step('submit');
+  return seen;
+}
+
+/**
+ * A deliberately wrong reset, the negative control: the env is told that its session was not
+ * touched, so it keeps the hostile session instead of starting a new one. The observer must
+ * see the difference, or its equal readings after a real reset would prove nothing.
+ */
+async function resetKeepingTheSession(env: SqlEnv): Promise<void> {
+  const state = env as unknown as { touched: boolean };
+  expect(state.touched, 'the env marks a hostile episode as touching its session').toBe(true);
+  state.touched = false;
+  await env.reset({ task: TASK });
+  state.touched = true;
+}
+
+/** The observer's reading of a new env is whole: every table's rows and every probe answered. */
+function expectWellFormed(seen: readonly string[]): void {
+  expect(seen.length).toBeGreaterThan(10);
+  expect(seen.every((reading) => reading.length > 0)).toBe(true);
+  const book = seen.find((reading) => /^SELECT \* FROM \S*book\W*\n/.test(reading));
+  expect(book, 'the observer read the book table').toBeDefined();
+  expect(book!.match(/\(\d+, /g)?.length ?? 0, `the book table has rows: ${book!.slice(0, 200)}`).toBeGreaterThan(3);
 }
 
 /** Statements that change only the session: every mode's agent can run them. */
@@ -174,21 +202,29 @@ const DATA_HOSTILE_SQLITE = [
 
 /**
  * Every hostile episode, then a reset, then the observer, against the observer in a new
- * env: equal. Also runs the gold of an episode played in the reset env, which must score 1.
+ * env: equal. Each episode is first seen to change what the observer reads, and a wrong
+ * reset after it is seen to be flagged. Also runs the gold of an episode played in the reset
+ * env, which must score 1.
  */
 function equivalence(makeEnvs: (options: Partial<SqlEnvOptions>, count: number) => Promise<SqlEnv[]>, observe: (env: SqlEnv) => Promise<string[]>, episodes: readonly (readonly string[])[]): void {
-  it('a reset env answers every read as a new one does, after each hostile episode', async () => {
+  it('a reset env answers every read as a new one does, after each hostile episode; a wrong reset is flagged', async () => {
     const [fresh] = await makeEnvs({}, 1);
     const [used] = await makeEnvs({}, 1);
     try {
       await fresh!.reset({ task: TASK });
       const expected = await observe(fresh!);
+      expectWellFormed(expected);
       for (const [i, episode] of episodes.entries()) {
-        await playHostile(used!, episode);
+        const during = await playHostile(used!, episode, observe);
+        expect(during, `hostile episode ${i} changes what the observer reads`).not.toEqual(expected);
         await used!.reset({ task: TASK });
         expect(await observe(used!), `after hostile episode ${i}`).toEqual(expected);
         await used!.step('SELECT title FROM book');
         expect((await used!.step('submit')).reward).toBe(1);
+
+        await playHostile(used!, episode, observe);
+        await resetKeepingTheSession(used!);
+        expect(await observe(used!), `a wrong reset after hostile episode ${i} is flagged`).not.toEqual(expected);
       }
     } finally {
       await Promise.all([fresh!.close(), used!.close()]);
