@@ -8,7 +8,9 @@ import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.j
 import { goldText } from '../datasets/index.js';
 import { thisRunFilter } from '../sandbox/docker/labels.js';
 import { EngineSet } from '../sandbox/multi/engine-set.js';
-import type { SandboxSettings } from '../sandbox/types.js';
+import type { SandboxKind, SandboxSettings } from '../sandbox/types.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pooledVecEnv } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
@@ -152,7 +154,8 @@ async function sequentialPhase(goldCache: GoldCache, engines: EngineSet, duratio
 }
 
 /** Mean of the engine's memory figure (usage minus page cache) over this run's sandboxes. */
-async function memoryPerSandboxMiB(docker: Docker): Promise<number> {
+async function memoryPerSandboxMiB(docker: Docker, kind: SandboxKind | undefined): Promise<number> {
+  if (kind === 'episode-roots') return memoryPerRootMiB(docker);
   const containers = await docker.listContainers({ filters: thisRunFilter() });
   const usage = await Promise.all(
     containers.map(async ({ Id }) => {
@@ -163,15 +166,38 @@ async function memoryPerSandboxMiB(docker: Docker): Promise<number> {
       return (memory.usage ?? 0) - (memory.stats?.cache ?? memory.stats?.inactive_file ?? 0);
     }),
   );
-  return usage.length ? usage.reduce((a, b) => a + b, 0) / usage.length / 2 ** 20 : 0;
+  return mean(usage);
 }
+
+/**
+ * The same figure for episode roots, read from their cgroups: each root is a sibling
+ * `docker/<id>` of the engine's containers in cgroup v1's memory hierarchy, so every group
+ * there that no container of the engine owns is a root's.
+ */
+async function memoryPerRootMiB(docker: Docker): Promise<number> {
+  const base = '/sys/fs/cgroup/memory/docker';
+  const containers = new Set((await docker.listContainers({ all: true })).map(({ Id }) => Id));
+  const roots = readdirSync(base, { withFileTypes: true }).filter((entry) => entry.isDirectory() && /^[0-9a-f]{64}$/.test(entry.name) && !containers.has(entry.name));
+  const usage = roots.flatMap(({ name }) => {
+    try {
+      const used = Number(readFileSync(join(base, name, 'memory.usage_in_bytes'), 'utf8'));
+      const cache = Number(/^total_cache (\d+)$/m.exec(readFileSync(join(base, name, 'memory.stat'), 'utf8'))?.[1] ?? 0);
+      return [used - cache];
+    } catch {
+      return []; // a root removed meanwhile
+    }
+  });
+  return mean(usage);
+}
+
+const mean = (bytes: readonly number[]) => (bytes.length ? bytes.reduce((a, b) => a + b, 0) / bytes.length / 2 ** 20 : 0);
 
 async function measure(docker: Docker, options: VecBenchOptions, log: (line: string) => void, sandboxes: SandboxSettings): Promise<{ rows: VecRow[]; sequential: number }> {
   const machine = await describeMachine(docker);
   log(`engine: Docker ${machine.dockerServerVersion}; host: ${machine.hostCores} cores; load ${machine.loadAverage1m.toFixed(2)}`);
   const goldCache = new GoldCache();
   const engines = options.engine === 'docker' ? EngineSet.local(sandboxes) : new EngineSet([{ endpoint: options.engine, weight: 1 }], { sandboxes });
-  log(`sandboxes: ${options.engine === 'docker' ? 'local Docker engine' : `Kubernetes (${options.engine})`}, clean: ${options.clean}`);
+  log(`sandboxes: ${options.engine === 'docker' ? `local Docker engine, ${sandboxes.kind ?? 'containers'}` : `Kubernetes (${options.engine})`}, clean: ${options.clean}`);
   try {
     return await measureOn(engines, goldCache, options, log, docker);
   } finally {
@@ -200,7 +226,7 @@ async function measureOn(engines: EngineSet, goldCache: GoldCache, options: VecB
     try {
       await pool.ready();
       // Pods are not this run's labelled containers: their memory is not read here.
-      const memory = options.engine === 'docker' ? await memoryPerSandboxMiB(docker) : Number.NaN;
+      const memory = options.engine === 'docker' ? await memoryPerSandboxMiB(docker, options.sandboxKind) : Number.NaN;
       // Untimed: the first episodes of a new pool queue behind its first restores, which
       // would be charged to whichever worker count came first.
       log(`  warm-up: ${options.durationSec} s of gold episodes, not counted`);
@@ -279,14 +305,14 @@ const engineVecBench: Bench = engineBench({
   parse: parseVecOptions,
   measure: async (docker, options, log) => {
     if (!options.runtimes) {
-      const { rows, sequential } = await measure(docker, options, log, {});
+      const { rows, sequential } = await measure(docker, options, log, options.sandboxKind ? { kind: options.sandboxKind } : {});
       return vecResult(rows, sequential);
     }
     const results: { runtime: string; result: VecBenchResult }[] = [];
     for (const runtime of options.runtimes) {
       log(`runtime ${runtime}`);
       // Every sandbox and pool of this measurement is made under `runtime` (see SandboxSettings).
-      const { rows, sequential } = await measure(docker, options, log, { ociRuntime: runtime });
+      const { rows, sequential } = await measure(docker, options, log, { ociRuntime: runtime, ...(options.sandboxKind ? { kind: options.sandboxKind } : {}) });
       results.push({ runtime, result: vecResult(rows, sequential) });
     }
     return {

@@ -1,4 +1,5 @@
 import { ConfigError, oneOf } from '../errors.js';
+import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
 import { isClusterTarget } from '../sandbox/kubernetes/cluster.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { ThreadComparisonOptions } from './vec-threads.js';
@@ -16,6 +17,8 @@ export interface VecBenchOptions {
   runtimes?: string[];
   /** Where sandboxes run: `docker` (the local engine) or `k8s[:CONTEXT[/NAMESPACE]]`. */
   engine: string;
+  /** What a sandbox is on the local engine (`--sandbox-kind`); the CLI's default when absent. */
+  sandboxKind?: SandboxKind;
   /** How the pool cleans a used sandbox: restored in place, or replaced by a new one. */
   clean: 'restore' | 'replace';
   /** With --threads or --env: only the thread comparison runs (see vec-threads.ts). */
@@ -54,6 +57,9 @@ Options:
                    under a runtime other than runc the pool replaces used sandboxes
                    instead of restoring them); the JSON gets "runtimes":[{runtime,...}]
   --engine E       docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]] (pods; memory not measured there)
+  --sandbox-kind K containers (default) or episode-roots (a fresh root per sandbox inside one
+                   pool container: the pool replaces used sandboxes, never restores them;
+                   memory is then read from the roots' own cgroups)
   --clean MODE     restore (in place, default) or replace (a new sandbox per episode);
                    under an OCI runtime other than runc the pool always replaces
   --threads LIST   thread comparison: the envs on the main thread (1, today's path) and in
@@ -100,6 +106,7 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     duration: { type: 'string' },
     runtimes: { type: 'string' },
     engine: { type: 'string' },
+    'sandbox-kind': { type: 'string' },
     clean: { type: 'string' },
     threads: { type: 'string' },
     env: { type: 'string' },
@@ -131,6 +138,7 @@ export function parseVecOptions(args: readonly string[]): VecBenchOptions | 'hel
     durationSec,
     json: values.json === true,
     ...(values.runtimes !== undefined ? { runtimes: runtimeList(values.runtimes as string) } : {}),
+    ...(values['sandbox-kind'] !== undefined ? { sandboxKind: oneOf('--sandbox-kind', values['sandbox-kind'] as string, SANDBOX_KINDS) } : {}),
   };
 }
 

@@ -67,10 +67,40 @@ describe('the helper client', () => {
     client.close();
   });
 
-  it('fails every waiting request when the helper goes away', async () => {
-    const client = await serve((socket) => socket.destroy());
-    await expect(client.request('C', 'id')).rejects.toThrow();
+  it('fails every waiting request and exit when the helper goes away', async () => {
+    let helper: Socket | undefined;
+    const client = await serve((socket) => {
+      helper = socket;
+      socket.write(frame('R', '1', 'ok', '7'));
+    });
+    expect(await client.request('L', 'id')).toBe('7');
+    const exit = client.exitOf(7);
+    helper!.destroy();
+    await expect(exit).rejects.toThrow();
     expect(client.alive).toBe(false);
     await expect(client.request('K', 'id')).rejects.toThrow();
+    await expect(client.exitOf(8)).rejects.toThrow();
+  });
+
+  it('keeps this process alive while a request or an exit waits, and only then', async () => {
+    let helper: Socket | undefined;
+    const client = await serve((socket, chunk) => {
+      helper = socket;
+      socket.unref(); // only the client's socket is counted below
+      if (chunk.includes('L\0')) socket.write(frame('R', '1', 'ok', '9'));
+    });
+    server!.unref();
+    const pipes = () => process.getActiveResourcesInfo().filter((kind) => kind === 'PipeWrap').length;
+    const request = client.request('L', 'id');
+    const waiting = pipes();
+    expect(await request).toBe('9');
+    const idle = pipes();
+    expect(waiting, 'a request awaited holds the process').toBeGreaterThan(idle);
+    const exit = client.exitOf(9);
+    expect(pipes(), 'an exit awaited holds the process').toBe(idle + 1);
+    helper!.write(frame('X', '9', '0'));
+    expect(await exit).toBe(0);
+    expect(pipes(), 'idle after the exit').toBe(idle);
+    client.close();
   });
 });

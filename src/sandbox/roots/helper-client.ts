@@ -11,19 +11,21 @@ export class HelperRefusal extends Error {}
 export class HelperClient {
   private nextSeq = 1;
   private readonly waiting = new Map<string, { resolve(value: string): void; reject(error: Error): void }>();
-  private readonly exits = new Map<number, (code: number) => void>();
+  private readonly exits = new Map<number, { resolve(code: number): void; reject(error: Error): void }>();
   private readonly exited = new Map<number, number>();
   private buffer: Buffer = Buffer.alloc(0);
   private closedWith: Error | undefined;
 
   private constructor(private readonly socket: Socket) {
-    // Holds the process open only while a request waits for its answer (an idle pool goes with the process).
+    // Holds the process open only while a request or an exit waits for its answer (an idle
+    // pool goes with the process; a script awaiting a process's end does not).
     socket.unref();
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     const close = (error?: Error) => {
       this.closedWith ??= error ?? new Error('the episode-root helper closed its socket');
-      for (const { reject } of this.waiting.values()) reject(this.closedWith);
+      for (const { reject } of [...this.waiting.values(), ...this.exits.values()]) reject(this.closedWith);
       this.waiting.clear();
+      this.exits.clear();
     };
     socket.on('error', close);
     socket.on('close', () => close());
@@ -63,20 +65,33 @@ export class HelperClient {
     const head = Buffer.alloc(4);
     head.writeUInt32LE(body.length);
     return new Promise<string>((resolve, reject) => {
-      if (this.waiting.size === 0) this.socket.ref();
       this.waiting.set(seq, { resolve, reject });
+      this.holdProcess();
       this.socket.write(Buffer.concat([head, body]));
     });
   }
 
-  /** Resolves with the exit code of process `pid`, one started with the `x` flag. */
+  /**
+   * Resolves with the exit code of process `pid`, one started with the `x` flag; rejects when
+   * the helper goes before reporting it.
+   */
   exitOf(pid: number): Promise<number> {
     const code = this.exited.get(pid);
     if (code !== undefined) {
       this.exited.delete(pid);
       return Promise.resolve(code);
     }
-    return new Promise((resolve) => this.exits.set(pid, resolve));
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    return new Promise((resolve, reject) => {
+      this.exits.set(pid, { resolve, reject });
+      this.holdProcess();
+    });
+  }
+
+  /** The socket keeps this process alive exactly while something waits on it. */
+  private holdProcess(): void {
+    if (this.waiting.size + this.exits.size > 0) this.socket.ref();
+    else this.socket.unref();
   }
 
   private receive(chunk: Buffer): void {
@@ -98,7 +113,8 @@ export class HelperClient {
       const waiter = this.exits.get(pid);
       if (waiter) {
         this.exits.delete(pid);
-        waiter(code);
+        this.holdProcess();
+        waiter.resolve(code);
       } else this.exited.set(pid, code);
       return;
     }
@@ -106,7 +122,7 @@ export class HelperClient {
     const waiter = this.waiting.get(seq);
     if (!waiter) return;
     this.waiting.delete(seq);
-    if (this.waiting.size === 0) this.socket.unref();
+    this.holdProcess();
     if (status === 'ok') waiter.resolve(value);
     else waiter.reject(new HelperRefusal(value));
   }

@@ -139,11 +139,17 @@ export class RootSandbox implements Sandbox {
     const deadline = new Promise<'timeout'>((resolve) => {
       if (options.timeoutMs !== undefined) timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
     });
-    const outcome = await Promise.race([Promise.all([exit, ended]).then(([code]) => code), deadline]);
-    clearTimeout(timer);
-    process.close();
+    let outcome: number | 'timeout';
+    try {
+      outcome = await Promise.race([Promise.all([exit, ended]).then(([code]) => code), deadline]);
+    } catch (error) {
+      throw this.lost(`running ${argv[0]}`, error);
+    } finally {
+      clearTimeout(timer);
+      process.close();
+    }
     const timedOut = outcome === 'timeout';
-    const exitCode = timedOut || output.over ? null : outcome;
+    const exitCode = outcome === 'timeout' || output.over ? null : outcome;
     return { exitCode, output: output.bytes(), timedOut, ...(output.over ? { outputLimited: true, outputBytes: output.seen } : {}), durationMs: performance.now() - started };
   }
 
