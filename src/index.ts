@@ -12,7 +12,7 @@
  */
 export * from './errors.js';
 export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './env/registry.js';
-export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './env/types.js';
+export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepOptions, StepResult, TaskEnv } from './env/types.js';
 export { VecEnv, pooledVecEnv, vecEnvFor, type AutoresetMode, type EnvStep, type PooledVecEnvOptions, type VecEnvOptions } from './vec/index.js';
 export { EpisodeEngine, type EpisodeEngineOptions } from './engine/index.js';
 export { EngineSet, type EngineSetOptions } from './sandbox/multi/engine-set.js';

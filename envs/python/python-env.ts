@@ -2,7 +2,7 @@ import type { Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult } from '../../src/env/types.js';
 import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
-import type { Score, StepResult } from '../../src/env/types.js';
+import type { Score, StepOptions, StepResult } from '../../src/env/types.js';
 import { EnvStateError } from '../../src/errors.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
@@ -103,9 +103,9 @@ export class PythonEnv extends SandboxEnv {
     return PythonSession.open(sandbox, this.config.session);
   }
 
-  override async step(action: string): Promise<StepResult> {
+  override async step(action: string, options?: StepOptions): Promise<StepResult> {
     const submit = SUBMIT.exec(action.trim());
-    if (!submit) return super.step(action);
+    if (!submit) return super.step(action, options);
     this.submission = submit[1];
     return super.step('submit');
   }

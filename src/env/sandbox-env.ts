@@ -12,7 +12,7 @@ import { NO_RUNNER, type Workspace, type WorkspaceFactory, type WorkspaceSource 
 import { PINNED_PIDS, startAtPid } from '../pool/process-ids.js';
 import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
-import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from './types.js';
+import type { ResetOptions, ResetResult, Score, StepInfo, StepOptions, StepResult, TaskEnv } from './types.js';
 import { CheckpointStore, DEFAULT_LAYER_LIMITS, forkEpisode, SHELL_VALUES_NOT_CARRIED, type EpisodeBookkeeping, type EpisodeCheckpoint, type ReplayedEpisodeState, type ReplayObserver, type SandboxEpisodeState } from './checkpoint.js';
 import { CheckpointError } from '../errors.js';
 import { CarryRefusal } from '../sandbox/carry-refusal.js';
@@ -241,13 +241,13 @@ export abstract class SandboxEnv implements TaskEnv {
     };
   }
 
-  async step(action: string): Promise<StepResult> {
+  async step(action: string, options: StepOptions = {}): Promise<StepResult> {
     if (!this.workspace) throw new EnvStateError('step() called before reset()');
     if (this.ended) throw new EnvStateError('step() called after the episode ended; call reset()');
     const verb = action.trim();
     try {
       if (verb === 'submit' || verb === 'skip') return await this.finish(verb);
-      return await this.execute(action);
+      return await this.execute(action, options);
     } catch (error) {
       // The scorer ran but could give no reward (a verifier that timed out, say): cut off, never a silent 0.
       if (error instanceof EpisodeUnscorableError) return this.cutOff(this.lastObservation, { reason: error.reason, message: error.message, details: { ...error.details } });
@@ -298,9 +298,9 @@ export abstract class SandboxEnv implements TaskEnv {
     return undefined;
   }
 
-  private async execute(action: string): Promise<StepResult> {
+  private async execute(action: string, options: StepOptions): Promise<StepResult> {
     const limit = this.actionTimeoutMs();
-    const ran = await this.workspace!.runner.run(action, limit === undefined ? {} : { timeoutMs: limit });
+    const ran = await this.workspace!.runner.run(action, { ...(limit === undefined ? {} : { timeoutMs: limit }), ...(options.signal ? { signal: options.signal } : {}) });
     // Runners that do not watch the disk themselves (the Python session), and writes made
     // between steps, are caught here: one statfs, and a walk of the layer only when the
     // host's free space moved (see DiskLimit.exceededNow).

@@ -48,11 +48,21 @@ export interface ResetResult {
   };
 }
 
+/** How one step runs. */
+export interface StepOptions {
+  /**
+   * Aborting it stops the running action at once, as its time limit would (its processes
+   * killed, its output so far observed); the episode goes on. Envs whose actions cannot be
+   * stopped early ignore it.
+   */
+  signal?: AbortSignal;
+}
+
 /** The environment contract every env and wrapper implements. */
 export interface Env {
   readonly id: string;
   reset(options?: ResetOptions): Promise<ResetResult>;
-  step(action: string): Promise<StepResult>;
+  step(action: string, options?: StepOptions): Promise<StepResult>;
   close(): Promise<void>;
 }
 

@@ -43,9 +43,53 @@ export class TmuxTerminal {
     throw new Error(`${name} did not finish within ${timeoutMs} ms; screen:\n${screen}`);
   }
 
+  /**
+   * Starts `command` in a `width`×`height` terminal and returns a handle to type into it
+   * (tmux send-keys), wait for text on its screen, and wait for its exit status.
+   */
+  start(name: string, command: string, width = 160, height = 50): InteractiveTerminal {
+    const marker = '__IC_EXIT=';
+    this.tmux('new-session', '-d', '-s', name, '-x', String(width), '-y', String(height), `${command}; echo ${marker}$?; sleep 600`);
+    const screen = () => this.tmux('capture-pane', '-p', '-J', '-t', name, '-S', '-500');
+    const waitFor = async (pattern: RegExp, timeoutMs: number): Promise<string> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const text = screen();
+        if (pattern.test(text)) return text;
+        if (Date.now() > deadline) throw new Error(`${name}: ${pattern} did not appear within ${timeoutMs} ms; screen:\n${text}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    return {
+      type: (text) => void this.tmux('send-keys', '-t', name, '-l', text),
+      press: (...keys) => void this.tmux('send-keys', '-t', name, ...keys),
+      screen,
+      waitFor,
+      exit: async (timeoutMs) => {
+        const text = await waitFor(new RegExp(`${marker}\\d+`), timeoutMs);
+        this.tmux('kill-session', '-t', name);
+        return Number(new RegExp(`${marker}(\\d+)`).exec(text)![1]);
+      },
+    };
+  }
+
   /** Ends this server and removes its socket file (kill-server leaves it). */
   close(): void {
     spawnSync('tmux', ['-L', this.server, 'kill-server']);
     rmSync(join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${process.getuid?.() ?? 0}`, this.server), { force: true });
   }
+}
+
+/** A command running in a {@link TmuxTerminal}, typed into by the test. */
+export interface InteractiveTerminal {
+  /** Types `text` literally (no key names). */
+  type(text: string): void;
+  /** Presses keys by tmux's names: `Enter`, `C-c`, `C-d`. */
+  press(...keys: string[]): void;
+  /** The screen and its history, wrapped lines joined. */
+  screen(): string;
+  /** Resolves with the screen once `pattern` matches it; throws after `timeoutMs`. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<string>;
+  /** The command's exit status, once it has exited (within `timeoutMs`). */
+  exit(timeoutMs: number): Promise<number>;
 }

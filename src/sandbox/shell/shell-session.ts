@@ -213,16 +213,24 @@ export class ShellSession implements CommandRunner {
     this.process!.write(encodeCommand(pending.seq, missing.length > 0 ? `${missing.join('\n')}\n${command}` : command, pending.token));
 
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     const stopWatching = this.watchDisk(pending);
     const outcome = await Promise.race([
       pending.outcome,
-      new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
+      new Promise<Outcome | 'interrupted'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        onAbort = () => resolve('interrupted');
+        if (options.signal?.aborted) onAbort();
+        else options.signal?.addEventListener('abort', onAbort, { once: true });
+      }),
     ]);
     clearTimeout(timer);
+    if (onAbort) options.signal?.removeEventListener('abort', onAbort);
     stopWatching();
     if (outcome === 'violation') return this.refuse(started, events);
     if (outcome === 'timeout') events.push({ kind: 'timed-out', afterMs: timeoutMs });
-    if (outcome === 'timeout' || outcome === 'output-limit' || outcome === 'disk-limit') {
+    if (outcome === 'interrupted') events.push({ kind: 'interrupted', afterMs: performance.now() - started });
+    if (outcome === 'timeout' || outcome === 'interrupted' || outcome === 'output-limit' || outcome === 'disk-limit') {
       await this.interrupt(pending, events);
     } else if (outcome === 'exited') {
       // The shell's process may live on as what it exec'd (`exec sleep 9`): it is no shell of ours.

@@ -1,6 +1,8 @@
 /** Something that happened while a command ran, besides its output. */
 export type CommandEvent =
   | { kind: 'timed-out'; afterMs: number }
+  /** Stopped on request (RunOptions.signal) before it ended. */
+  | { kind: 'interrupted'; afterMs: number }
   | { kind: 'output-limit'; shownBytes: number; totalBytes: number; killed: boolean }
   | { kind: 'shell-restarted'; reason: 'exited' | 'killed' | 'found-dead'; cwd: string }
   | { kind: 'out-of-memory'; kills: number }
@@ -27,6 +29,12 @@ export interface CommandResult {
 
 export interface RunOptions {
   timeoutMs?: number;
+  /**
+   * Aborting it stops the command as its time limit would, at once (a person's Ctrl-C): what it
+   * started is killed, its output so far is kept, and the session goes on. Runners that cannot
+   * stop a command early ignore it (the command then ends at its time limit).
+   */
+  signal?: AbortSignal;
 }
 
 /** Runs commands in a sandbox, one at a time. */
@@ -43,6 +51,8 @@ function describeEvent(event: CommandEvent): string {
   switch (event.kind) {
     case 'timed-out':
       return `command timed out after ${event.afterMs / 1000} s and was killed; output so far is shown`;
+    case 'interrupted':
+      return `command interrupted after ${(event.afterMs / 1000).toFixed(1)} s and killed; output so far is shown`;
     case 'output-limit':
       return `output truncated: showing the first ${event.shownBytes} of ${event.totalBytes} bytes` +
         (event.killed ? '; the command was killed for writing too much' : '');
