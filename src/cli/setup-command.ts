@@ -10,7 +10,7 @@ export function registerSetupCommand(program: Command): void {
     .command('setup')
     .description(
       'make a Docker engine answer and build the images: as root on Debian/Ubuntu without an engine, install docker.io, ' +
-        'debootstrap, runsc, gcc, libc6-dev and btrfs-progs, register runsc, start dockerd (log: /var/log/intercode-dockerd.log) and wait for it; ' +
+        'debootstrap, runsc, gcc, libc6-dev, libseccomp-dev and btrfs-progs, register runsc, start dockerd (log: /var/log/intercode-dockerd.log) and wait for it; ' +
         'anywhere else print the commands for this machine and exit 1. ' +
         `The images: every env's (${chooseImages([], false, '--env').map((image) => image.name).join(', ')}), as \`intercode images build\` makes them`,
     )

@@ -63,7 +63,7 @@ describe('setup plan from probed facts', () => {
     const facts = await probeHost({ osReleasePath: debian, env: env(), defaultSocket: missingSocket, uid: 1000, pidfile: join(dir, 'none.pid') });
     const plan = planSetup(facts);
     expect(plan.situation).toBe('needs-root');
-    expect(commands(plan)[0]).toMatch(facts.commands.dockerd ? /^sudo sh -c 'nohup dockerd --bridge=none --iptables=false --ip-masq=false >\/var\/log\/intercode-dockerd\.log 2>&1 &'$/ : /^sudo apt-get install -y docker\.io debootstrap runsc gcc libc6-dev btrfs-progs/);
+    expect(commands(plan)[0]).toMatch(facts.commands.dockerd ? /^sudo sh -c 'nohup dockerd --bridge=none --iptables=false --ip-masq=false >\/var\/log\/intercode-dockerd\.log 2>&1 &'$/ : /^sudo apt-get install -y docker\.io debootstrap runsc gcc libc6-dev libseccomp-dev btrfs-progs/);
     expect(commands(plan).at(-1)).toBe('# or let setup do it all: sudo npx intercode setup');
   });
 

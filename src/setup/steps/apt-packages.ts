@@ -59,9 +59,10 @@ export function aptPackagesStep(id: string, title: string, packages: readonly st
 
 /**
  * What the engine and the images need: Docker, debootstrap (offline base image), gVisor and
- * the C compiler that builds its statx library (src/sandbox/docker/gvisor-statx.ts), btrfs tools.
+ * the C compiler that builds its statx library (src/sandbox/docker/gvisor-statx.ts), libseccomp
+ * that the episode-root helper links (src/sandbox/roots/helper-binary.ts), btrfs tools.
  */
-export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'gcc', 'libc6-dev', 'btrfs-progs'] as const;
+export const ENGINE_PACKAGES = ['docker.io', 'debootstrap', 'runsc', 'gcc', 'libc6-dev', 'libseccomp-dev', 'btrfs-progs'] as const;
 /**
  * What the test suite needs beyond that: a browser for the plot page, tmux for terminal tests, websockets for protocol tests,
  * venv, pip and setuptools to install clients/python into a virtual environment offline, mkfs.xfs for the disk-quota probe.
