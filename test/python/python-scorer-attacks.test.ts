@@ -13,7 +13,7 @@ import type { Task } from '../../src/datasets/index.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
+import { FORGE_ON_RESULT_PIPE, MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
 
 const { engine } = await dockerTestFile();
 
@@ -110,6 +110,72 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     expect(end.reward).toBe(0);
     const verdicts = (end.info.score?.details.verdicts ?? []) as { got: string }[];
     expect(verdicts.map((v) => v.got)).toEqual(Array(3).fill("the submission's interpreter (its actions replayed) sent no valid result"));
+    await expectCleanNext();
+  }, 60_000);
+
+  /** `text` indented by `by` (a function's body). */
+  const indent = (text: string, by = '    ') => text.split('\n').map((l) => by + l).join('\n');
+  /** What a passing MBPP test reports (the gold's outcome for each test). */
+  const PASSING = '{"output": "", "error": ""}';
+  const TEST_REFUSED = 'the test process sent no valid result';
+  const SUBMISSION_REFUSED = "the submission's interpreter (its actions replayed) sent no valid result";
+
+  /**
+   * The verdicts of an episode whose forging code ran only once it wrote on a result pipe
+   * (else the function returns None and every test fails by its assertion): each verdict is
+   * the forged frame's ('passed') or the harness's refusal of the pipe it spoilt; none is
+   * what the wrong function itself earns. So the attack was mounted, whatever the scorer did.
+   */
+  const expectMounted = (end: Awaited<ReturnType<typeof episode>>, refused: string) => {
+    const got = ((end.info.score?.details.verdicts ?? []) as { got: string }[]).map((v) => v.got);
+    expect(got).toHaveLength(3);
+    expect(got.filter((g) => g !== 'passed' && g !== refused)).toEqual([]);
+    return got;
+  };
+
+  it.each([
+    ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
+    ['then returns its wrong value', 'return x if _n else None'],
+  ])("a submitted function that writes a passing result frame on its test's result pipe (%s) is not taken at its word", async (_how, tail) => {
+    // The test's process runs the submitted function: it finds the pipe its parent reads and
+    // writes on it what a passing test reports.
+    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(os.getppid(), os.getpid(), _frame(${PASSING}))\n${tail}`;
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, TEST_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(TEST_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
+    ['then returns its wrong value', 'return x if _n else None'],
+  ])("a submitted function that writes a passing results list on the submission's result pipe to the scorer (%s) is not taken at its word", async (_how, tail) => {
+    // From the test's process: the pipe the scorer (its grandparent) reads from the submission process (its parent).
+    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(_ppid(os.getppid()), os.getppid(), _frame([${PASSING}] * 3))\n${tail}`;
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, SUBMISSION_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(SUBMISSION_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    ['then exits', '    os._exit(0)'],
+    ['then goes on', '    pass'],
+  ])('an action that, replayed by the scorer, writes a passing results list on the submission\'s result pipe (%s) is not taken at its word', async (_how, tail) => {
+    // In the agent's sandbox the action does nothing (its parent is the driver); replayed,
+    // its process is the submission process, whose parent is the scorer.
+    const action = [
+      FORGE_ON_RESULT_PIPE,
+      'if b"<intercode scorer>" in open(f"/proc/{os.getppid()}/cmdline", "rb").read():',
+      `    _n = _forge(os.getppid(), os.getpid(), _frame([${PASSING}] * 3))`,
+      tail,
+    ].join('\n');
+    const end = await episode([action, WRONG]);
+    const got = expectMounted(end, SUBMISSION_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(SUBMISSION_REFUSED));
     await expectCleanNext();
   }, 60_000);
 
