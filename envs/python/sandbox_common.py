@@ -8,27 +8,34 @@ is ever a file in the image an agent could replace.
 import os
 import signal
 
+# Bound when the program starts, before any agent code runs in a process forked from it: code
+# that replaces os.kill, os.listdir, open or int in such a process (the scorer's submission
+# process replays the agent's actions) does not change what these helpers call.
+_write, _listdir, _kill, _open = os.write, os.listdir, os.kill, open
+_int, _len, _set, _range, _memoryview = int, len, set, range, memoryview
+_SIGSTOP, _SIGKILL = signal.SIGSTOP, signal.SIGKILL
+
 
 def write_all(fd, data):
-    view = memoryview(data)
+    view = _memoryview(data)
     while view:
-        n = os.write(fd, view)
+        n = _write(fd, view)
         view = view[n:]
 
 
 def process_table():
     """{pid: (ppid, state)} for every process visible in /proc."""
     table = {}
-    for name in os.listdir("/proc"):
+    for name in _listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
+            with _open(f"/proc/{name}/stat", "rb") as f:
                 stat = f.read().decode("utf-8", "replace")
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[0])
+        table[_int(name)] = (_int(fields[1]), fields[0])
     return table
 
 
@@ -48,19 +55,19 @@ def descendants(root):
 def kill_strays(root, keep):
     """Kills every live descendant of `root` not in `keep`: stop all first (a stopped
     process cannot fork), then kill; repeat until a pass finds none. Returns the count."""
-    killed = set()
-    for _ in range(100):
+    killed = _set()
+    for _ in _range(100):
         live = [pid for pid, state in descendants(root) if pid not in keep and state != "Z"]
         if not live:
             break
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for sig in (_SIGSTOP, _SIGKILL):
             for pid in live:
                 try:
-                    os.kill(pid, sig)
+                    _kill(pid, sig)
                 except ProcessLookupError:
                     pass
         killed.update(live)
-    return len(killed)
+    return _len(killed)
 
 
 def describe_status(status):

@@ -21,7 +21,9 @@ leaves is killed; the submission process has a deadline; the sandbox is thrown a
 import ast
 import builtins
 import ctypes
+import gc
 import hashlib
+import hmac
 import io
 import json
 import linecache
@@ -34,10 +36,26 @@ import time
 import traceback
 
 # Bound before any agent code runs in a process forked from this one: replacing
-# builtins.exec, json.dumps or io.StringIO there does not change what these names mean here.
+# builtins.exec, io.StringIO, os.read or json's encoder there does not change what these names
+# mean here. (json.loads, which goes through json's replaceable default decoder, reads only the
+# host's requests and writes its replies, in this process, where no agent code runs.)
 _exec = builtins.exec
 _dumps, _loads = json.dumps, json.loads
 _StringIO = io.StringIO
+_fork, _pipe, _close, _read, _kill, _waitpid = os.fork, os.pipe, os.close, os.read, os.kill, os.waitpid
+_getpid, _getppid, _exit, _urandom = os.getpid, os.getppid, os._exit, os.urandom
+_select, _monotonic, _sleep = select.select, time.monotonic, time.sleep
+_sha256, _same_digest = hashlib.sha256, hmac.compare_digest
+_settrace, _setprofile, _gettrace, _getprofile = sys.settrace, sys.setprofile, sys.gettrace, sys.getprofile
+_monitoring = getattr(sys, "monitoring", None)
+_gc_disable, _gc_enable, _gc_isenabled, _gc_callbacks = gc.disable, gc.enable, gc.isenabled, gc.callbacks
+_signal, _getsignal, _setitimer = signal.signal, signal.getsignal, signal.setitimer
+_SIG_DFL, _SIG_IGN, _SIGKILL = signal.SIG_DFL, signal.SIG_IGN, signal.SIGKILL
+_SIGNALS = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+_ITIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
+_type, _len, _int, _range, _str, _bool, _list, _dict = type, len, int, range, str, bool, list, dict
+_encode_string = json.encoder.encode_basestring_ascii
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RESULT_CHARS = 64 * 1024
@@ -69,24 +87,212 @@ def read_frame(fd):
 # (write_all, process_table, descendants, kill_strays, describe_status, reap_all: sandbox_common.py, sent ahead of this program;
 # check_value, checked_test, harness_code, trust_standard_library: checked_values.py, likewise)
 
-def read_result(fd, deadline, limit):
-    """Reads fd until it holds one whole frame, ends, passes `limit` bytes or `deadline`.
-    Returns (data, why it stopped early: "time", "size" or None)."""
-    data = b""
-    while not complete_frame(data):
-        remaining = deadline - time.monotonic()
+def read_until(fd, data, enough, deadline, limit):
+    """Reads fd onto `data` until enough(data), end of file, more than `limit` bytes or
+    `deadline`. Returns (data, why it stopped early: "time", "size", "eof" or None)."""
+    while not enough(data):
+        remaining = deadline - _monotonic()
         if remaining <= 0:
             return data, "time"
-        ready, _, _ = select.select([fd], [], [], remaining)
+        ready, _, _ = _select([fd], [], [], remaining)
         if not ready:
             continue
-        chunk = os.read(fd, 1 << 16)
+        chunk = _read(fd, 1 << 16)
         if not chunk:
-            break
+            return data, "eof"
         data += chunk
-        if len(data) > limit:
+        if _len(data) > limit:
             return data, "size"
     return data, None
+
+
+# ---------------------------------------------------------------- results the agent's code cannot forge
+#
+# A test runs the agent's code in the very process that then reports the test's result, so any
+# bytes that process can write, the agent's code can write first (it can find the result pipe in
+# /proc/self/fd, or reopen its parent's end through /proc/<pid>/fd). So a result is taken only
+# through this exchange, on a pipe from the reporting process (its *result pipe*) and one to it
+# (its *nonce pipe*):
+#
+#   1. Before the fork, the parent draws a key; the reporter holds it in memory only.
+#   2. Once the agent's code has returned, the reporter stops what of that code could still
+#      run in it (`silence`), then writes `<pid> <sha256(key, pid)>` on the result pipe.
+#   3. The parent checks that line, kills every process of the sandbox but the harness's own
+#      and the reporter, checks that the reporter and itself each run one thread, and only then
+#      draws a nonce and writes it on the nonce pipe.
+#   4. The reporter writes `<nonce> <length>\n<JSON>` and exits. Nothing else may be on the pipe.
+#
+# Anything else on the result pipe (a frame the agent's code wrote, whether it then exited or
+# went on) fails the test; it never passes it. Without reading the harness's memory the agent's
+# code cannot write the line of step 2 (it lacks the key), and it never sees the nonce: that did
+# not exist while it ran, and no process or thread of its own is left to read it when it is sent.
+# From step 2 on the reporter calls only functions bound above before any agent code ran, and
+# nothing that raises an audit event (an audit hook the agent's code added cannot be removed).
+#
+# Not closed, by nature: code that reads or rewrites this process's memory (walking frames or
+# gc to the key, the checkers or these functions; ctypes; /proc/self/mem) can still report
+# what it likes. See docs/security.md, "Python: the scorer out of the agent's reach".
+
+READY_LEN = 10 + 1 + 64 + 1  # `<pid, 10 wide> <sha256 hex>\n`
+NONCE_LEN = 32
+
+
+def ready_line(key, pid):
+    return b"%10d " % pid + _sha256(key + b"%10d" % pid).hexdigest().encode() + b"\n"
+
+
+def encode(value):
+    """JSON for the harness's own values (dicts, lists, strings, booleans), through functions
+    bound before any agent code ran (json.dumps goes through json's replaceable encoder)."""
+    kind = _type(value)
+    if kind is _str:
+        return _encode_string(value)
+    if kind is _bool:
+        return "true" if value else "false"
+    if kind is _list:
+        return "[" + ", ".join([encode(v) for v in value]) + "]"
+    if kind is _dict:
+        return "{" + ", ".join([_encode_string(k) + ": " + encode(v) for k, v in _dict.items(value)]) + "}"
+    raise TypeError("not a value the harness reports")
+
+
+def decode(data):
+    """The one JSON value `data` holds, read by json's C scanner bound before any agent code ran; None if it holds anything else."""
+    try:
+        text = data.decode("utf-8")
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        return None
+    return value if end == _len(text) else None
+
+
+def silence():
+    """Stops what of the agent's code could still run in this process once that code has
+    returned: trace, profile and monitoring callbacks, Python signal handlers (ignored from
+    now on), interval timers, and the garbage collector with its callbacks (the finalizers
+    a collection would run). Reference counts drop nothing of the agent's after this: the
+    reporter holds its objects until it exits. Returns what `resume` needs to give the agent's
+    code its hooks back (monitoring and timers aside), or None if a hook kept coming back."""
+    saved = (_gettrace(), _getprofile(), _gc_isenabled(), [])
+    for _ in _range(100):
+        _setprofile(None)
+        _settrace(None)
+        if _gettrace() is None and _getprofile() is None:
+            break
+    else:
+        return None
+    if _monitoring is not None:  # Python 3.12 and later
+        for tool in _range(6):
+            try:
+                _monitoring.set_events(tool, 0)
+                for event in _range(20):
+                    _monitoring.register_callback(tool, 1 << event, None)
+            except ValueError:
+                pass
+    _gc_disable()
+    del _gc_callbacks[:]
+    for number in _SIGNALS:
+        try:
+            handler = _getsignal(number)
+            if handler is not _SIG_DFL and handler is not _SIG_IGN and handler is not None:
+                _signal(number, _SIG_IGN)
+                saved[3].append((number, handler))
+        except (OSError, ValueError):
+            pass
+    for timer in _ITIMERS:
+        _setitimer(timer, 0)
+    return saved
+
+
+def resume(saved):
+    """Gives the agent's code back the hooks `silence` took (in a test's process, before its code runs)."""
+    trace, profile, collecting, handlers = saved
+    for number, handler in handlers:
+        _signal(number, handler)
+    if collecting:
+        _gc_enable()
+    _setprofile(profile)
+    _settrace(trace)
+
+
+def report(key, result_pipe, nonce_pipe, result):
+    """The reporter's steps 2 and 4 (above), once the agent's code has returned. Returns only if
+    it could not report; the caller then exits."""
+    if silence() is None:
+        return
+    payload = encode(result).encode("utf-8")
+    write_all(result_pipe, ready_line(key, _getpid()))
+    nonce = b""
+    while _len(nonce) < NONCE_LEN:
+        chunk = _read(nonce_pipe, NONCE_LEN - _len(nonce))
+        if not chunk:
+            return
+        nonce += chunk
+    write_all(result_pipe, nonce + b" %d\n" % _len(payload) + payload)
+
+
+def thread_count(pid):
+    """Threads of process `pid` (0 when it is gone)."""
+    try:
+        with _open(f"/proc/{pid}/status", "rb") as f:
+            for line in f.read().split(b"\n"):
+                if line.startswith(b"Threads:"):
+                    return _int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def frame_state(data, nonce):
+    """For the bytes after the ready line: "whole" (exactly one frame with the nonce), "part" (its beginning) or "bad"."""
+    head = nonce + b" "
+    if data[:_len(head)] != head[:_len(data)]:
+        return "bad"
+    newline = data.find(b"\n", _len(head))
+    if newline < 0:
+        return "part" if data[_len(head):].isdigit() or _len(data) <= _len(head) else "bad"
+    digits = data[_len(head):newline]
+    if not digits.isdigit():
+        return "bad"
+    size = _len(data) - newline - 1
+    return "whole" if size == _int(digits) else "part" if size < _int(digits) else "bad"
+
+
+def receive_report(result_pipe, nonce_pipe, key, reporter, deadline, limit, reaper, keep):
+    """The parent's steps 3 and 4 (above): the reported value, or None and why not ("time",
+    "exit", "spoilt", "threads", "own threads"), and the count of other processes it killed.
+    `reporter` is the reporting process's pid, or None for any that holds the key."""
+    ready, why = read_until(result_pipe, b"", lambda d: _len(d) >= READY_LEN, deadline, limit)
+    if why == "time":
+        return None, "time", 0
+    if not ready:
+        return None, "exit", 0
+    try:
+        pid = _int(ready[:10])
+    except ValueError:
+        return None, "spoilt", 0
+    if _len(ready) != READY_LEN or not _same_digest(ready, ready_line(key, pid)) or (reporter is not None and pid != reporter):
+        return None, "spoilt", 0
+    strays = kill_strays(reaper, keep | {pid})
+    if thread_count(pid) != 1:
+        return None, "threads", strays
+    if thread_count(_getpid()) != 1:
+        return None, "own threads", strays
+    nonce = _urandom(NONCE_LEN // 2).hex().encode()
+    try:
+        write_all(nonce_pipe, nonce)
+    except OSError:
+        return None, "exit", strays
+    # The reporter writes its frame at once; then it exits, and with it the pipe's last writer.
+    grace = _monotonic() + 5
+    data, why = read_until(result_pipe, b"", lambda d: frame_state(d, nonce) != "part", grace, limit)
+    if why == "time" or frame_state(data, nonce) != "whole":
+        return None, "spoilt", strays
+    rest, why = read_until(result_pipe, b"", lambda d: _len(d) > 0, grace, limit)
+    if rest or why != "eof":
+        return None, "spoilt", strays
+    value = decode(data[data.index(b"\n") + 1:])
+    return (None, "spoilt", strays) if value is None else (value, None, strays)
 
 
 # ---------------------------------------------------------------- tests
@@ -148,63 +354,68 @@ def run_stdio_case(namespace, function, stdin_text, expected):
     return {"passed": passed, "output": clip(output), "error": clip(error)}
 
 
-def complete_frame(data):
-    newline = data.find(b"\n")
-    return newline > 0 and data[:newline].isdigit() and len(data) - newline - 1 >= int(data[:newline])
-
-
 def failure(case, message):
     if case[0] == "apps":
         return {"passed": False, "output": "", "error": message}
     return {"error": f"Error: {message}", "detail": message}
 
 
-def run_case(namespace, prelude, case, limit, memory_bytes, reaper, keep):
+def run_case(namespace, prelude, case, limit, memory_bytes, reaper, keep, inherited=(), hooks=None):
     """Runs one test in a child forked from this process (its own time and address-space
-    limit); every process it leaves is killed. Returns its outcome."""
-    started = time.monotonic()
-    read_end, write_end = os.pipe()
+    limit), which reports through `receive_report`; every process it leaves is killed.
+    `inherited`: descriptors this process holds that the test must not (its own result pipes);
+    `hooks`: what `silence` took from the agent's code, given back to it in the test's process.
+    Returns the test's outcome."""
+    started = _monotonic()
+    key = _urandom(32)
+    result_read, result_write = _pipe()
+    nonce_read, nonce_write = _pipe()
     try:
-        pid = os.fork()
+        pid = _fork()
     except OSError as e:
-        os.close(read_end)
-        os.close(write_end)
+        for fd in (result_read, result_write, nonce_read, nonce_write):
+            _close(fd)
         kill_strays(reaper, keep)
         return failure(case, f"the test process could not start ({e.strerror})")
     if pid == 0:
-        test_pid = os.getpid()
+        test_pid = _getpid()
         try:
-            os.close(read_end)
+            for fd in (result_read, nonce_write, *inherited):
+                _close(fd)
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+            if hooks is not None:
+                resume(hooks)
             for code in prelude:
                 intercode_execute(code, namespace)
             if case[0] == "apps":
                 result = run_stdio_case(namespace, case[1], case[2], case[3])
             else:
                 result = intercode_execute(checked_test(case[1], namespace) or case[1], namespace)
-            if os.getpid() == test_pid:
-                payload = _dumps(result).encode("utf-8")
-                write_all(write_end, str(len(payload)).encode() + b"\n" + payload)
+            if _getpid() == test_pid:  # not a process the test forked, returning through it
+                report(key, result_write, nonce_read, result)
         finally:
-            os._exit(0)
-    os.close(write_end)
-    # The result is length-prefixed: a process the test forked may hold the pipe open.
-    data, stopped = read_result(read_end, started + limit, 8 * MAX_RESULT_CHARS + 4096)
-    timed_out = stopped == "time"
-    os.close(read_end)
-    if timed_out:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    strays = kill_strays(reaper, keep)
-    if timed_out:
+            _exit(0)
+    _close(result_write)
+    _close(nonce_read)
+    result, why, strays = receive_report(result_read, nonce_write, key, pid, started + limit, 8 * MAX_RESULT_CHARS + 4096, reaper, keep)
+    _close(result_read)
+    _close(nonce_write)
+    _kill(pid, _SIGKILL)
+    _, status = _waitpid(pid, 0)
+    strays += kill_strays(reaper, keep)
+    if why == "time":
         return failure(case, f"timed out after {limit:g} s and was killed")
-    try:
-        result = _loads(data[data.index(b"\n") + 1:].decode("utf-8"))
-    except ValueError:
+    if why == "exit":
         return failure(case, f"the test process {describe_status(status)} before reporting a result")
+    if why == "threads":
+        return failure(case, "the test left a thread running (a result is taken only from a test process running one thread)")
+    if why == "own threads":
+        return failure(case, "a thread ran in the submission's interpreter while the test reported (a result is taken only when none does)")
+    if why is not None:
+        return failure(case, "the test process sent no valid result")
     if strays:
         return failure(case, f"the test left {strays} process(es) running; they were killed")
     return result
@@ -270,8 +481,9 @@ def submission_cases(request):
     return [("mbpp", t) for t in request["tests"]]
 
 
-def run_submission(request, scorer_pid, write_end):
-    """In the submission process: rebuild the agent's namespace, run each test in a child, report."""
+def run_submission(request, scorer_pid, key, pipes):
+    """In the submission process: rebuild the agent's namespace, run each test in a child, and
+    report the outcomes through `pipes` (its result and nonce pipes to the scorer)."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -280,16 +492,27 @@ def run_submission(request, scorer_pid, write_end):
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
     memory = request["memoryBytes"]
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    me = os.getpid()
     namespace = fresh_namespace()
     replay(request["history"], namespace, scorer_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The tests run in a fork of the interpreter the actions rebuilt: a fork copies only the
+    # calling thread, so no thread an action started runs beside the harness's code that
+    # receives the tests' results, and the process that ran the actions is gone before any
+    # test starts (the scorer, a subreaper, becomes this one's parent).
+    if _fork() != 0:
+        _exit(0)
+    while _getppid() != scorer_pid:
+        _sleep(0.001)
+    me = _getpid()
+    # The harness's code that follows runs none of the agent's hooks; each test gets them back.
+    hooks = silence()
+    if hooks is None:
+        _exit(0)
+    hooks[3][:] = [(n, h) for n, h in hooks[3] if n != signal.SIGINT]  # the tests ignore SIGINT, as before
     limit = request["testTimeoutMs"] / 1000
     prelude = [] if request["kind"] == "apps" else [f"{request['entry']} = {request['submitted']}", harness_code(request["setup"])]
-    results = [run_case(namespace, prelude, case, limit, memory, scorer_pid, {scorer_pid, me}) for case in submission_cases(request)]
-    if os.getpid() == me:
-        payload = _dumps(results).encode("utf-8")
-        write_all(write_end, str(len(payload)).encode() + b"\n" + payload)
+    results = [run_case(namespace, prelude, case, limit, memory, scorer_pid, {scorer_pid, me}, pipes, hooks) for case in submission_cases(request)]
+    if _getpid() == me:
+        report(key, pipes[0], pipes[1], results)
 
 
 def valid_outcomes(results, cases):
@@ -316,20 +539,26 @@ def score_submission(request, scorer_pid, channel):
     cases = submission_cases(request)
     replay_seconds = sum(a["timeoutMs"] / 1000 + 1 for a in request["history"])
     deadline = time.monotonic() + replay_seconds + len(cases) * (request["testTimeoutMs"] / 1000 + 2) + 5
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+    key = _urandom(32)
+    result_read, result_write = _pipe()
+    nonce_read, nonce_write = _pipe()
+    pid = _fork()
     if pid == 0:
         try:
-            os.close(read_end)
+            _close(result_read)
+            _close(nonce_write)
             for fd in channel:  # the host's channel stays out of the agent's reach
-                os.close(fd)
-            run_submission(request, scorer_pid, write_end)
+                _close(fd)
+            run_submission(request, scorer_pid, key, (result_write, nonce_read))
         finally:
-            os._exit(0)
-    os.close(write_end)
-    data, stopped = read_result(read_end, deadline, len(cases) * (8 * MAX_RESULT_CHARS + 4096) + 4096)
-    why = {"time": "did not finish in time", "size": "sent more than a result"}.get(stopped)
-    os.close(read_end)
+            _exit(0)
+    _close(result_write)
+    _close(nonce_read)
+    # The reporter is the fork that ran the tests (its pid is in its ready line, keyed).
+    results, why, _ = receive_report(result_read, nonce_write, key, None, deadline,
+                                     len(cases) * (8 * MAX_RESULT_CHARS + 4096) + 4096, scorer_pid, {scorer_pid})
+    _close(result_read)
+    _close(nonce_write)
     kill_strays(scorer_pid, {scorer_pid})
     status = 0
     try:
@@ -337,16 +566,17 @@ def score_submission(request, scorer_pid, channel):
     except ChildProcessError:
         pass
     reap_all()
-    results = None
     if why is None:
-        try:
-            results = valid_outcomes(_loads(data[data.index(b"\n") + 1:].decode("utf-8")), cases)
-        except ValueError:
-            results = None
+        results = valid_outcomes(results, cases)
         if results is None:
-            why = "sent no valid result" if data else f"{describe_status(status)} before reporting a result"
-    if results is None:
-        results = [failure(c, f"the submission's interpreter (its actions replayed) {why}") for c in cases]
+            why = "spoilt"
+    if why is not None:
+        reason = {
+            "time": "did not finish in time",
+            "exit": f"{describe_status(status)} before reporting a result",
+            "threads": "ran another thread when it reported (a result is taken only from a process running one thread)",
+        }.get(why, "sent no valid result")
+        results = [failure(c, f"the submission's interpreter (its actions replayed) {reason}") for c in cases]
     return results
 
 

@@ -44,3 +44,43 @@ export const WRITE_TO_DRIVER_STREAMS = (data: string, mode: 'w' | 'r' = 'w') =>
 
 /** An action that writes `\x1eIC<nonce> 5\nabcde` (a frame whose payload is not JSON) onto the driver's stream to the host, then waits for it to arrive. */
 export const MALFORMED_FRAME_ACTION = WRITE_TO_DRIVER_STREAMS('("\\x1eIC" + _nonce + " 5\\nabcde").encode()') + '\nimport time\ntime.sleep(0.5)';
+
+/**
+ * Python defining `_forge(reader, writer, payload)`: writes `payload` (bytes) into every pipe
+ * that process `reader` holds open for reading and process `writer` for writing (the result
+ * pipe from `writer` to `reader`), reopened through `/proc/<reader>/fd` (so it needs no
+ * descriptor of its own); returns the bytes written. `_ppid(pid)` is a process's parent and
+ * `_frame(obj)` the harness's result frame `<length>\n<JSON>` for `obj`.
+ */
+export const FORGE_ON_RESULT_PIPE = [
+  'import os, json',
+  'def _ppid(pid):',
+  '    s = open(f"/proc/{pid}/stat").read()',
+  '    return int(s[s.rfind(")") + 2:].split()[1])',
+  'def _pipes(pid, mode):',
+  '    found = {}',
+  '    for fd in os.listdir(f"/proc/{pid}/fd"):',
+  '        try:',
+  '            target = os.readlink(f"/proc/{pid}/fd/{fd}")',
+  '            flags = int(open(f"/proc/{pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)',
+  '        except (OSError, IndexError):',
+  '            continue',
+  '        if target.startswith("pipe:") and flags & 3 == mode:',
+  '            found[target] = fd',
+  '    return found',
+  'def _forge(reader, writer, payload):',
+  '    written = 0',
+  '    readers = _pipes(reader, 0)',
+  '    for target in _pipes(writer, 1):',
+  '        if target in readers:',
+  '            try:',
+  '                w = os.open(f"/proc/{reader}/fd/{readers[target]}", os.O_WRONLY | os.O_NONBLOCK)',
+  '                written += os.write(w, payload)',
+  '                os.close(w)',
+  '            except OSError:',
+  '                pass',
+  '    return written',
+  'def _frame(obj):',
+  '    p = json.dumps(obj).encode()',
+  '    return str(len(p)).encode() + b"\\n" + p',
+].join('\n');

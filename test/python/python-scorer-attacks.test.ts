@@ -13,7 +13,7 @@ import type { Task } from '../../src/datasets/index.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
-import { MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
+import { FORGE_ON_RESULT_PIPE, MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
 
 const { engine } = await dockerTestFile();
 
@@ -110,6 +110,161 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     expect(end.reward).toBe(0);
     const verdicts = (end.info.score?.details.verdicts ?? []) as { got: string }[];
     expect(verdicts.map((v) => v.got)).toEqual(Array(3).fill("the submission's interpreter (its actions replayed) sent no valid result"));
+    await expectCleanNext();
+  }, 60_000);
+
+  /** `text` indented by `by` (a function's body). */
+  const indent = (text: string, by = '    ') => text.split('\n').map((l) => by + l).join('\n');
+  /** What a passing MBPP test reports (the gold's outcome for each test). */
+  const PASSING = '{"output": "", "error": ""}';
+  const TEST_REFUSED = 'the test process sent no valid result';
+  const SUBMISSION_REFUSED = "the submission's interpreter (its actions replayed) sent no valid result";
+
+  /**
+   * The verdicts of an episode whose forging code ran only once it wrote on a result pipe
+   * (else the function returns None and every test fails by its assertion): each verdict is
+   * the forged frame's ('passed') or the harness's refusal of the pipe it spoilt; none is
+   * what the wrong function itself earns. So the attack was mounted, whatever the scorer did.
+   */
+  const expectMounted = (end: Awaited<ReturnType<typeof episode>>, refused: string) => {
+    const got = ((end.info.score?.details.verdicts ?? []) as { got: string }[]).map((v) => v.got);
+    expect(got).toHaveLength(3);
+    expect(got.filter((g) => g !== 'passed' && g !== refused)).toEqual([]);
+    return got;
+  };
+
+  it.each([
+    ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
+    ['then returns its wrong value', 'return x if _n else None'],
+  ])("a submitted function that writes a passing result frame on its test's result pipe (%s) is not taken at its word", async (_how, tail) => {
+    // The test's process runs the submitted function: it finds the pipe its parent reads and
+    // writes on it what a passing test reports.
+    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(os.getppid(), os.getpid(), _frame(${PASSING}))\n${tail}`;
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, TEST_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(TEST_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
+    ['then returns its wrong value', 'return x if _n else None'],
+  ])("a submitted function that writes a passing results list on the submission's result pipe to the scorer (%s) is not taken at its word", async (_how, tail) => {
+    // From the test's process: the pipe the scorer (its grandparent) reads from the submission process (its parent).
+    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(_ppid(os.getppid()), os.getppid(), _frame([${PASSING}] * 3))\n${tail}`;
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, SUBMISSION_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(SUBMISSION_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    ['then exits', '    os._exit(0)'],
+    ['then goes on', '    pass'],
+  ])('an action that, replayed by the scorer, writes a passing results list on the submission\'s result pipe (%s) is not taken at its word', async (_how, tail) => {
+    // In the agent's sandbox the action does nothing (its parent is the driver); replayed,
+    // its process is the submission process, whose parent is the scorer.
+    const action = [
+      FORGE_ON_RESULT_PIPE,
+      'if b"<intercode scorer>" in open(f"/proc/{os.getppid()}/cmdline", "rb").read():',
+      `    _n = _forge(os.getppid(), os.getpid(), _frame([${PASSING}] * 3))`,
+      tail,
+    ].join('\n');
+    const end = await episode([action, WRONG]);
+    const got = expectMounted(end, SUBMISSION_REFUSED);
+    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+    expect(got).toEqual(Array(3).fill(SUBMISSION_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  // The result of a test is taken only through a keyed ready line, then a nonce sent once the
+  // test's code has returned (envs/python/scorer.py). These attacks go at that exchange.
+  /** Python (a function body) that finds this process's result pipe (`_res`: written here, read by the parent) and nonce pipe (`_non`: the reverse). */
+  const FIND_MY_PIPES = [
+    FORGE_ON_RESULT_PIPE,
+    'def _mine(mode):',
+    '    theirs = _pipes(os.getppid(), 1 - mode)',
+    '    return [int(fd) for t, fd in _pipes(os.getpid(), mode).items() if t in theirs]',
+    '_res, _non = _mine(1), _mine(0)',
+    'def _send_forged(nonce):',
+    `    p = json.dumps(${PASSING}).encode()`,
+    '    os.write(_res[0], nonce + b" %d\\n" % len(p) + p)',
+    '    os._exit(0)',
+  ].join('\n');
+  const THREAD_REFUSED = 'the test left a thread running (a result is taken only from a test process running one thread)';
+
+  it('a submitted function that plays the reporter (a ready line of its own, then the nonce it reads) is not taken at its word', async () => {
+    // It lacks the key, so its ready line is refused and no nonce ever comes.
+    const body = [
+      FIND_MY_PIPES,
+      'if _res and _non:',
+      '    os.write(_res[0], b"%10d " % os.getpid() + b"0" * 64 + b"\\n")',
+      '    _send_forged(os.read(_non[0], 32))',
+      'return None',
+    ].join('\n');
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, TEST_REFUSED);
+    expect(end.reward).toBe(0);
+    expect(got).toEqual(Array(3).fill(TEST_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it('a submitted function that leaves a thread waiting for the nonce (to send a passing frame with it) fails its tests', async () => {
+    const body = [
+      FIND_MY_PIPES,
+      'import threading',
+      'if _res and _non:',
+      '    threading.Thread(target=lambda: _send_forged(os.read(_non[0], 32)), daemon=True).start()',
+      '    return x',
+      'return None',
+    ].join('\n');
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    const got = expectMounted(end, THREAD_REFUSED);
+    expect(end.reward).toBe(0);
+    expect(got).toEqual(Array(3).fill(THREAD_REFUSED));
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    [
+      'a signal handler on an interval timer that watches for the reporter\'s nonce',
+      'import signal\ndef _on_alarm(signum, frame):\n    n = frame.f_locals.get("nonce")\n    if isinstance(n, bytes) and len(n) == 32:\n        _send_forged(n)\nsignal.signal(signal.SIGALRM, _on_alarm)\nsignal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)\n_armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0',
+    ],
+    [
+      'a trace function that watches for the reporter\'s nonce',
+      'import sys\ndef _tracer(frame, event, arg):\n    n = frame.f_locals.get("nonce")\n    if isinstance(n, bytes) and len(n) == 32:\n        _send_forged(n)\n    return _tracer\nsys.settrace(_tracer)\n_armed = sys.gettrace() is _tracer',
+    ],
+  ])('a submitted function that leaves %s scores as the wrong function it is', async (_what, arm) => {
+    // Mounted: the function returns x only once its hook is armed, so it earns exactly 1/3 (the
+    // test of 0 passes, the others fail by their assertions); a hook that ran in the reporter
+    // would have sent passes for all three. (The trace function wins against a reporter that does
+    // not stop hooks, seen by disabling that; the timer's handler seldom lands in the instant the
+    // nonce is a local, so its test guards the defence without showing on its own that it is needed.)
+    const body = [FIND_MY_PIPES, '_armed = False', 'if _res and _non:', indent(arm), 'return x if _armed else None'].join('\n');
+    const end = await episode([`def double(x):\n${indent(body)}`]);
+    expect(end.reward).toBeCloseTo(WRONG_REWARD);
+    const verdicts = (end.info.score?.details.verdicts ?? []) as { test: string; got: string }[];
+    expect(verdicts.find((v) => v.test === 'assert double(0) == 0')?.got).toBe('passed');
+    await expectCleanNext();
+  }, 60_000);
+
+  it.each([
+    ['encoder', 'json._default_encoder.encode = lambda o: _forged if isinstance(o, list) else _was(o)', '_default_encoder'],
+    ['decoder', 'json._default_decoder.decode = lambda s: json.loads(_forged)[0] if s.startswith("{") else _was(s)', '_default_decoder'],
+  ])("an action that, replayed, replaces json's default %s (which the harness once used to pass results on) scores as the wrong function it is", async (_which, patch, holder) => {
+    // Mounted: the submitted function returns x only while the patch is in place in its process.
+    const action = [
+      'import json, os',
+      'if b"<intercode scorer>" in open(f"/proc/{os.getppid()}/cmdline", "rb").read():',
+      `    _forged = json.dumps([${PASSING}] * 3)`,
+      `    _was = json.${holder}.${holder === '_default_encoder' ? 'encode' : 'decode'}`,
+      `    ${patch}`,
+    ].join('\n');
+    const wrong = `def double(x):\n    import json\n    return x if "${holder === '_default_encoder' ? 'encode' : 'decode'}" in vars(json.${holder}) else None`;
+    const end = await episode([action, wrong]);
+    expect(end.reward).toBeCloseTo(WRONG_REWARD);
     await expectCleanNext();
   }, 60_000);
 
