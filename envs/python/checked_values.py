@@ -173,10 +173,12 @@ class _Checked(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
-def checked_test(text, namespace):
-    """The test `text` compiled with its reads and comparisons checked (see above), the checkers
-    bound in `namespace` under names of this run's; None when it does not parse (it then runs as
-    it is, and fails as it would)."""
+def prepare_test(text):
+    """The test `text` rewritten with its reads and comparisons checked (see above) and compiled:
+    (code, the checker's name, the comparer's name, the comparisons' operators); None when it
+    does not parse (it then runs as it is, and fails as it would). Call it where no agent code
+    has run: it uses ast, compile and the rewriter as that process has them, and an action that
+    replaced one of them (`ast.parse = ...`) would otherwise choose the test that runs."""
     try:
         tree = ast.parse(text, "<test>", "exec")
     except SyntaxError:
@@ -184,9 +186,20 @@ def checked_test(text, namespace):
     suffix = os.urandom(6).hex()
     transformer = _Checked(f"__ic_check_{suffix}", f"__ic_compare_{suffix}")
     tree = ast.fix_missing_locations(transformer.visit(tree))
-    chains = transformer.chains
-    namespace[transformer.check] = check_value
-    namespace[transformer.compare] = lambda chain, *operands: compare_checked(chains[chain], *operands)
     code = compile(tree, "<test>", "exec")
     trust_code(code)
+    return code, transformer.check, transformer.compare, transformer.chains
+
+
+def bind_test(prepared, namespace):
+    """The code of a test `prepare_test` made, its checkers bound in `namespace`."""
+    code, check, compare, chains = prepared
+    namespace[check] = check_value
+    namespace[compare] = lambda chain, *operands: compare_checked(chains[chain], *operands)
     return code
+
+
+def checked_test(text, namespace):
+    """`prepare_test` and `bind_test` at once; None when `text` does not parse."""
+    prepared = prepare_test(text)
+    return None if prepared is None else bind_test(prepared, namespace)

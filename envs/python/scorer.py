@@ -393,7 +393,7 @@ def run_case(namespace, prelude, case, limit, memory_bytes, reaper, keep, inheri
             if case[0] == "apps":
                 result = run_stdio_case(namespace, case[1], case[2], case[3])
             else:
-                result = intercode_execute(checked_test(case[1], namespace) or case[1], namespace)
+                result = intercode_execute(bind_test(case[2], namespace) if case[2] is not None else case[1], namespace)
             if _getpid() == test_pid:  # not a process the test forked, returning through it
                 report(key, result_write, nonce_read, result)
         finally:
@@ -476,14 +476,19 @@ def replay(history, namespace, scorer_pid):
 
 
 def submission_cases(request):
+    """The submission's test cases and the code run before each, made in the scorer before any
+    agent code runs in its forks: a test rewritten and compiled there (`prepare_test`), and the
+    task's setup compiled there, cannot be chosen by an action that replaced ast or compile."""
     if request["kind"] == "apps":
-        return [("apps", request["submitted"], c["input"], c["output"]) for c in request["cases"]]
-    return [("mbpp", t) for t in request["tests"]]
+        return [("apps", request["submitted"], c["input"], c["output"]) for c in request["cases"]], []
+    prelude = [f"{request['entry']} = {request['submitted']}", harness_code(request["setup"])]
+    return [("mbpp", t, prepare_test(t)) for t in request["tests"]], prelude
 
 
-def run_submission(request, scorer_pid, key, pipes):
-    """In the submission process: rebuild the agent's namespace, run each test in a child, and
-    report the outcomes through `pipes` (its result and nonce pipes to the scorer)."""
+def run_submission(request, scorer_pid, key, pipes, cases, prelude):
+    """In the submission process: rebuild the agent's namespace, run each of `cases` (after
+    `prelude`, both made by the scorer: see submission_cases) in a child, and report the
+    outcomes through `pipes` (its result and nonce pipes to the scorer)."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -509,8 +514,7 @@ def run_submission(request, scorer_pid, key, pipes):
         _exit(0)
     hooks[3][:] = [(n, h) for n, h in hooks[3] if n != signal.SIGINT]  # the tests ignore SIGINT, as before
     limit = request["testTimeoutMs"] / 1000
-    prelude = [] if request["kind"] == "apps" else [f"{request['entry']} = {request['submitted']}", harness_code(request["setup"])]
-    results = [run_case(namespace, prelude, case, limit, memory, scorer_pid, {scorer_pid, me}, pipes, hooks) for case in submission_cases(request)]
+    results = [run_case(namespace, prelude, case, limit, memory, scorer_pid, {scorer_pid, me}, pipes, hooks) for case in cases]
     if _getpid() == me:
         report(key, pipes[0], pipes[1], results)
 
@@ -536,7 +540,7 @@ def valid_outcomes(results, cases):
 
 
 def score_submission(request, scorer_pid, channel):
-    cases = submission_cases(request)
+    cases, prelude = submission_cases(request)
     replay_seconds = sum(a["timeoutMs"] / 1000 + 1 for a in request["history"])
     deadline = time.monotonic() + replay_seconds + len(cases) * (request["testTimeoutMs"] / 1000 + 2) + 5
     key = _urandom(32)
@@ -549,7 +553,7 @@ def score_submission(request, scorer_pid, channel):
             _close(nonce_write)
             for fd in channel:  # the host's channel stays out of the agent's reach
                 _close(fd)
-            run_submission(request, scorer_pid, key, (result_write, nonce_read))
+            run_submission(request, scorer_pid, key, (result_write, nonce_read), cases, prelude)
         finally:
             _exit(0)
     _close(result_write)
@@ -585,7 +589,7 @@ def score_gold(request, scorer_pid):
     memory = request["memoryBytes"]
     namespace = fresh_namespace()
     prelude = [harness_code(request["setup"]), harness_code(request["gold"])]
-    return [run_case(namespace, prelude, ("mbpp", t), limit, memory, scorer_pid, {scorer_pid})
+    return [run_case(namespace, prelude, ("mbpp", t, prepare_test(t)), limit, memory, scorer_pid, {scorer_pid})
             for t in request["tests"]]
 
 

@@ -397,4 +397,18 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     expect(performance.now() - started).toBeLessThan(8_000);
     await expectCleanNext();
   }, 60_000);
+
+  it.each([
+    ['ast.parse, which rewrites each test', 'import ast\n_parse = ast.parse\nast.parse = lambda *a, **k: _parse("pass")', 'type(__import__("ast").parse("x").body[0]).__name__ == "Pass"'],
+    ["compile, which compiles each rewritten test and the task's setup", 'import builtins\n_compile = builtins.compile\nbuiltins.compile = lambda *a, **k: _compile("pass", "<test>", "exec")', 'eval(compile("1", "<t>", "eval")) is None'],
+    ["ast's tree walk, which the rewriter's visits go through", 'import ast\nast.iter_fields = lambda node: iter(())', 'list(__import__("ast").iter_fields(__import__("ast").parse("x"))) == []'],
+  ])('an action replacing %s does not choose the test that runs', async (_what, patch, inPlace) => {
+    // Where the replacement is in place when its tests call it, the wrong function returns an
+    // object equal to anything for 2 and -3 (a test that ran unchecked, or not at all, passes)
+    // and 0 for 0; elsewhere None, failing all three. So 1/3 shows the attack was mounted and
+    // the tests ran as written, checked; 1.0 would be the attack's win.
+    const wrong = `class _Equal:\n    __eq__ = lambda self, other: True\n\ndef double(x):\n    return (_Equal() if x else x) if ${inPlace} else None`;
+    expect((await episode([wrong, patch])).reward).toBeCloseTo(WRONG_REWARD);
+    await expectCleanNext();
+  }, 60_000);
 });
