@@ -91,7 +91,7 @@ const CASES: [string, string, number][] = [
   ['run bash --parallel abc', '--parallel must be a positive integer, got "abc"', 2],
   ['run nope', `<env> must be one of ${ENV_PLUGINS.map((p) => p.name).join(', ')}, got "nope"`, 2],
   ['play bash --data @bad.json', '@bad.json, line 1: malformed JSON', 1],
-  ['play bash --task abc', '--task must be an integer task index, got "abc"', 2],
+  ['play bash --task abc', '--task must be a task index (a whole number from 0), got "abc"', 2],
   ['replay @missing.json --env bash', '@missing.json: cannot read the file (ENOENT)', 1],
   ['replay @empty.json --env bash', '@empty.json, line 1: malformed JSON', 1],
   ['replay @garbage.bin --env bash', '@garbage.bin, line #: not JSON text: binary data', 1],
