@@ -837,6 +837,19 @@ static void handle(char **f, int n) {
   char value[64] = "";
   if (n < 3) return;
   const char *op = f[0], *seq = f[1], *id = f[2];
+  if (strcmp(op, "F") == 0) {
+    /* FIFOs for a root's channel (owner-only), made here rather than by a process per batch. */
+    for (int i = 2; i < n; i++) {
+      if (f[i][0] != '/' || strstr(f[i], "/../") || mkfifo(f[i], 0600) != 0) {
+        static char message[512];
+        snprintf(message, sizeof message, "mkfifo %s: %s", f[i], f[i][0] == '/' ? strerror(errno) : "not an absolute path");
+        reply(seq, message, NULL);
+        return;
+      }
+    }
+    reply(seq, NULL, NULL);
+    return;
+  }
   if (strcmp(op, "C") == 0 && n >= 5) {
     reply(seq, create_root(id, f[3], f[4], value, sizeof value), value);
     return;

@@ -123,6 +123,15 @@ const FIFO_BATCHES = { first: 4, next: 64 };
 
 const PIPE_ENDS = ['in', 'out', 'ctl'] as const;
 
+/** Makes owner-only FIFOs at these host paths (Node has no mkfifo of its own). @throws when one cannot be made. */
+export type FifoMaker = (paths: readonly string[]) => Promise<void>;
+
+/** One `mkfifo` process on the host, through the host command helper. */
+const mkfifoOnHost: FifoMaker = async (paths) => {
+  const made = await hostCommands.run(['mkfifo', '-m', '600', ...paths], 60_000);
+  if (made.status !== 0) throw new Error(`mkfifo ${paths[0] ?? ''}… failed (${made.status === null ? 'did not run' : `exit ${made.status}`}): ${made.output}`);
+};
+
 /**
  * A sandbox's private channel on the host, `dir`, holding
  * - `shared/`, mounted read-only in the sandbox at {@link CHANNEL_MOUNT}: the FIFOs of the
@@ -140,7 +149,10 @@ export class FifoChannel {
   private making: Promise<void> | undefined;
   private batches = 0;
 
-  private constructor(readonly dir: string) {
+  private constructor(
+    readonly dir: string,
+    private readonly makeFifos: FifoMaker = mkfifoOnHost,
+  ) {
     this.shared = join(dir, 'shared');
     this.spareDir = join(dir, 'spare');
   }
@@ -148,9 +160,10 @@ export class FifoChannel {
   /**
    * Makes a new, private channel directory on the host, `<pid>-<tag>`: named after this
    * process (see {@link channelOwner}) and the sandbox's tag (see warm-sandboxes.ts).
+   * `makeFifos`: who makes its FIFOs (default: a `mkfifo` process on the host).
    */
-  static async create(tag: string = randomBytes(8).toString('hex')): Promise<FifoChannel> {
-    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${tag}`));
+  static async create(tag: string = randomBytes(8).toString('hex'), makeFifos?: FifoMaker): Promise<FifoChannel> {
+    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${tag}`), makeFifos);
     await mkdir(channel.shared, { recursive: true, mode: 0o700 });
     await mkdir(channel.spareDir, { mode: 0o700 });
     return channel;
@@ -187,13 +200,13 @@ export class FifoChannel {
       await (this.making ?? this.makeSpares());
     }
     await rename(this.dir, dir);
-    return new FifoChannel(dir);
+    return new FifoChannel(dir, this.makeFifos);
   }
 
   /** Moves the channel directory back to `dir` (a parking that failed). */
   async moveTo(dir: string): Promise<FifoChannel> {
     await rename(this.dir, dir);
-    return new FifoChannel(dir);
+    return new FifoChannel(dir, this.makeFifos);
   }
 
   /** A pair of new FIFOs in `shared/`, under a name never used before (nor seen by the sandbox while it was spare). */
@@ -252,8 +265,7 @@ export class FifoChannel {
     const count = this.batches++ === 0 ? FIFO_BATCHES.first : FIFO_BATCHES.next;
     const batch = randomBytes(6).toString('hex');
     const names = Array.from({ length: count }, (_, i) => `${batch}-${i}`);
-    const made = await hostCommands.run(['mkfifo', '-m', '600', ...names.flatMap((n) => PIPE_ENDS.map((end) => join(this.spareDir, `${n}.${end}`)))], 60_000);
-    if (made.status !== 0) throw new Error(`mkfifo in ${this.spareDir} failed (${made.status === null ? 'did not run' : `exit ${made.status}`}): ${made.output}`);
+    await this.makeFifos(names.flatMap((n) => PIPE_ENDS.map((end) => join(this.spareDir, `${n}.${end}`))));
     this.spares.push(...names);
   }
 

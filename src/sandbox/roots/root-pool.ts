@@ -103,7 +103,8 @@ export class RootPool {
       `${options.helper}:${HELPER_IN_POOL}:ro`,
       `${layerRoot}:${layerRoot}:ro`,
       `${dir}:${dir}`,
-      `${channelRoot()}:${channelRoot()}:ro`,
+      // Writable for the helper's FIFOs (makeFifos); a root sees only its own channel's shared/, read-only.
+      `${channelRoot()}:${channelRoot()}`,
       ...hierarchies.map((h) => `${h.hostPath}/docker:${CGROUPS_IN_POOL}/${h.name}`),
       // What the engine binds into a container from the host (docker-init, the spec's folders), at the same path.
       ...capture.spec.mounts
@@ -140,6 +141,11 @@ export class RootPool {
   get alive(): boolean {
     return this.client.alive;
   }
+
+  /** Owner-only FIFOs at these host paths (in a channel folder), made by the helper: no host process per batch. */
+  readonly makeFifos = async (paths: readonly string[]): Promise<void> => {
+    await this.client.request('F', ...paths);
+  };
 
   /** A new root whose /run/intercode is `channel`'s shared folder. */
   async createRoot(channel: string): Promise<RootRecord> {

@@ -66,7 +66,7 @@ export class EpisodeRootRuntime implements SandboxRuntime {
 
   private async createRoot(spec: SandboxSpec): Promise<RootSandbox> {
     const pool = await this.pool(spec);
-    const channel = await FifoChannel.create(newTag());
+    const channel = await FifoChannel.create(newTag(), pool.makeFifos);
     try {
       const root = await pool.createRoot(channel.shared);
       const sandbox = new RootSandbox(pool, root, spec, channel);
