@@ -171,10 +171,14 @@ export const UNDER_GVISOR = process.env.INTERCODE_RUNTIME === 'runsc';
 
 /**
  * What this test run's sandboxes are made with: INTERCODE_RUNTIME (runsc under
- * .ci/gvisor-tests), read here as the CLI reads it, and handed to every runtime the gVisor
- * test files make (the sandbox layer reads no variable).
+ * .ci/gvisor-tests) and INTERCODE_SANDBOX_KIND (episode-roots: the files that make their
+ * engines with {@link testEngines}), read here as the CLI reads them, and handed to every
+ * runtime those test files make (the sandbox layer reads no variable).
  */
-export const TEST_SANDBOX_SETTINGS: SandboxSettings = process.env.INTERCODE_RUNTIME ? { ociRuntime: process.env.INTERCODE_RUNTIME } : {};
+export const TEST_SANDBOX_SETTINGS: SandboxSettings = {
+  ...(process.env.INTERCODE_RUNTIME ? { ociRuntime: process.env.INTERCODE_RUNTIME } : {}),
+  ...(process.env.INTERCODE_SANDBOX_KIND === 'episode-roots' ? { kind: 'episode-roots' as const } : {}),
+};
 
 /** The local engine (DOCKER_HOST, else the socket), its sandboxes made with {@link TEST_SANDBOX_SETTINGS}. */
 export function testEngines(): EngineSet {

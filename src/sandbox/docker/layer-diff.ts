@@ -9,6 +9,12 @@ export interface LayerPaths {
   upper: string;
   /** The container's root as its processes see it. */
   merged: string;
+  /**
+   * Whether the layer is still the live sandbox's, where its mount cannot tell (an episode
+   * root's overlay is mounted in its pool container, not on the host). Without it: `merged`
+   * must be a mount point (a container's root is while the container runs).
+   */
+  live?: () => boolean;
 }
 
 /** @returns the layer paths when the engine uses overlay2 and this process can read them (a local engine, run as root). */
@@ -76,7 +82,11 @@ function sameContent(a: string, b: string, size: number): boolean {
 }
 
 /** A container's root is mounted while the container runs: then it is on another device than its parent. */
-function requireMounted({ merged }: LayerPaths): void {
+function requireMounted({ merged, live }: LayerPaths): void {
+  if (live) {
+    if (!live()) throw new Error(`${merged}: the sandbox is gone`);
+    return;
+  }
   const root = stat(merged);
   const parent = stat(dirname(merged));
   if (!root || !parent || root.dev === parent.dev) throw new Error(`${merged} is not mounted: the container is not running`);

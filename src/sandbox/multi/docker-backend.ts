@@ -5,6 +5,7 @@ import { cleanup } from '../docker/cleanup.js';
 import { DockerRuntime } from '../docker/docker-runtime.js';
 import { connectEngine } from '../docker/engine.js';
 import { reapCrashedRuns } from '../lifecycle/reaper.js';
+import { removeOrphanPoolFolders } from '../roots/root-pool.js';
 import { EpisodeRootRuntime, episodeRootsUnsupported } from '../roots/root-runtime.js';
 import type { SandboxRuntime } from '../types.js';
 import type { BackendOptions, EngineTarget, SandboxBackend } from './backend.js';
@@ -111,19 +112,25 @@ export const dockerBackend: SandboxBackend = {
   },
 
   async cleanup(endpoint, request) {
-    const removed = await cleanup(await connectEngine(endpoint), {
+    const docker = await connectEngine(endpoint);
+    const removed = await cleanup(docker, {
       images: request.images,
       deadRunsOnly: request.deadRunsOnly,
       warmOnly: request.warmOnly,
       ...(request.testRun ? { testRun: request.testRun } : {}),
     });
+    // Episode roots' folders of runs that died (a local engine only; elsewhere there are none).
+    if (!request.warmOnly && !request.testRun) await removeOrphanPoolFolders(docker).catch(() => 0);
     const summary = `${endpoint}: removed ${removed.containers}${request.warmOnly ? ' kept-warm' : ''} container(s)${request.images ? ` and ${removed.images} image tag(s)` : ''}`;
     return { ...removed, summary };
   },
 
   async reapCrashedRuns(endpoint, options = {}) {
     const docker = await connectEngine(endpoint).catch(() => undefined);
-    return docker ? reapCrashedRuns(docker, options) : 0;
+    if (!docker) return 0;
+    const removed = await reapCrashedRuns(docker, options);
+    if (!options.testRun) await removeOrphanPoolFolders(docker).catch(() => 0);
+    return removed;
   },
   // No doctorChecks: the default engine's are doctor's own (they need the host's facts: runtimes, cgroups, free disk).
 };

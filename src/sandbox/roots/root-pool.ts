@@ -1,9 +1,10 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import { HARNESS_CAPABILITY } from '../harness-capability.js';
+import { processAlive } from '../lifecycle/process-alive.js';
 import { createContainer } from '../docker/container-creation.js';
 import { channelRoot, FifoChannel } from '../docker/fifo-channel.js';
 import { ownerLabels } from '../docker/labels.js';
@@ -88,7 +89,7 @@ export class RootPool {
     });
     const layerRoot = dirname(capture.imageLayers[0] ?? '/var/lib/docker/overlay2/l/x').replace(/\/l$/, '');
     // The uppers sit on the image layers' file system: folder sizes, blocks and inode numbers then behave as the engine's.
-    const base = join(dirname(info.DockerRootDir ?? '/var/lib/docker'), 'intercode-roots');
+    const base = poolsBase(info);
     await mkdir(base, { recursive: true, mode: 0o700 });
     const [baseDevice, layerDevice] = await Promise.all([stat(base), stat(layerRoot)]);
     if (baseDevice.dev !== layerDevice.dev) throw new SandboxError('SANDBOX_UNAVAILABLE', `Episode roots need ${base} on the file system of ${layerRoot}`);
@@ -200,3 +201,28 @@ async function withReference<T>(docker: Docker, spec: SandboxSpec, options: Root
     await channel.remove();
   }
 }
+
+/** Where the pools' folders are: beside the engine's data root (the uppers sit on the layers' file system). */
+function poolsBase(info: { DockerRootDir?: string }): string {
+  return join(dirname(info.DockerRootDir ?? '/var/lib/docker'), 'intercode-roots');
+}
+
+/**
+ * Removes the pool folders (each root's upper, work and init folders, the plan) that a
+ * process of this host left when it died without closing its pools, once no pool container
+ * of theirs is left on the engine (its overlays are mounted there until the engine removes it).
+ * @returns how many folders were removed.
+ */
+export async function removeOrphanPoolFolders(docker: Docker): Promise<number> {
+  const base = poolsBase((await docker.info()) as { DockerRootDir?: string });
+  const names = await readdir(base).catch(() => [] as string[]);
+  const pools = await docker.listContainers({ all: true, filters: { label: [POOL_LABEL] } });
+  const inUse = new Set(pools.map((c) => c.Labels[POOL_LABEL]));
+  const orphans = names.filter((name) => {
+    const owner = /^(\d+)-[0-9a-f]+$/.exec(name);
+    return owner !== null && !processAlive(Number(owner[1])) && !inUse.has(join(base, name));
+  });
+  await Promise.all(orphans.map((name) => rm(join(base, name), { recursive: true, force: true })));
+  return orphans.length;
+}
+

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { createHash } from 'node:crypto';
+import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { dockerSystemView } from '../docker/container-creation.js';
 import { FifoChannel } from '../docker/fifo-channel.js';
@@ -40,9 +41,15 @@ export class EpisodeRootRuntime implements SandboxRuntime {
     return dockerSystemView(this.ociRuntime);
   }
 
-  private pool(spec: SandboxSpec): Promise<RootPool> {
+  private async pool(spec: SandboxSpec): Promise<RootPool> {
     const key = poolKey(spec);
     let pool = this.pools.get(key);
+    // A pool whose container went (killed from outside, its helper dead) makes no more roots:
+    // its roots are lost (their episodes end so), and a new pool serves the next ones.
+    if (pool && !(await pool.catch(() => undefined))?.alive) {
+      await this.closePool(key);
+      pool = undefined;
+    }
     if (!pool) {
       const diskBytes = spec.limits.diskBytes ?? this.diskLimitBytes;
       pool = helperBinary().then((helper) => RootPool.start(this.docker, spec, { ociRuntime: this.ociRuntime, diskBytes, helper }));
@@ -68,7 +75,9 @@ export class EpisodeRootRuntime implements SandboxRuntime {
     const pool = await this.pool(spec);
     const channel = await FifoChannel.create(newTag(), pool.makeFifos);
     try {
-      const root = await pool.createRoot(channel.shared);
+      const root = await pool.createRoot(channel.shared).catch((error: unknown) => {
+        throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not create an episode root of ${spec.image}: ${(error as Error).message}`, { cause: error });
+      });
       const sandbox = new RootSandbox(pool, root, spec, channel);
       await sandbox.holdDisk(spec.limits.diskBytes ?? this.diskLimitBytes);
       return liveSandboxes.track(sandbox);

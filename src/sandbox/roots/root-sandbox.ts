@@ -7,7 +7,7 @@ import { CappedOutput } from '../capped-output.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
 import { CHANNEL_MOUNT, FifoChannel, FifoProcess, shellLauncher, type Launcher } from '../docker/fifo-channel.js';
-import { writtenPaths, diffAgainstReference, type LayerPaths } from '../docker/layer-diff.js';
+import { writtenPaths, type LayerPaths } from '../docker/layer-diff.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { confined } from '../harness-capability.js';
 import { killProcesses } from '../shell/kill-processes.js';
@@ -74,7 +74,8 @@ export class RootSandbox implements Sandbox {
     private readonly channel: FifoChannel,
   ) {
     this.id = root.id;
-    this.layers = { upper: join(root.dir, 'upper'), merged: join(root.dir, 'merged') };
+    // The overlay is mounted in the pool container only: the layer is live while the root is.
+    this.layers = { upper: join(root.dir, 'upper'), merged: join(root.dir, 'merged'), live: () => !this.destroyed && pool.alive };
     this.skip = isMountPoint((spec.mounts ?? []).map((m) => m.containerPath));
   }
 
@@ -219,10 +220,14 @@ export class RootSandbox implements Sandbox {
     return this.changesSeenFromOutside(reference);
   }
 
-  /** Read on the host from the root's upper folder (against `reference`'s when it is a root too). */
-  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[]> {
+  /**
+   * Read on the host from the root's upper folder: every path written since the root was made
+   * (a path written back as it was is listed too). A reference is not compared against: a
+   * root's merged view exists only in its pool container, where the host cannot read it, and
+   * a root is new for its episode, so what it wrote is what its episode changed.
+   */
+  async changesSeenFromOutside(_reference?: Sandbox): Promise<FileSystemChange[]> {
     try {
-      if (reference instanceof RootSandbox) return await diffAgainstReference(this.layers, reference.layers, this.skip);
       return await writtenPaths(this.layers, this.skip);
     } catch (error) {
       throw this.lost('listing its written files', error);
