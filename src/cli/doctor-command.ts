@@ -24,9 +24,10 @@ export function registerDoctorCommand(program: Command): void {
       const report = await runDoctor({ images: envImages(), perTask: perTaskImages() }, {}, backendChecks(flags.engine));
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else {
+        const width = Math.max(...report.checks.map((check) => check.id.length));
         for (const check of report.checks) {
-          console.log(`${MARK[check.status]}  ${check.id.padEnd(12)}  ${check.summary}`);
-          if (check.fix) console.log(`      ${''.padEnd(12)}  fix: ${check.fix}`);
+          console.log(`${MARK[check.status]}  ${check.id.padEnd(width)}  ${check.summary}`);
+          if (check.fix) console.log(`      ${''.padEnd(width)}  fix: ${check.fix}`);
         }
         console.log(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
       }

@@ -6,6 +6,7 @@ import type { HostFacts } from '../setup/host-facts.js';
 import type { HealthCheck } from '../sandbox/health.js';
 import { engineHoldsDiskLimit } from '../sandbox/docker/container-creation.js';
 import { unescapeMountPath } from '../sandbox/host-mounts.js';
+import { episodeRootsUnsupported } from '../sandbox/roots/root-runtime.js';
 
 /** One line of the report: `fail` makes the machine unhealthy, `warn` works with a limitation. */
 export type CheckResult = HealthCheck;
@@ -53,6 +54,16 @@ export function runtimesCheck(info: EngineInfo): CheckResult {
     };
   }
   return { id: 'runtimes', status: 'ok', summary: listed };
+}
+
+/**
+ * Whether `--sandbox-kind episode-roots` works with this engine (docs/design/episode-roots.md):
+ * a warning when not, since containers, the default, serve every command.
+ */
+export async function episodeRootsCheck(docker: Docker): Promise<CheckResult> {
+  const why = await episodeRootsUnsupported(docker, {});
+  if (why === undefined) return { id: 'episode-roots', status: 'ok', summary: 'episode roots are supported here (--sandbox-kind episode-roots: a fresh root per sandbox in a few milliseconds)' };
+  return { id: 'episode-roots', status: 'warn', summary: `episode roots are not supported here: ${why}; sandboxes are containers (the default)`, fix: 'a local rootful engine with runc, overlay2 and cgroup v1, run as root, with gcc and libseccomp-dev (npx intercode setup installs them)' };
 }
 
 /** The mount (point, type, options) a path lives on, from /proc/self/mounts. */

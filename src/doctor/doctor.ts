@@ -1,6 +1,6 @@
 import Docker from 'dockerode';
 import { probeHost, type ProbeOptions } from '../setup/host-facts.js';
-import { cgroupCheck, diskQuotaCheck, engineCheck, freeDiskCheck, imagesCheck, runtimesCheck, type CheckedImage, type CheckResult, type EngineInfo } from './checks.js';
+import { cgroupCheck, diskQuotaCheck, engineCheck, episodeRootsCheck, freeDiskCheck, imagesCheck, runtimesCheck, type CheckedImage, type CheckResult, type EngineInfo } from './checks.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
 
 /** What `intercode doctor --json` prints; `healthy` is false when any check failed. */
@@ -14,7 +14,7 @@ export interface DoctorReport {
 const notChecked = (id: string): CheckResult => ({ id, status: 'fail', summary: 'not checked: no engine answers', fix: 'npx intercode setup' });
 
 /**
- * Runs every check: engine, cgroup version, runtimes, disk-quota support, image state and
+ * Runs every check: engine, cgroup version, runtimes, episode roots, disk-quota support, image state and
  * free disk, then what `extraChecks` find, in order (another backend's, e.g. a cluster's). Never throws
  * for what it finds; each finding is a check with its fix.
  */
@@ -28,11 +28,11 @@ export async function runDoctor(
   if (facts.engine.answers) {
     const docker: Docker = await connectEngine(facts.endpoint);
     const info = (await docker.info()) as EngineInfo;
-    checks.push(cgroupCheck(info), runtimesCheck(info), diskQuotaCheck(info), await imagesCheck(docker, images.images, images.perTask));
+    checks.push(cgroupCheck(info), runtimesCheck(info), await episodeRootsCheck(docker), diskQuotaCheck(info), await imagesCheck(docker, images.images, images.perTask));
     const local = facts.endpoint.startsWith('unix://') || facts.endpoint.startsWith('/');
     checks.push(freeDiskCheck(local && info.DockerRootDir ? info.DockerRootDir : '/'));
   } else {
-    checks.push(cgroupCheck({}), notChecked('runtimes'), notChecked('disk-quota'), notChecked('images'), freeDiskCheck('/var/lib/docker'));
+    checks.push(cgroupCheck({}), notChecked('runtimes'), notChecked('episode-roots'), notChecked('disk-quota'), notChecked('images'), freeDiskCheck('/var/lib/docker'));
   }
   for (const extra of extraChecks) checks.push(...(await extra()));
   return { healthy: checks.every((c) => c.status !== 'fail'), endpoint: facts.endpoint, checks };

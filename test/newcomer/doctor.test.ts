@@ -23,14 +23,14 @@ describe('intercode doctor (CLI)', () => {
     const { KUBECONFIG: _cluster, ...noCluster } = process.env;
     const { status, stdout, stderr } = doctor(['--json'], noCluster);
     const report = JSON.parse(stdout) as DoctorReport;
-    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk']);
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'episode-roots', 'disk-quota', 'images', 'free-disk']);
     expect(report.checks[0]).toMatchObject({ status: 'ok' });
     expect(report.checks.find((c) => c.id === 'runtimes')!.summary).toContain('runc');
     for (const check of report.checks) if (check.status !== 'ok') expect(check.fix, check.id).toBeTruthy();
     expect(report.healthy).toBe(report.checks.every((c) => c.status !== 'fail'));
     expect(status, stderr).toBe(report.healthy ? 0 : 1);
     const text = doctor([], noCluster);
-    expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine {8}Docker /m);
+    expect(text.stdout).toMatch(/^(ok {2}|warn|FAIL) {2}engine +Docker /m);
     expect(text.stdout.trim().split('\n').at(-1)).toBe(report.healthy ? 'healthy' : 'not healthy: fix the FAIL lines');
   });
 
@@ -145,7 +145,7 @@ describe('runDoctor', () => {
         { id: 'cluster-pids', status: 'warn', summary: 'a second one' },
       ],
     ]);
-    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'disk-quota', 'images', 'free-disk', 'cluster', 'cluster-pids']);
+    expect(report.checks.map((c) => c.id)).toEqual(['engine', 'cgroup', 'runtimes', 'episode-roots', 'disk-quota', 'images', 'free-disk', 'cluster', 'cluster-pids']);
     expect(report.healthy).toBe(false);
   });
 });
