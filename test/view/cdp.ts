@@ -29,7 +29,7 @@ export class Browser {
   /** Starts Chromium with a fresh profile and attaches to its first page. */
   static async launch(): Promise<Browser> {
     const profile = mkdtempSync(join(tmpdir(), 'ic-view-chromium-'));
-    const child = spawn('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`, '--window-size=1280,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`, '--window-size=1280,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     const endpoint = await new Promise<string>((resolve, reject) => {
       let text = '';
       const timer = setTimeout(() => reject(new Error(`chromium did not start: ${text.slice(-500)}`)), 60_000);
@@ -113,8 +113,22 @@ export class Browser {
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGTERM');
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-    if (this.child.exitCode === null) this.child.kill('SIGKILL');
-    // Its helper processes may still be writing the profile for a moment after the browser exits.
-    rmSync(this.profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    // The browser is its own process group (detached): its helper processes, which may write
+    // the profile after the browser exits (seen under load: ENOTEMPTY), go with it.
+    const group = -this.child.pid!;
+    try {
+      process.kill(group, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+    for (let tries = 0; ; tries++) {
+      try {
+        rmSync(this.profile, { recursive: true, force: true });
+        return;
+      } catch (error) {
+        if (tries >= 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
   }
 }
