@@ -44,11 +44,11 @@ export function registerPlayCommand(program: Command): void {
     if (!env) throw new Error(`${plugin.name} made no env`);
     let index = 0;
     if (flags.task !== undefined) {
-      const checked = env.tasks.length === 0 ? '--task needs a dataset (tool mode has none)' : taskIndex(flags.task, env.tasks.length);
+      const checked = env.tasks.length === 0 ? 'needs a dataset (tool mode has none)' : taskIndex(flags.task, env.tasks.length);
       if (typeof checked === 'string') {
         await env.close();
         releaseEngines(engines, log);
-        throw new ConfigError('--task', checked.replace(/^"[^"]*" is not a task index: /, ''));
+        throw new ConfigError('--task', checked);
       }
       index = checked;
     }

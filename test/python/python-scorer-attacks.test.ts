@@ -133,32 +133,28 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
     return got;
   };
 
-  it.each([
+  const TAILS = [
     ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
     ['then returns its wrong value', 'return x if _n else None'],
-  ])("a submitted function that writes a passing result frame on its test's result pipe (%s) is not taken at its word", async (_how, tail) => {
-    // The test's process runs the submitted function: it finds the pipe its parent reads and
-    // writes on it what a passing test reports.
-    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(os.getppid(), os.getpid(), _frame(${PASSING}))\n${tail}`;
-    const end = await episode([`def double(x):\n${indent(body)}`]);
-    const got = expectMounted(end, TEST_REFUSED);
-    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
-    expect(got).toEqual(Array(3).fill(TEST_REFUSED));
-    await expectCleanNext();
-  }, 60_000);
-
-  it.each([
-    ['then exits', 'if _n:\n    os._exit(0)\nreturn None'],
-    ['then returns its wrong value', 'return x if _n else None'],
-  ])("a submitted function that writes a passing results list on the submission's result pipe to the scorer (%s) is not taken at its word", async (_how, tail) => {
-    // From the test's process: the pipe the scorer (its grandparent) reads from the submission process (its parent).
-    const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(_ppid(os.getppid()), os.getppid(), _frame([${PASSING}] * 3))\n${tail}`;
-    const end = await episode([`def double(x):\n${indent(body)}`]);
-    const got = expectMounted(end, SUBMISSION_REFUSED);
-    expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
-    expect(got).toEqual(Array(3).fill(SUBMISSION_REFUSED));
-    await expectCleanNext();
-  }, 60_000);
+  ] as const;
+  // From the test's process: the pipe its parent reads (its test's), or the one the scorer (its
+  // grandparent) reads from the submission process (its parent), with what a pass reports there.
+  const PIPES = [
+    ["its test's result pipe", 'a passing result frame', 'os.getppid(), os.getpid(), _frame(' + PASSING + ')', TEST_REFUSED],
+    ["the submission's result pipe to the scorer", 'a passing results list', '_ppid(os.getppid()), os.getppid(), _frame([' + PASSING + '] * 3)', SUBMISSION_REFUSED],
+  ] as const;
+  it.each(PIPES.flatMap(([pipe, what, forge, refused]) => TAILS.map(([how, tail]) => [what, pipe, how, forge, refused, tail] as const)))(
+    'a submitted function that writes %s on %s (%s) is not taken at its word',
+    async (_what, _pipe, _how, forge, refused, tail) => {
+      const body = `${FORGE_ON_RESULT_PIPE}\n_n = _forge(${forge})\n${tail}`;
+      const end = await episode([`def double(x):\n${indent(body)}`]);
+      const got = expectMounted(end, refused);
+      expect(end.reward).toBeLessThanOrEqual(WRONG_REWARD);
+      expect(got).toEqual(Array(3).fill(refused));
+      await expectCleanNext();
+    },
+    60_000,
+  );
 
   it.each([
     ['then exits', '    os._exit(0)'],
