@@ -286,6 +286,7 @@ struct root {
   int ns[NS_COUNT];
   int procs[MAX_LIST]; /* each hierarchy's cgroup.procs of the root's cgroup */
   int live;
+  int init_reaped; /* its init ended (its idle process exited, or it was killed) and was reaped */
 };
 static struct root roots[MAX_ROOTS];
 static int own_pid_ns = -1;
@@ -646,6 +647,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   if (child < 0) { snprintf(message, sizeof message, "clone3: %s", strerror(errno)); close(errors[0]); close(go[1]); goto fail; }
   r->init = child;
   r->live = 1;
+  r->init_reaped = 0;
   char pidtext[32];
   snprintf(pidtext, sizeof pidtext, "%d", child);
   for (int c = 0; c < plan.ncgroups; c++)
@@ -756,16 +758,25 @@ static char *launch(struct root *r, const char *flags, const char *cwd, char **e
 
 static void report_exit(pid_t pid, int status);
 
+/* What a reaped child was: a root's init (whose root is then marked, so that its id, free
+ * again, is never killed or awaited as its) or a process whose exit is reported. */
+static void reaped(pid_t pid, int status) {
+  for (int i = 0; i < MAX_ROOTS; i++)
+    if (roots[i].live && roots[i].init == pid) roots[i].init_reaped = 1;
+  report_exit(pid, status);
+}
+
 /* Kills the root's init, and with it (the kernel's doing) every process of its PID namespace.
  * The namespace is gone only once each of its processes is reaped, those we started (our
- * children) included: they are reaped here while the init is waited for. */
+ * children) included: they are reaped here while the init is waited for. An init that ended
+ * by itself (an agent killed the root's idle process: the init exits with it) was reaped
+ * already, by the same loop or by reap(). */
 static char *kill_root(struct root *r) {
-  kill(r->init, SIGKILL);
-  for (;;) {
+  if (!r->init_reaped) kill(r->init, SIGKILL);
+  while (!r->init_reaped) {
     int status;
     pid_t pid = waitpid(-1, &status, __WALL);
-    if (pid == r->init) break;
-    if (pid > 0) report_exit(pid, status);
+    if (pid > 0) reaped(pid, status);
     else if (errno != EINTR) break;
   }
   char id[65];
@@ -830,7 +841,7 @@ static void report_exit(pid_t pid, int status) {
 static void reap(void) {
   int status;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) report_exit(pid, status);
+  while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) reaped(pid, status);
 }
 
 static void handle(char **f, int n) {

@@ -160,10 +160,11 @@ export class FifoChannel {
   /**
    * Makes a new, private channel directory on the host, `<pid>-<tag>`: named after this
    * process (see {@link channelOwner}) and the sandbox's tag (see warm-sandboxes.ts).
-   * `makeFifos`: who makes its FIFOs (default: a `mkfifo` process on the host).
+   * `makeFifos`: who makes its FIFOs (default: a `mkfifo` process on the host); `parent`: the
+   * folder it is made in (default {@link channelRoot}).
    */
-  static async create(tag: string = randomBytes(8).toString('hex'), makeFifos?: FifoMaker): Promise<FifoChannel> {
-    const channel = new FifoChannel(join(channelRoot(), `${process.pid}-${tag}`), makeFifos);
+  static async create(tag: string = randomBytes(8).toString('hex'), makeFifos?: FifoMaker, parent = channelRoot()): Promise<FifoChannel> {
+    const channel = new FifoChannel(join(parent, `${process.pid}-${tag}`), makeFifos);
     await mkdir(channel.shared, { recursive: true, mode: 0o700 });
     await mkdir(channel.spareDir, { mode: 0o700 });
     return channel;

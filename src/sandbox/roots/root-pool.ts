@@ -12,7 +12,7 @@ import { newTag, runName } from '../docker/warm-sandboxes.js';
 import type { SandboxSpec } from '../types.js';
 import { HelperClient } from './helper-client.js';
 import { captureReference } from './reference-container.js';
-import { hostCgroupHierarchies, initLayerEntries, rootPlan, type CgroupHierarchy, type OciSpec } from './root-plan.js';
+import { hostCgroupHierarchies, initLayerEntries, rootPlan, type CgroupHierarchy } from './root-plan.js';
 
 /**
  * The idle process's id in every root. A new container's is 6 to 8 here (however many ids its
@@ -34,21 +34,6 @@ const CGROUPS_IN_POOL = '/run/episode-root-cgroup';
  * no origin attribute: 8 blocks instead of 16); NET_ADMIN to bring each root's `lo` up.
  */
 const POOL_CAPABILITIES = ['SYS_ADMIN', 'DAC_READ_SEARCH', 'NET_ADMIN'];
-
-/**
- * The calls the helper makes beyond what the engine's default filter lets a container with
- * the pool's capabilities make: namespaces (clone/clone3 with their flags, unshare, setns),
- * mounts and pivot_root, the host name.
- */
-const POOL_SYSCALLS = ['clone', 'clone3', 'unshare', 'setns', 'mount', 'umount2', 'pivot_root', 'sethostname'];
-
-/** The pool container's seccomp profile: the reference's (the engine's default, resolved) with {@link POOL_SYSCALLS} allowed. */
-export function poolSeccompProfile(reference: NonNullable<OciSpec['linux']['seccomp']>): string {
-  const syscalls = (reference.syscalls ?? [])
-    .map((rule) => ({ ...rule, names: rule.names.filter((name) => !POOL_SYSCALLS.includes(name)) }))
-    .filter((rule) => rule.names.length > 0);
-  return JSON.stringify({ ...reference, syscalls: [...syscalls, { names: POOL_SYSCALLS, action: 'SCMP_ACT_ALLOW' }] });
-}
 
 export interface RootPoolOptions {
   ociRuntime: string | undefined;
@@ -78,6 +63,8 @@ export class RootPool {
     readonly dir: string,
     /** The environment of the spec's processes (the engine's OCI spec's). */
     readonly baseEnv: readonly string[],
+    /** The host folder of its roots' channels, the only one of the channel root the pool sees. */
+    readonly channels: string,
   ) {}
 
   static async start(docker: Docker, spec: SandboxSpec, options: RootPoolOptions): Promise<RootPool> {
@@ -100,19 +87,22 @@ export class RootPool {
     const planPath = join(dir, 'plan');
     await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY }));
     const socketPath = join(dir, 'helper.sock');
+    // Named as a channel folder is (its maker's id first): a dead run's is removed as its channels are.
+    const channels = join(channelRoot(), `${process.pid}-${newTag()}`);
     const binds = [
       `${options.helper}:${HELPER_IN_POOL}:ro`,
       `${layerRoot}:${layerRoot}:ro`,
       `${dir}:${dir}`,
       // Writable for the helper's FIFOs (makeFifos); a root sees only its own channel's shared/, read-only.
-      `${channelRoot()}:${channelRoot()}`,
+      // The pool's roots' channels only: no other sandbox's is in reach of the pool.
+      `${channels}:${channels}`,
       ...hierarchies.map((h) => `${h.hostPath}/docker:${CGROUPS_IN_POOL}/${h.name}`),
       // What the engine binds into a container from the host (docker-init, the spec's folders), at the same path.
       ...capture.spec.mounts
         .filter((m) => m.type === 'bind' && m.source && m.destination !== '/run/intercode' && m.destination !== '/etc/hostname')
         .map((m) => `${m.source}:${m.source}${(m.options ?? []).includes('ro') ? ':ro' : ''}`),
     ];
-    await mkdir(channelRoot(), { recursive: true, mode: 0o700 });
+    await mkdir(channels, { recursive: true, mode: 0o700 });
     let container: Docker.Container | undefined;
     try {
       container = await docker.createContainer({
@@ -130,11 +120,11 @@ export class RootPool {
       });
       await container.start();
       const client = await HelperClient.connect(socketPath, 15_000);
-      return new RootPool(container, client, dir, capture.spec.process.env);
+      return new RootPool(container, client, dir, capture.spec.process.env, channels);
     } catch (error) {
       const logs = await container?.logs({ stdout: true, stderr: true }).catch(() => undefined);
       await container?.remove({ force: true }).catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
+      await Promise.all([dir, channels].map((folder) => rm(folder, { recursive: true, force: true })));
       throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not start the episode-root pool for ${spec.image}: ${String(error)} ${logs ? String(logs).slice(0, 500) : ''}`, { cause: error });
     }
   }
@@ -182,7 +172,7 @@ export class RootPool {
   async close(): Promise<void> {
     this.client.close();
     await this.container.remove({ force: true }).catch(() => undefined);
-    await rm(this.dir, { recursive: true, force: true });
+    await Promise.all([this.dir, this.channels].map((folder) => rm(folder, { recursive: true, force: true })));
   }
 }
 

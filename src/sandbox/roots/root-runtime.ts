@@ -73,7 +73,7 @@ export class EpisodeRootRuntime implements SandboxRuntime {
 
   private async createRoot(spec: SandboxSpec): Promise<RootSandbox> {
     const pool = await this.pool(spec);
-    const channel = await FifoChannel.create(newTag(), pool.makeFifos);
+    const channel = await FifoChannel.create(newTag(), pool.makeFifos, pool.channels);
     try {
       const root = await pool.createRoot(channel.shared).catch((error: unknown) => {
         throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not create an episode root of ${spec.image}: ${(error as Error).message}`, { cause: error });

@@ -108,7 +108,10 @@ export class RootSandbox implements Sandbox {
 
   /** Starts `argv` through the helper with its pipes opened on our side first (the helper waits for its exec). */
   private async launchDirect(argv: readonly string[], options: AttachOptions & { confined?: boolean }, reportExit: boolean): Promise<{ process: FifoProcess; pid: number }> {
-    const pair = await this.channel.takePipes();
+    // A pool that went (killed from outside) took its roots' channels with it.
+    const pair = await this.channel.takePipes().catch((error: unknown) => {
+      throw this.lost(`starting ${argv[0]}`, error);
+    });
     const process = FifoProcess.open(pair.host);
     try {
       const flags = `${options.confined ? 'c' : ''}${reportExit ? 'x' : ''}`;
