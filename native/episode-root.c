@@ -97,7 +97,8 @@ static struct {
   int nmodes;
   uint64_t caps;                /* the spec's capabilities, the harness's included */
   int harness_cap;              /* dropped for flag c */
-  rlim_t fsize;
+  struct rlimit rlimits[RLIM_NLIMITS]; /* a new container's process's, by resource (read from the reference's /proc/<pid>/limits) */
+  int nrlimits;
   char *hostname;
   int idle_last_pid;            /* ns_last_pid before init starts (the idle process is the next) */
   int exec_gap;                 /* ids the engine's exec takes after its process's own (its runtime's threads) */
@@ -226,7 +227,6 @@ static void read_plan(const char *path) {
   size_t size = 0;
   ssize_t len;
   plan.harness_cap = -1;
-  plan.fsize = RLIM_INFINITY;
   while ((len = getline(&line, &size, file)) > 0) {
     if (line[len - 1] == '\n') line[--len] = 0;
     if (len == 0 || line[0] == '#') continue;
@@ -257,7 +257,14 @@ static void read_plan(const char *path) {
     else if (strcmp(key, "mode") == 0) { NEED(3); plan.mode_path[plan.nmodes] = f[1]; plan.mode_value[plan.nmodes++] = (mode_t)strtoul(f[2], NULL, 8); }
     else if (strcmp(key, "cap") == 0) { NEED(2); plan.caps |= 1ULL << cap_number(f[1]); }
     else if (strcmp(key, "harness-cap") == 0) { NEED(2); plan.harness_cap = cap_number(f[1]); }
-    else if (strcmp(key, "fsize") == 0) { NEED(2); plan.fsize = strtoull(f[1], NULL, 10); }
+    else if (strcmp(key, "rlimit") == 0) {
+      NEED(4);
+      int resource = atoi(f[1]);
+      if (resource < 0 || resource >= RLIM_NLIMITS) die("plan: rlimit %s", f[1]);
+      plan.rlimits[resource].rlim_cur = strcmp(f[2], "unlimited") == 0 ? RLIM_INFINITY : strtoull(f[2], NULL, 10);
+      plan.rlimits[resource].rlim_max = strcmp(f[3], "unlimited") == 0 ? RLIM_INFINITY : strtoull(f[3], NULL, 10);
+      if (resource + 1 > plan.nrlimits) plan.nrlimits = resource + 1;
+    }
     else if (strcmp(key, "hostname") == 0) { NEED(2); plan.hostname = f[1]; }
     else if (strcmp(key, "idle-last-pid") == 0) { NEED(2); plan.idle_last_pid = atoi(f[1]); }
     else if (strcmp(key, "exec-gap") == 0) { NEED(2); plan.exec_gap = atoi(f[1]); }
@@ -284,7 +291,6 @@ struct root {
   char dir[4096];
   pid_t init;
   int ns[NS_COUNT];
-  int procs[MAX_LIST]; /* each hierarchy's cgroup.procs of the root's cgroup */
   int live;
   int init_reaped; /* its init ended (its idle process exited, or it was killed) and was reaped */
 };
@@ -389,8 +395,9 @@ static void restrict_process(int confined) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) child_fail("dropping a capability");
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no_new_privs");
-  struct rlimit fsize = {plan.fsize, plan.fsize};
-  if (setrlimit(RLIMIT_FSIZE, &fsize) != 0) child_fail("fsize limit");
+  /* Every limit a new container's process has (the pool's own open-files limit is raised). */
+  for (int resource = 0; resource < plan.nrlimits; resource++)
+    if (setrlimit(resource, &plan.rlimits[resource]) != 0) child_fail("rlimits");
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   /* Effective and permitted: the kept set; inheritable empty, as the engine's processes show. */
   struct __user_cap_data_struct data[2] = {{(uint32_t)keep, (uint32_t)keep, 0}, {(uint32_t)(keep >> 32), (uint32_t)(keep >> 32), 0}};
@@ -539,9 +546,21 @@ static void unmount_root(const char *dir) {
   umount2(merged, MNT_DETACH);
 }
 
+/* Puts process `pid` ("0": the caller) in root `id`'s cgroup of every hierarchy. The files are
+ * opened each time, not held: a pool's descriptors are bounded by the engine's open-files
+ * limit (20,000 here), and ~12 per root stopped a pool at ~1,100 roots.
+ * @returns the hierarchy that refused it (errno set), or NULL. */
+static const char *join_cgroups(const char *id, const char *pid) {
+  char path[4096];
+  for (int c = 0; c < plan.ncgroups; c++) {
+    snprintf(path, sizeof path, "%s/%s/cgroup.procs", plan.cgroup_dir[c], id);
+    if (write_file(path, pid) != 0) return plan.cgroup_name[c];
+  }
+  return NULL;
+}
+
 static void close_root(struct root *r) {
   for (int i = 0; i < NS_COUNT; i++) if (r->ns[i] >= 0) close(r->ns[i]);
-  for (int c = 0; c < plan.ncgroups; c++) if (r->procs[c] >= 0) close(r->procs[c]);
   r->live = 0;
 }
 
@@ -552,7 +571,6 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   if (strlen(id) != 64 || find_root(id)) return "bad or taken id";
   memset(r, 0, sizeof *r);
   for (int i = 0; i < NS_COUNT; i++) r->ns[i] = -1;
-  for (int c = 0; c < MAX_LIST; c++) r->procs[c] = -1;
   snprintf(r->id, sizeof r->id, "%s", id);
   snprintf(r->dir, sizeof r->dir, "%s", dir);
   static char message[1024];
@@ -628,10 +646,6 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
       }
     }
   }
-  for (int c = 0; c < plan.ncgroups; c++) {
-    snprintf(path, sizeof path, "%s/%s/cgroup.procs", plan.cgroup_dir[c], id);
-    if ((r->procs[c] = open(path, O_WRONLY | O_CLOEXEC)) < 0) { snprintf(message, sizeof message, "%s: %s", path, strerror(errno)); goto fail; }
-  }
   int errors[2], go[2];
   if (pipe2(errors, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) { snprintf(message, sizeof message, "pipe: %s", strerror(errno)); goto fail; }
   struct clone_args args = {.flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID, .exit_signal = SIGCHLD};
@@ -650,11 +664,28 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   r->init_reaped = 0;
   char pidtext[32];
   snprintf(pidtext, sizeof pidtext, "%d", child);
-  for (int c = 0; c < plan.ncgroups; c++)
-    if (write(r->procs[c], pidtext, strlen(pidtext)) < 0) { snprintf(message, sizeof message, "joining cgroup %s: %s", plan.cgroup_name[c], strerror(errno)); }
-  for (int i = 0; i < NS_COUNT; i++) {
+  /* Its init in its cgroups before it runs, and its namespaces held: else no root (a root
+   * outside its cgroups would run without its limits). */
+  const char *cgroup = join_cgroups(id, pidtext);
+  int setup_failed = cgroup != NULL;
+  if (cgroup) snprintf(message, sizeof message, "joining cgroup %s: %s", cgroup, strerror(errno));
+  for (int i = 0; i < NS_COUNT && !setup_failed; i++) {
     snprintf(path, sizeof path, "/proc/%d/ns/%s", child, ns_names[i]);
     r->ns[i] = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->ns[i] < 0) {
+      snprintf(message, sizeof message, "holding its %s namespace: %s", ns_names[i], strerror(errno));
+      setup_failed = 1;
+    }
+  }
+  if (setup_failed) {
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(go[1]);
+    close(errors[0]);
+    close_root(r);
+    remove_cgroups(id);
+    unmount_root(dir);
+    return message;
   }
   /* The idle process's id, as the engine's runtime leaves it (its set-up took the ids before). */
   if (plan.idle_last_pid > 0) set_next_pid(r, plan.idle_last_pid);
@@ -674,7 +705,6 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   snprintf(reply, size, "%d", child);
   return NULL;
 fail:
-  for (int c = 0; c < plan.ncgroups; c++) if (r->procs[c] >= 0) { close(r->procs[c]); r->procs[c] = -1; }
   remove_cgroups(id);
   unmount_root(dir);
   return message;
@@ -690,15 +720,14 @@ static char *launch(struct root *r, const char *flags, const char *cwd, char **e
   static char message[1024];
   int errors[2];
   if (pipe2(errors, O_CLOEXEC) != 0) return "pipe";
-  if (setns(r->ns[NS_PID], CLONE_NEWPID) != 0) { close(errors[0]); close(errors[1]); return "joining the pid namespace"; }
+  if (setns(r->ns[NS_PID], CLONE_NEWPID) != 0) { snprintf(message, sizeof message, "joining the pid namespace: %s", strerror(errno)); close(errors[0]); close(errors[1]); return message; }
   pid_t child = fork();
   int saved = errno;
   setns(own_pid_ns, CLONE_NEWPID);
   if (child == 0) {
     close(errors[0]);
     become_child(errors[1]);
-    for (int c = 0; c < plan.ncgroups; c++)
-      if (write(r->procs[c], "0", 1) != 1) child_fail("joining the root's cgroup");
+    if (join_cgroups(r->id, "0")) child_fail("joining the root's cgroup");
     if (plan.exec_gap > 0) {
       /* The ids the engine's runtime takes while it starts an exec'd process, taken here too:
        * its first child then gets the id it would in a container. */
@@ -900,8 +929,14 @@ int main(int argc, char **argv) {
   mount_pool_proc();
   own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (own_pid_ns < 0) die("own pid namespace: %m");
-  struct rlimit files = {65536, 65536};
-  setrlimit(RLIMIT_NOFILE, &files);
+  /* A root holds its 5 namespaces' descriptors here: as many as the pool's hard limit lets
+   * (~4,000 roots at 20,000); a root's processes get a new container's limits back
+   * (restrict_process). */
+  struct rlimit files;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   int server = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   snprintf(addr.sun_path, sizeof addr.sun_path, "%s", argv[2]);

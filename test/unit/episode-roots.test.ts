@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HelperClient, HelperRefusal } from '../../src/sandbox/roots/helper-client.js';
+import { parseLimits } from '../../src/sandbox/roots/reference-container.js';
 import { mountFlags, rootPlan, type OciSpec } from '../../src/sandbox/roots/root-plan.js';
 
 const frame = (...fields: string[]) => {
@@ -26,9 +27,26 @@ describe('the root plan', () => {
     expect(mountFlags(['nosuid', 'strictatime', 'mode=755', 'size=65536k', 'rw'])).toEqual({ flags: 2 | (1 << 24), propagation: 0, data: 'mode=755,size=65536k' });
   });
 
+  it('reads a process\'s resource limits in resource order, and plans each (the pool\'s own open-files limit is not a container\'s)', () => {
+    const limits = [
+      'Limit                     Soft Limit           Hard Limit           Units     ',
+      'Max cpu time              unlimited            unlimited            seconds   ',
+      'Max file size             1073741824           1073741824           bytes     ',
+      'Max open files            20000                20000                files     ',
+      'Max realtime timeout      unlimited            unlimited            us        ',
+      '',
+    ].join('\n');
+    const rlimits = parseLimits(limits);
+    expect(rlimits).toEqual([{ soft: 'unlimited', hard: 'unlimited' }, { soft: '1073741824', hard: '1073741824' }, { soft: '20000', hard: '20000' }, { soft: 'unlimited', hard: 'unlimited' }]);
+    expect(() => parseLimits('Limit\nMax open files  lots  lots  files')).toThrow(/unexpected/);
+    const spec: OciSpec = { process: { args: ['/sbin/docker-init'], env: [] }, hostname: 'h', mounts: [], linux: {} };
+    const plan = rootPlan({ spec, imageLayers: ['/l/a'], initEntries: [], cgroups: [], idlePid: 7, execGap: 5, mountModes: [], devices: [], harnessCapability: 'SETPCAP', rlimits });
+    expect(plan.split('\n').filter((line) => line.startsWith('rlimit\t'))).toEqual(['rlimit\t0\tunlimited\tunlimited', 'rlimit\t1\t1073741824\t1073741824', 'rlimit\t2\t20000\t20000', 'rlimit\t3\tunlimited\tunlimited']);
+  });
+
   it('refuses a field that holds a tab or a newline (it would forge a plan line)', () => {
     const spec: OciSpec = { process: { args: ['/sbin/docker-init'], env: ['A=1\ncap\tSYS_ADMIN'] }, hostname: 'h', mounts: [], linux: {} };
-    const inputs = { spec, imageLayers: ['/l/a'], initEntries: [], cgroups: [], idlePid: 7, execGap: 5, mountModes: [], devices: [], harnessCapability: 'SETPCAP' };
+    const inputs = { spec, imageLayers: ['/l/a'], initEntries: [], cgroups: [], idlePid: 7, execGap: 5, mountModes: [], devices: [], harnessCapability: 'SETPCAP', rlimits: [] };
     expect(() => rootPlan(inputs)).toThrow(/tab, newline or NUL/);
     expect(rootPlan({ ...inputs, spec: { ...spec, process: { ...spec.process, env: ['A=1'] } } })).toMatch(/^env\tA=1$/m);
   });

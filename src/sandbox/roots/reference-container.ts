@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import { MultiplexedStreamParser } from '../docker/demux.js';
-import { hostCgroupHierarchies, type OciSpec } from './root-plan.js';
+import { hostCgroupHierarchies, type OciSpec, type ResourceLimit } from './root-plan.js';
 
 /** Where containerd's shims keep a running container's bundle, by engine layout. */
 const BUNDLE_ROOTS = ['/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby', '/run/containerd/io.containerd.runtime.v2.task/moby'];
@@ -24,6 +24,21 @@ export interface ReferenceCapture {
   execGap: number;
   /** The mode of each mount point the runtime mounted (not a bind), as the container shows it. */
   mountModes: { path: string; mode: number }[];
+  /** Its first process's resource limits (its /proc/<pid>/limits, rows in resource order: what every process of a new container starts with). */
+  rlimits: ResourceLimit[];
+}
+
+/** The rows of /proc/<pid>/limits (the kernel prints them in resource-number order), as soft and hard limits. */
+export function parseLimits(text: string): ResourceLimit[] {
+  return text
+    .split('\n')
+    .slice(1)
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const match = /^Max [a-z ]+?\s{2,}(\d+|unlimited)\s+(\d+|unlimited)/.exec(line);
+      if (!match) throw new Error(`unexpected /proc/<pid>/limits line: ${line}`);
+      return { soft: match[1]!, hard: match[2]! };
+    });
 }
 
 /**
@@ -63,9 +78,13 @@ export async function captureReference(docker: Docker, id: string): Promise<Refe
     const stats = await stat(`/proc/${pid}/root${mount.destination}`).catch(() => undefined);
     if (stats) mountModes.push({ path: mount.destination, mode: stats.mode & 0o7777 });
   }
+  const limits = await readFile(`/proc/${pid}/limits`, 'utf8').catch((error: unknown) => {
+    throw fail(`cannot read /proc/${pid}/limits`, error);
+  });
+  const rlimits = parseLimits(limits);
   const execGap = await measureExecGap(docker.getContainer(info.Id));
   if (execGap === undefined) throw fail('an exec in it did not report its process ids');
-  return { spec, imageLayers: lowerdir.split(':').slice(1), initLayer, devices, mountModes, execGap };
+  return { spec, imageLayers: lowerdir.split(':').slice(1), initLayer, devices, mountModes, execGap, rlimits };
 }
 
 /** {@link ReferenceCapture.execGap}: an exec that prints its id and its first child's. */

@@ -60,6 +60,14 @@ export interface PlanInputs {
   devices: readonly string[];
   /** The capability the agent's processes are started without (see harness-capability.ts). */
   harnessCapability: string;
+  /** A new container's process's resource limits, by resource number (see ReferenceCapture.rlimits). */
+  rlimits: readonly ResourceLimit[];
+}
+
+/** One resource limit as /proc/<pid>/limits shows it: a number or `unlimited`. */
+export interface ResourceLimit {
+  soft: string;
+  hard: string;
 }
 
 // Linux mount flags (sys/mount.h).
@@ -139,8 +147,7 @@ export function rootPlan(inputs: PlanInputs): string {
   for (const [key, value] of Object.entries(spec.linux.sysctl ?? {})) lines.push(`sysctl\t${field(key, 'sysctl')}\t${field(value, 'sysctl')}`);
   for (const cap of spec.process.capabilities?.bounding ?? []) lines.push(`cap\t${field(cap, 'cap')}`);
   lines.push(`harness-cap\t${inputs.harnessCapability}`);
-  const fsize = spec.process.rlimits?.find((r) => r.type === 'RLIMIT_FSIZE');
-  if (fsize) lines.push(`fsize\t${fsize.hard}`);
+  inputs.rlimits.forEach((limit, resource) => lines.push(`rlimit\t${resource}\t${limit.soft}\t${limit.hard}`));
   lines.push(`hostname\t${field(spec.hostname ?? '', 'hostname')}`);
   lines.push(`idle-last-pid\t${inputs.idlePid}`);
   lines.push(`exec-gap\t${inputs.execGap}`);

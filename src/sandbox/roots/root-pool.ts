@@ -85,7 +85,7 @@ export class RootPool {
     const hierarchies = hostCgroupHierarchies();
     const cgroups: CgroupHierarchy[] = hierarchies.map((h) => ({ name: h.name, poolPath: `${CGROUPS_IN_POOL}/${h.name}` }));
     const planPath = join(dir, 'plan');
-    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY }));
+    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY, rlimits: capture.rlimits }));
     const socketPath = join(dir, 'helper.sock');
     // Named as a channel folder is (its maker's id first): a dead run's is removed as its channels are.
     const channels = join(channelRoot(), `${process.pid}-${newTag()}`);
