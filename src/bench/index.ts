@@ -20,6 +20,7 @@ import { rolloutsBench } from './rollouts-bench.js';
 import { vsIntercodeBench } from './vs-intercode.js';
 import { taskDirsBench } from './task-dirs-bench.js';
 import { forkBench } from './fork-bench.js';
+import { idleBench } from './idle-bench.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
@@ -29,7 +30,7 @@ export type { StepBenchResult } from './step-result.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench, forkBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench, forkBench, idleBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {

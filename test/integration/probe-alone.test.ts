@@ -6,10 +6,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FileProbe } from '../../envs/bash/file-probe.js';
 import { CONTROL_SHELL } from '../../src/env/sandbox-env.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, IDLE_PROCESS_NAME, type Sandbox } from '../../src/sandbox/types.js';
-import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, TEST_SANDBOX_SETTINGS } from '../setup/docker.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, IDLE_PROCESS_NAME, type Sandbox, type SandboxRuntime } from '../../src/sandbox/types.js';
+import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testRuntime } from '../setup/docker.js';
 
 const testRun = startTestRun();
 const engine = await probeEngine();
@@ -25,13 +24,13 @@ afterAll(async () => {
 const ticker = (name: string, file: string) => `(exec -a ${name} bash -c 'while :; do printf x >> ${file}; for ((i = 0; i < 5000; i++)); do :; done; done' &); sleep 0.3`;
 
 describe.skipIf(skipWithoutEngine(engine, 'probe tests'))('the scorer reads alone', () => {
-  let runtime: DockerRuntime;
+  let runtime: SandboxRuntime;
   let image: string;
   const made: Sandbox[] = [];
 
   beforeAll(async () => {
     image = await bashTestbedImage(requireEngine(engine));
-    runtime = new DockerRuntime(requireEngine(engine), TEST_SANDBOX_SETTINGS);
+    runtime = testRuntime(requireEngine(engine));
   }, 300_000);
 
   afterEach(async () => {

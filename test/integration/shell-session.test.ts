@@ -6,13 +6,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SandboxError } from '../../src/errors.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { MASKED_PATHS } from '../../src/sandbox/docker/container-creation.js';
 import { IntercodeExecRunner } from '../../src/sandbox/shell/intercode-exec-runner.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { renderObservation, type CommandEvent, type CommandResult } from '../../src/sandbox/shell/types.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxRuntime } from '../../src/sandbox/types.js';
-import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, TEST_SANDBOX_SETTINGS } from '../setup/docker.js';
+import { bashTestbedImage, gvisorGap, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, TEST_SANDBOX_SETTINGS, testRuntime } from '../setup/docker.js';
+
+/** This pass's sandboxes are episode roots (.ci/root-tests), not containers. */
+const ROOTS = TEST_SANDBOX_SETTINGS.kind === 'episode-roots';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
 
 const testRun = startTestRun();
@@ -21,7 +23,7 @@ const cluster = await kubernetesTestFile(testRun);
 
 /** The runtimes every test here runs on: Docker, and Kubernetes pods (images from the local engine, the node's). */
 const RUNTIMES = [
-  { name: 'Docker', skip: skipWithoutEngine(engine, 'ShellSession integration tests'), runtime: () => new DockerRuntime(requireEngine(engine), TEST_SANDBOX_SETTINGS) as SandboxRuntime },
+  { name: 'Docker', skip: skipWithoutEngine(engine, 'ShellSession integration tests'), runtime: () => testRuntime(requireEngine(engine)) },
   { name: 'Kubernetes', skip: skipWithoutEngine(engine, 'ShellSession integration tests') || skipWithoutCluster(cluster, 'ShellSession integration tests'), runtime: () => requireCluster(cluster) as SandboxRuntime },
 ];
 
@@ -445,7 +447,7 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
   // Regression (was a bug, seen under gVisor, whose exec streams may stay open after the
   // container dies): a command that timed out on a container killed from outside led to a
   // restart of its processes, which started the container again, and the episode was scored.
-  it.skipIf(target.name !== 'Docker')('restarting the processes of a container killed from outside is SANDBOX_LOST: it is not started again', async () => {
+  it.skipIf(target.name !== 'Docker' || ROOTS)('restarting the processes of a container killed from outside is SANDBOX_LOST: it is not started again', async () => {
     const sandbox = await newSandbox();
     const container = requireEngine(engine).getContainer(sandbox.id);
     await container.kill();
@@ -457,6 +459,12 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`ShellSession in a $
     expect((restarted as SandboxError).code).toBe('SANDBOX_LOST');
     expect((restarted as SandboxError).cause).toMatchObject({ message: expect.stringMatching(/^the container is exited/) });
     expect((await container.inspect()).State.Running).toBe(false);
+  });
+
+  // An episode root is replaced, never restarted (root-sandbox.ts): its episode ends truncated.
+  it.skipIf(!ROOTS)('restarting the processes of an episode root is SANDBOX_LOST', async () => {
+    const sandbox = await newSandbox();
+    await expect(sandbox.restartProcesses()).rejects.toMatchObject({ code: 'SANDBOX_LOST' });
   });
 });
 

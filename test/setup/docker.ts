@@ -37,7 +37,9 @@ import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
 import { TEST_LABEL } from '../../src/sandbox/docker/labels.js';
 import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
-import type { SandboxSettings } from '../../src/sandbox/types.js';
+import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
+import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
+import type { SandboxRuntime, SandboxSettings } from '../../src/sandbox/types.js';
 
 export type EngineProbe = { ok: true; docker: Docker } | { ok: false; error: EngineUnreachableError };
 
@@ -183,6 +185,15 @@ export const TEST_SANDBOX_SETTINGS: SandboxSettings = {
 /** The local engine (DOCKER_HOST, else the socket), its sandboxes made with {@link TEST_SANDBOX_SETTINGS}. */
 export function testEngines(): EngineSet {
   return EngineSet.local(TEST_SANDBOX_SETTINGS);
+}
+
+/**
+ * A runtime of the local engine `docker` as {@link TEST_SANDBOX_SETTINGS} say: episode roots
+ * when the kind says so (the episode-roots pass), else containers. For files that make their
+ * runtime themselves rather than engines.
+ */
+export function testRuntime(docker: Docker): SandboxRuntime {
+  return TEST_SANDBOX_SETTINGS.kind === 'episode-roots' ? new EpisodeRootRuntime(docker, TEST_SANDBOX_SETTINGS) : new DockerRuntime(docker, TEST_SANDBOX_SETTINGS);
 }
 
 /**
