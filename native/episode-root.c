@@ -12,7 +12,9 @@
  *
  * It serves one client over a Unix stream socket (argv[2]); requests and replies are frames
  * of NUL-separated fields, each frame preceded by its length (4 bytes, little-endian):
- *   C seq id dir channel          make root `id` under host directory `dir`; reply: init pid
+ *   C seq id dir channel [u]      make root `id` under host directory `dir`; reply: init pid
+ *                                 (u: `dir`/upper is there already, a checkpoint's layer the
+ *                                 harness extracted into it: used as it is)
  *   L seq id flags cwd nenv env.. nargs args.. in out ctl
  *                                 start a process in root `id` (flags: c = without the harness
  *                                 capability, x = report its exit); reply: its pid here
@@ -564,7 +566,7 @@ static void close_root(struct root *r) {
   r->live = 0;
 }
 
-static char *create_root(const char *id, const char *dir, const char *channel, char *reply, size_t size) {
+static char *create_root(const char *id, const char *dir, const char *channel, int prepared_upper, char *reply, size_t size) {
   struct root *r = NULL;
   for (int i = 0; i < MAX_ROOTS && !r; i++) if (!roots[i].live) r = &roots[i];
   if (!r) return "too many roots";
@@ -578,12 +580,18 @@ static char *create_root(const char *id, const char *dir, const char *channel, c
   /* The episode's directories and its init layer (made now: its times are this root's). */
   const char *parts[] = {"upper", "work", "init", "merged"};
   mkdir(dir, 0700);
-  for (int i = 0; i < 4; i++) {
+  for (int i = prepared_upper ? 1 : 0; i < 4; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, parts[i]);
     if (mkdir(path, 0755) != 0) { snprintf(message, sizeof message, "mkdir %s: %s", path, strerror(errno)); return message; }
   }
   snprintf(path, sizeof path, "%s/upper", dir);
-  chmod(path, 0755);
+  /* A prepared upper keeps the mode its layer gave it (the root folder's: an episode's `chmod /`). */
+  struct stat upper_stat;
+  if (prepared_upper && (lstat(path, &upper_stat) != 0 || !S_ISDIR(upper_stat.st_mode))) {
+    snprintf(message, sizeof message, "the prepared upper %s is no folder", path);
+    return message;
+  }
+  if (!prepared_upper) chmod(path, 0755);
   for (int i = 0; i < plan.ninit; i++) {
     struct init_entry *e = &plan.init[i];
     snprintf(path, sizeof path, "%s/init%s", dir, e->path);
@@ -891,7 +899,7 @@ static void handle(char **f, int n) {
     return;
   }
   if (strcmp(op, "C") == 0 && n >= 5) {
-    reply(seq, create_root(id, f[3], f[4], value, sizeof value), value);
+    reply(seq, create_root(id, f[3], f[4], n >= 6 && strcmp(f[5], "u") == 0, value, sizeof value), value);
     return;
   }
   struct root *r = find_root(id);

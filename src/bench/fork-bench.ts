@@ -4,7 +4,9 @@
  * bash (a sandbox's written files), Python (by replay), embedded SQLite in writable mode
  * (the database's bytes) or MariaDB in writable mode (a logical dump).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, oneOf } from '../errors.js';
+import { EngineSet } from '../sandbox/multi/engine-set.js';
+import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
 import type { SandboxEnv } from '../env/sandbox-env.js';
 import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
 import { sharedPool } from '../vec/make-vec-env.js';
@@ -12,7 +14,7 @@ import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--sandbox-kind containers|episode-roots] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
 checkpoint p50, restore p50 (one child from a handle already saved, into the other env),
@@ -34,6 +36,8 @@ Bash and Python envs share a warm pool with 8 spares, as the CLI's envs share on
 every fork starts with the spares ready (the bench waits for them): a bash child is laid
 over a spare in place; the replay's reset takes a spare. --new-sandboxes: no pool, every
 child and every replay in a new sandbox (a bash child made from the layer before it starts).
+--sandbox-kind K (bash, python): containers (default) or episode-roots; on episode roots
+  a child is always a new root made from the layer (none is laid over a spare).
 --json prints {"1MiB": {...}, "50MiB": {...}}.
 `;
 
@@ -91,7 +95,7 @@ function unpooled(envs: ForkEnv[]): ForkSetup {
 /** One env kind's episode for the bench. */
 interface ForkScenario {
   /** Two envs of the kind (`pooled`: on a warm pool, where the kind has one). */
-  envs(pooled: boolean): Promise<ForkSetup>;
+  envs(pooled: boolean, kind: SandboxKind): Promise<ForkSetup>;
   /** The episode's actions, writing `mib` MiB. */
   actions(mib: number): string[];
   /** What a child must print as the parent does. */
@@ -100,18 +104,18 @@ interface ForkScenario {
 
 const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> = {
   bash: {
-    async envs(pooled) {
+    async envs(pooled, kind) {
       const { createBashEnvs } = await import('../../envs/bash/index.js');
-      return pooledSetup(await createBashEnvs({ goldCache: false }, 2), pooled);
+      return pooledSetup(await createBashEnvs({ goldCache: false, engines: EngineSet.local({ kind }) }, 2), pooled);
     },
     actions: (mib) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'],
     probe: String.raw`find /tmp /testbed -xdev -printf '%p %y %s %b %n %m %u %g %T@
 ' | LC_ALL=C sort; md5sum /tmp/diff; echo "$PWD $K"`,
   },
   python: {
-    async envs(pooled) {
+    async envs(pooled, kind) {
       const { createPythonEnvs } = await import('../../envs/python/index.js');
-      return pooledSetup(await createPythonEnvs({}, 2), pooled);
+      return pooledSetup(await createPythonEnvs({ engines: EngineSet.local({ kind }) }, 2), pooled);
     },
     // Seeded, so that the replay a restore makes gives the same bytes (an unseeded one is refused as not replayable).
     actions: (mib) => [`import random\nrandom.seed(7)\nwith open('/tmp/diff', 'wb') as f: f.write(random.randbytes(${mib} * 2**20))`, 'K = {"kept": [1, 2, 3]}'],
@@ -151,8 +155,8 @@ async function closeAll(envs: readonly TaskEnv[]): Promise<void> {
   await Promise.all(envs.map((env) => env.close()));
 }
 
-async function measureSize(scenario: ForkScenario, mib: number, rounds: number, pooled: boolean): Promise<ForkSizeResult> {
-  const setup = await scenario.envs(pooled);
+async function measureSize(scenario: ForkScenario, mib: number, rounds: number, pooled: boolean, kind: SandboxKind): Promise<ForkSizeResult> {
+  const setup = await scenario.envs(pooled, kind);
   const [parent, replayer] = setup.envs;
   const episode = scenario.actions(mib);
   try {
@@ -205,8 +209,9 @@ export const forkBench: Bench = {
     let json: boolean;
     let scenario: ForkScenario;
     let pooled: boolean;
+    let kind: SandboxKind;
     try {
-      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' }, env: { type: 'string' }, 'new-sandboxes': { type: 'boolean' } });
+      const values = parseBenchArgs('fork', args, { rounds: { type: 'string' }, env: { type: 'string' }, 'new-sandboxes': { type: 'boolean' }, 'sandbox-kind': { type: 'string' } });
       if (values === 'help') {
         io.stdout.write(USAGE);
         return 0;
@@ -217,6 +222,8 @@ export const forkBench: Bench = {
       scenario = SCENARIOS[env];
       json = values.json === true;
       pooled = values['new-sandboxes'] !== true;
+      kind = values['sandbox-kind'] === undefined ? 'containers' : oneOf('--sandbox-kind', String(values['sandbox-kind']), SANDBOX_KINDS);
+      if (values['sandbox-kind'] !== undefined && env !== 'bash' && env !== 'python') throw new ConfigError('--sandbox-kind', `applies to --env bash and python (the ${env} env's sessions are no sandboxes)`);
     } catch (error) {
       io.stderr.write(`bench fork: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
@@ -224,7 +231,7 @@ export const forkBench: Bench = {
     const result: Record<string, ForkSizeResult> = {};
     for (const [name, mib] of SIZES) {
       io.stderr.write(`bench fork: ${name}…\n`);
-      result[name] = await measureSize(scenario, mib, rounds, pooled);
+      result[name] = await measureSize(scenario, mib, rounds, pooled, kind);
     }
     if (json) io.stdout.write(`${JSON.stringify(result)}\n`);
     else for (const [name, r] of Object.entries(result)) io.stdout.write(`${name}: checkpoint ${r.checkpointP50Ms} ms, restore ${r.restoreP50Ms} ms, 1 child ${r.forkOneP50Ms} ms, 8 children ${r.forkEightP50Ms} ms, replay ${r.replayP50Ms} ms, exact ${r.exact}\n`);

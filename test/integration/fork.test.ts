@@ -7,15 +7,16 @@
  * parameters) is equal; children are independent; the reward is the parent's; hostile
  * states are carried exactly or refused with a typed error.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { CheckpointError } from '../../src/errors.js';
-import { cgroupFreezer } from '../../src/sandbox/docker/layer-archive.js';
+import { cgroupFreezer, type Pausable } from '../../src/sandbox/docker/layer-archive.js';
+import { rootFreezer } from '../../src/sandbox/roots/root-sandbox.js';
 import { OWNER_LABEL, OWNER_VALUE } from '../../src/labels.js';
-import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, TEST_SANDBOX_SETTINGS, testEngines } from '../setup/docker.js';
 import { HOSTILE_EPISODES } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
 import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv as observe } from '../setup/fork-observer.js';
@@ -58,12 +59,17 @@ const MODES = [
   { name: "laid over a warm pool's spares in place", pooled: true },
 ] as const;
 
-for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash episode: ${mode.name}`, () => {
+/** Episode roots (the .ci/root-tests pass): a child is always a new root made from the layer, never laid over a spare. */
+const ROOTS = TEST_SANDBOX_SETTINGS.kind === 'episode-roots';
+/** One engine set for the file: on episode roots, one pool container serves every env's roots. */
+const engines = testEngines();
+
+for (const mode of MODES) describe.skipIf(skip || (ROOTS && mode.pooled))(`checkpoint and fork a live bash episode: ${mode.name}`, () => {
   let env: BashEnv;
   let shared: SharedPool | undefined;
   beforeAll(async () => {
     requireEngine(engine);
-    [env] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+    [env] = (await createBashEnvs({ goldCache: false, engines }, 1)) as [BashEnv];
     if (mode.pooled) shared = sharedPool([env], { pool: { minIdle: 3 } });
   }, 600_000);
   afterAll(async () => {
@@ -74,7 +80,7 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
 
   /** An env of the parent's kind to restore into (on the parent's pool, if any), the spares ready. */
   const newChild = async (): Promise<BashEnv> => {
-    const [child] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+    const [child] = (await createBashEnvs({ goldCache: false, engines }, 1)) as [BashEnv];
     if (shared) child.useWorkspaces(shared.pool);
     return child;
   };
@@ -230,44 +236,81 @@ for (const mode of MODES) describe.skipIf(skip)(`checkpoint and fork a live bash
   }, 600_000);
 });
 
-describe.skipIf(skip)("the checkpoint's freeze through the container's cgroup", () => {
+/** Whether `file` grows within `ms` (a loaded host may not run the writer for a while). */
+async function grows(file: string, ms: number): Promise<boolean> {
+  const from = statSync(file).size;
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (statSync(file).size > from) return true;
+  }
+  return false;
+}
+
+/** `freezer` stops the writer of `ticks` until thawed. */
+async function expectFreezes(freezer: Pausable, ticks: string): Promise<void> {
+  expect(await grows(ticks, 10_000), 'the writer runs').toBe(true);
+  await freezer.pause();
+  try {
+    expect(await grows(ticks, 1_000), 'nothing written while frozen').toBe(false);
+  } finally {
+    await freezer.unpause();
+  }
+  expect(await grows(ticks, 10_000), 'written again once thawed').toBe(true);
+}
+
+/** Waits until `find` returns something (the writer's first write may come a while after the step returns on a loaded host). */
+async function waitFor<T>(find: () => Promise<T | undefined> | T | undefined): Promise<T | undefined> {
+  for (const until = Date.now() + 10_000; Date.now() < until; ) {
+    const found = await find();
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return undefined;
+}
+
+/** A process of the sandbox's own that writes all the time. */
+const WRITER = '(while :; do echo x >> /tmp/ticks; sleep 0.01; done) > /dev/null 2>&1 &';
+
+describe.skipIf(skip || ROOTS)("the checkpoint's freeze through the container's cgroup", () => {
   it('stops every process of the sandbox until thawed, and is never given a cgroup that does not name the container', async () => {
     const docker = requireEngine(engine);
-    const [env] = (await createBashEnvs({ goldCache: false }, 1)) as [BashEnv];
+    const [env] = (await createBashEnvs({ goldCache: false, engines }, 1)) as [BashEnv];
     try {
       await env.reset({ task: 0 });
-      // A process of the sandbox's own that writes all the time.
-      await env.step('(while :; do echo x >> /tmp/ticks; sleep 0.01; done) > /dev/null 2>&1 &');
+      await env.step(WRITER);
       const ids = (await docker.listContainers({ filters: { label: [`${OWNER_LABEL}=${OWNER_VALUE}`] } })).map((c) => c.Id);
       // The sandbox is the container whose upper layer holds /tmp/ticks.
       const inspected = await Promise.all(ids.map((candidate) => docker.getContainer(candidate).inspect()));
       const holdsTicks = (info: (typeof inspected)[number]) => existsSync(join(String(info.GraphDriver.Data?.UpperDir), 'tmp', 'ticks'));
-      // The writer's first write may come a while after the step returns on a loaded host.
-      for (const until = Date.now() + 10_000; Date.now() < until && !inspected.some(holdsTicks); ) await new Promise((resolve) => setTimeout(resolve, 50));
-      const mine = inspected.find(holdsTicks);
+      const mine = await waitFor(() => inspected.find(holdsTicks));
       expect(mine, 'the sandbox among the managed containers').toBeDefined();
-      const id = mine!.Id;
       const ticks = join(String(mine!.GraphDriver.Data?.UpperDir), 'tmp', 'ticks');
       expect(cgroupFreezer(mine!.State.Pid, 'f'.repeat(64)), "another container's id").toBeUndefined();
-      const freezer = cgroupFreezer(mine!.State.Pid, id);
+      const freezer = cgroupFreezer(mine!.State.Pid, mine!.Id);
       expect(freezer).toBeDefined();
-      /** Whether the file grows within `ms` (a loaded host may not run the writer for a while). */
-      const grows = async (ms: number) => {
-        const from = statSync(ticks).size;
-        for (const until = Date.now() + ms; Date.now() < until; ) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          if (statSync(ticks).size > from) return true;
-        }
-        return false;
-      };
-      expect(await grows(10_000), 'the writer runs').toBe(true);
-      await freezer!.pause();
-      try {
-        expect(await grows(1_000), 'nothing written while frozen').toBe(false);
-      } finally {
-        await freezer!.unpause();
-      }
-      expect(await grows(10_000), 'written again once thawed').toBe(true);
+      await expectFreezes(freezer!, ticks);
+    } finally {
+      await env.close();
+    }
+  }, 300_000);
+});
+
+describe.skipIf(skip || !ROOTS)("the checkpoint's freeze through the episode root's own cgroup", () => {
+  it("stops every process of the root until thawed, and finds no freezer for an id that is no root's", async () => {
+    const [env] = (await createBashEnvs({ goldCache: false, engines }, 1)) as [BashEnv];
+    try {
+      await env.reset({ task: 0 });
+      await env.step(WRITER);
+      // The root is the one whose upper folder (under the pools' folder beside the engine's) holds /tmp/ticks.
+      const base = '/var/lib/intercode-roots';
+      const uppers = () => readdirSync(base).flatMap((pool) => (existsSync(join(base, pool, 'roots')) ? readdirSync(join(base, pool, 'roots')).map((id) => ({ id, upper: join(base, pool, 'roots', id, 'upper') })) : []));
+      const mine = await waitFor(() => uppers().find(({ upper }) => existsSync(join(upper, 'tmp', 'ticks'))));
+      expect(mine, 'the root among the pools').toBeDefined();
+      expect(rootFreezer('f'.repeat(64)), 'no such root').toBeUndefined();
+      expect(rootFreezer('../../..'), 'no root id').toBeUndefined();
+      const freezer = rootFreezer(mine!.id);
+      expect(freezer).toBeDefined();
+      await expectFreezes(freezer!, join(mine!.upper, 'tmp', 'ticks'));
     } finally {
       await env.close();
     }

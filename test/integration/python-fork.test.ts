@@ -16,10 +16,9 @@ import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import type { Task } from '../../src/datasets/index.js';
 import { CheckpointError, EnvStateError } from '../../src/errors.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
-import { buildImageUnlabelled, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, sharedTestRuntime } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'fork of python envs') || gvisorGap('checkpoints read the writable layer on the host: overlay2 and runc only');
@@ -51,7 +50,7 @@ describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
   const envs: PythonEnv[] = [];
   const make = (overrides: Partial<ConstructorParameters<typeof PythonEnv>[0]> = {}) => {
     const env = new PythonEnv({
-      runtime: new DockerRuntime(requireEngine(engine)),
+      runtime: sharedTestRuntime(requireEngine(engine)),
       spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
       dataset: [DOUBLE],
       session: { timeoutMs: 8_000 },

@@ -13,12 +13,11 @@ import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import type { TestVerdict } from '../../envs/python/reward.js';
 import type { Task } from '../../src/datasets/index.js';
 import { replayTrajectories } from '../../src/replay/replay.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { loadDataset } from '../../src/datasets/index.js';
-import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, testContainers, sharedTestRuntime, TEST_SANDBOX_SETTINGS } from '../setup/docker.js';
 import { tempDir } from '../setup/temp-dirs.js';
 
 const { testRun, engine } = await dockerTestFile();
@@ -44,7 +43,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python env'))('PythonEnv in Docker', 
   let env: PythonEnv;
   const make = (overrides: Partial<ConstructorParameters<typeof PythonEnv>[0]> = {}) =>
     new PythonEnv({
-      runtime: new DockerRuntime(requireEngine(engine)),
+      runtime: sharedTestRuntime(requireEngine(engine)),
       spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
       dataset: [DOUBLE, SUM],
       session: { timeoutMs: 2_000 },
@@ -221,7 +220,11 @@ describe.skipIf(skipWithoutEngine(engine, 'python env'))('PythonEnv in Docker', 
         rewards.push((await env.step('submit')).reward);
       }
       expect(rewards).toEqual([1, 1, 1, 1, 1, 1]);
-      expect(pool.stats().restored).toBeGreaterThan(0);
+      // Episode roots are replaced, never restored in place (a new root costs what a restore did).
+      if (TEST_SANDBOX_SETTINGS.kind === 'episode-roots') {
+        expect(pool.stats().restored).toBe(0);
+        expect(pool.stats().removed).toBeGreaterThan(0);
+      } else expect(pool.stats().restored).toBeGreaterThan(0);
     } finally {
       await vec.close();
     }
@@ -229,6 +232,8 @@ describe.skipIf(skipWithoutEngine(engine, 'python env'))('PythonEnv in Docker', 
 
   it('leaves no container of this run running after close', async () => {
     await env.close();
+    // On episode roots, the file's pool containers go with its runtime.
+    await (sharedTestRuntime(requireEngine(engine)) as { close?(): Promise<void> }).close?.();
     await new Promise((r) => setTimeout(r, 500));
     expect(await testContainers(requireEngine(engine), testRun, true)).toEqual([]);
   });

@@ -10,10 +10,9 @@ import { pythonRecipe } from '../../envs/python/images.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import type { Task } from '../../src/datasets/index.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
-import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, sharedTestRuntime } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
 
@@ -80,7 +79,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python observer'))('a pooled Python s
     const image = await buildImageUnlabelled(requireEngine(engine), await pythonRecipe());
     const make = () =>
       new PythonEnv({
-        runtime: new DockerRuntime(requireEngine(engine)),
+        runtime: sharedTestRuntime(requireEngine(engine)),
         spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
         dataset: [TASK],
         session: { timeoutMs: 10_000 },

@@ -10,9 +10,8 @@ import { pythonRecipe } from '../../envs/python/images.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import type { Task } from '../../src/datasets/index.js';
-import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
-import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, sharedTestRuntime } from '../setup/docker.js';
 import { FORGE_ON_RESULT_PIPE, MALFORMED_FRAME_ACTION, WRITE_TO_DRIVER_STREAMS } from './hostile-python.js';
 
 const { engine } = await dockerTestFile();
@@ -43,7 +42,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
   beforeAll(async () => {
     image = await buildImageUnlabelled(requireEngine(engine), await pythonRecipe());
     env = new PythonEnv({
-      runtime: new DockerRuntime(requireEngine(engine)),
+      runtime: sharedTestRuntime(requireEngine(engine)),
       spec: { image, hostname: 'intercode', limits: PYTHON_LIMITS, capabilities: DEFAULT_CAPABILITIES },
       dataset: [DOUBLE, SUM],
       session: { timeoutMs: 3_000 },

@@ -196,6 +196,21 @@ export function testRuntime(docker: Docker): SandboxRuntime {
   return TEST_SANDBOX_SETTINGS.kind === 'episode-roots' ? new EpisodeRootRuntime(docker, TEST_SANDBOX_SETTINGS) : new DockerRuntime(docker, TEST_SANDBOX_SETTINGS);
 }
 
+const sharedRuntimes = new WeakMap<Docker, SandboxRuntime>();
+
+/**
+ * {@link testRuntime} of `docker`, one for the whole test file: on episode roots every env of
+ * the file then shares one pool container per spec (its pools go when the file's process ends).
+ */
+export function sharedTestRuntime(docker: Docker): SandboxRuntime {
+  let runtime = sharedRuntimes.get(docker);
+  if (!runtime) {
+    runtime = testRuntime(docker);
+    sharedRuntimes.set(docker, runtime);
+  }
+  return runtime;
+}
+
 /**
  * For `it.skipIf(gvisorGap('why'))`: true under gVisor, printing why the test cannot hold
  * there (a documented limit of Debian's runsc 20221219, see docs/security.md).

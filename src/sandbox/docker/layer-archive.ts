@@ -234,7 +234,7 @@ export function cgroupFreezer(pid: number, containerId: string): Pausable | unde
   const v1 = lines.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes('freezer'));
   if (v1?.[2]) {
     if (!v1[2].includes(containerId)) return undefined;
-    return freezer(join('/sys/fs/cgroup/freezer', v1[2], 'freezer.state'), 'FROZEN', 'THAWED', (state) => state.trim() === 'FROZEN');
+    return cgroupV1Freezer(join('/sys/fs/cgroup/freezer', v1[2]));
   }
   const v2 = lines.find((line) => line.startsWith('0::'));
   if (v2?.includes(containerId)) {
@@ -242,6 +242,11 @@ export function cgroupFreezer(pid: number, containerId: string): Pausable | unde
     return freezer(join(dir, 'cgroup.freeze'), '1', '0', () => /^frozen 1$/m.test(readFileSync(join(dir, 'cgroup.events'), 'utf8')));
   }
   return undefined;
+}
+
+/** The freezer of the cgroup v1 folder `dir` (in the freezer hierarchy); undefined where it cannot be written. */
+export function cgroupV1Freezer(dir: string): Pausable | undefined {
+  return freezer(join(dir, 'freezer.state'), 'FROZEN', 'THAWED', (state) => state.trim() === 'FROZEN');
 }
 
 /** A freezer writing `frozen` or `thawed` into `control`, frozen once `settled` says so (given `control`'s content). */

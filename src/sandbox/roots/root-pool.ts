@@ -40,6 +40,19 @@ export interface RootPoolOptions {
   diskBytes: number;
   /** The compiled helper on this host (see helper-binary.ts). */
   helper: string;
+  /**
+   * A pool that is knowingly not a new container's: its plan's text changed before the
+   * helper reads it, pool capabilities left out. Only for the test that proves the
+   * equivalence observers catch each known way a root can differ from a new container
+   * (test/integration/root-equivalence.test.ts); the product sets none.
+   */
+  variation?: PoolVariation;
+}
+
+/** See RootPoolOptions.variation. */
+export interface PoolVariation {
+  plan?(text: string): string;
+  withoutCapabilities?: readonly string[];
 }
 
 /** A root made by the helper: its id (a new container's form) and folder on this host. */
@@ -85,7 +98,8 @@ export class RootPool {
     const hierarchies = hostCgroupHierarchies();
     const cgroups: CgroupHierarchy[] = hierarchies.map((h) => ({ name: h.name, poolPath: `${CGROUPS_IN_POOL}/${h.name}` }));
     const planPath = join(dir, 'plan');
-    await writeFile(planPath, rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY, rlimits: capture.rlimits }));
+    const plan = rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY, rlimits: capture.rlimits });
+    await writeFile(planPath, options.variation?.plan?.(plan) ?? plan);
     const socketPath = join(dir, 'helper.sock');
     // Named as a channel folder is (its maker's id first): a dead run's is removed as its channels are.
     const channels = join(channelRoot(), `${process.pid}-${newTag()}`);
@@ -115,7 +129,7 @@ export class RootPool {
         NetworkDisabled: true,
         // Removed by the engine once its helper exits (the harness closed the socket, or died).
         HostConfig: {
-          NetworkMode: 'none', Init: true, AutoRemove: true, CapAdd: POOL_CAPABILITIES,
+          NetworkMode: 'none', Init: true, AutoRemove: true, CapAdd: POOL_CAPABILITIES.filter((cap) => !options.variation?.withoutCapabilities?.includes(cap)),
           SecurityOpt: ['seccomp=unconfined'], Binds: binds, ...(options.ociRuntime ? { Runtime: options.ociRuntime } : {}) },
       });
       await container.start();
@@ -138,12 +152,27 @@ export class RootPool {
     await this.client.request('F', ...paths);
   };
 
-  /** A new root whose /run/intercode is `channel`'s shared folder. */
-  async createRoot(channel: string): Promise<RootRecord> {
+  /**
+   * A new root whose /run/intercode is `channel`'s shared folder. With `prepareUpper`: its
+   * upper folder is made first and given to it (a checkpoint's layer extracted there), and
+   * the root's overlay starts on what it holds.
+   */
+  async createRoot(channel: string, prepareUpper?: (upper: string) => Promise<void>): Promise<RootRecord> {
     const id = randomBytes(32).toString('hex');
     const dir = join(this.dir, 'roots', id);
-    const initPid = Number(await this.client.request('C', id, dir, channel));
-    return { id, dir, initPid };
+    try {
+      if (prepareUpper) {
+        await mkdir(dir, { mode: 0o700 });
+        await mkdir(join(dir, 'upper'), { mode: 0o755 });
+        await prepareUpper(join(dir, 'upper'));
+      }
+      const initPid = Number(await this.client.request('C', id, dir, channel, ...(prepareUpper ? ['u'] : [])));
+      return { id, dir, initPid };
+    } catch (error) {
+      // A refused root leaves no half (see the helper): its folder goes with it.
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
   }
 
   /**

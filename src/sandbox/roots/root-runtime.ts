@@ -4,10 +4,11 @@ import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { dockerSystemView } from '../docker/container-creation.js';
 import { FifoChannel } from '../docker/fifo-channel.js';
+import { extractLayer, restoreMountedFiles } from '../docker/layer-archive.js';
 import { newTag } from '../docker/warm-sandboxes.js';
-import { DEFAULT_DISK_BYTES, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec } from '../types.js';
+import { DEFAULT_DISK_BYTES, type LayerArchive, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec } from '../types.js';
 import { helperBinary } from './helper-binary.js';
-import { RootPool } from './root-pool.js';
+import { RootPool, type PoolVariation } from './root-pool.js';
 import { RootSandbox } from './root-sandbox.js';
 
 /** What makes two specs' roots differ (their labels do not). */
@@ -31,6 +32,8 @@ export class EpisodeRootRuntime implements SandboxRuntime {
   constructor(
     private readonly docker: Docker,
     options: SandboxSettings = {},
+    /** Pools knowingly not a new container's (see RootPoolOptions.variation): tests only. */
+    private readonly variation?: PoolVariation,
   ) {
     this.ociRuntime = options.ociRuntime;
     this.diskLimitBytes = options.diskLimitBytes ?? DEFAULT_DISK_BYTES;
@@ -52,7 +55,7 @@ export class EpisodeRootRuntime implements SandboxRuntime {
     }
     if (!pool) {
       const diskBytes = spec.limits.diskBytes ?? this.diskLimitBytes;
-      pool = helperBinary().then((helper) => RootPool.start(this.docker, spec, { ociRuntime: this.ociRuntime, diskBytes, helper }));
+      pool = helperBinary().then((helper) => RootPool.start(this.docker, spec, { ociRuntime: this.ociRuntime, diskBytes, helper, ...(this.variation ? { variation: this.variation } : {}) }));
       pool.catch(() => this.pools.delete(key));
       this.pools.set(key, pool);
       // The pool goes when this process stops using the runtime (see close).
@@ -71,11 +74,30 @@ export class EpisodeRootRuntime implements SandboxRuntime {
     return liveSandboxes.adopt(this.createRoot(spec));
   }
 
-  private async createRoot(spec: SandboxSpec): Promise<RootSandbox> {
+  /**
+   * A new root whose upper folder is `layer` extracted before its overlay is mounted (see
+   * SandboxRuntime.createFromLayer): what a new container made from the layer shows, by the
+   * same extraction (extractLayer), with the checkpoint's /etc/hostname.
+   */
+  createFromLayer(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox> {
+    return liveSandboxes.adopt(
+      this.createRoot(spec, layer).then(async (sandbox) => {
+        try {
+          await restoreMountedFiles(layer, (path) => sandbox.hostFileOf(path));
+          return sandbox;
+        } catch (error) {
+          await sandbox.destroy().catch(() => undefined);
+          throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give an episode root of ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
+        }
+      }),
+    );
+  }
+
+  private async createRoot(spec: SandboxSpec, layer?: LayerArchive): Promise<RootSandbox> {
     const pool = await this.pool(spec);
     const channel = await FifoChannel.create(newTag(), pool.makeFifos, pool.channels);
     try {
-      const root = await pool.createRoot(channel.shared).catch((error: unknown) => {
+      const root = await pool.createRoot(channel.shared, layer ? (upper) => extractLayer(layer, upper) : undefined).catch((error: unknown) => {
         throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not create an episode root of ${spec.image}: ${(error as Error).message}`, { cause: error });
       });
       const sandbox = new RootSandbox(pool, root, spec, channel);

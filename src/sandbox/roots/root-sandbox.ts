@@ -8,18 +8,29 @@ import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
 import { CHANNEL_MOUNT, FifoChannel, FifoProcess, shellLauncher, type Launcher } from '../docker/fifo-channel.js';
 import { writtenPaths, type LayerPaths } from '../docker/layer-diff.js';
+import { archiveContainerLayer, cgroupV1Freezer, type Pausable } from '../docker/layer-archive.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { confined } from '../harness-capability.js';
 import { killProcesses } from '../shell/kill-processes.js';
 import { shellQuote } from '../shell/shell-script.js';
-import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, Sandbox, SandboxSpec } from '../types.js';
+import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, LayerArchive, LayerLimits, Sandbox, SandboxSpec } from '../types.js';
 import type { RootPool, RootRecord } from './root-pool.js';
+import { hostCgroupHierarchies } from './root-plan.js';
 
 /** What the engine mounts into a root, never the image's files (as a container without network). */
 const MOUNT_POINTS = ['/proc', '/sys', '/dev', '/sbin/docker-init', '/usr/sbin/docker-init', '/etc/hostname', CHANNEL_MOUNT];
 function isMountPoint(extra: readonly string[]): (path: string) => boolean {
   const points = [...MOUNT_POINTS, ...extra];
   return (path) => points.some((m) => path === m || path.startsWith(`${m}/`));
+}
+
+/**
+ * The freezer of episode root `id` (its cgroup in the host's freezer hierarchy, made by the
+ * helper beside the engine's containers'); undefined where there is none this process can write.
+ */
+export function rootFreezer(id: string): Pausable | undefined {
+  const hierarchy = hostCgroupHierarchies().find((h) => h.name.split(',').includes('freezer'));
+  return hierarchy && /^[0-9a-f]{64}$/.test(id) ? cgroupV1Freezer(join(hierarchy.hostPath, 'docker', id)) : undefined;
 }
 
 /** Removes root folders off the episode's path, a bounded number at a time (see RootSandbox.destroy). */
@@ -213,6 +224,17 @@ export class RootSandbox implements Sandbox {
     const result = await this.exec(['tar', '-c', '-C', parent, '--', base]);
     if (result.exitCode !== 0) throw this.lost(`copying ${path} out`, new Error(result.output.toString().slice(0, 500)));
     return result.output;
+  }
+
+  /**
+   * The root's upper folder archived on this host (see Sandbox.archiveLayer), the root frozen
+   * meanwhile through its own freezer cgroup unless `freeze` is false, with its /etc/hostname.
+   */
+  async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
+    if (this.destroyed || !this.pool.alive) throw this.lost('archiving its written files', new Error('the root is gone'));
+    const frozen = freeze ? rootFreezer(this.id) : undefined;
+    if (freeze && !frozen) throw new SandboxError('STATE_UNREADABLE', `Episode root ${this.id.slice(0, 12)}: its freezer cgroup cannot be written from this process`, { details: { sandbox: this.id } });
+    return archiveContainerLayer(frozen, this.layers.upper, new Map([['/etc/hostname', join(this.root.dir, 'hostname')]]), archivePath, limits);
   }
 
   async hostFileOf(path: string): Promise<string | undefined> {
