@@ -18,7 +18,7 @@ import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { goldText } from '../../src/datasets/index.js';
 import { CheckpointError } from '../../src/errors.js';
-import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, TEST_SANDBOX_SETTINGS, testEngines } from '../setup/docker.js';
+import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine, testEngines } from '../setup/docker.js';
 import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv as observe } from '../setup/fork-observer.js';
 import { HOSTILE_EPISODES, nl2bashDatasets } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
@@ -56,14 +56,12 @@ const MODES = [
   { name: 'in place', pooled: true },
 ] as const;
 
-/** Episode roots (the .ci/root-tests pass): a child is always a new root made from the layer, never laid over a spare. */
-const ROOTS = TEST_SANDBOX_SETTINGS.kind === 'episode-roots';
 /** One engine set for the file: on episode roots, one pool container serves every env's roots. */
 const engines = testEngines();
 
 for (const dataset of DATASETS) if (dataset.missing) console.warn(`skipping the fork sweep on ${dataset.name}: ${dataset.missing}`);
 
-for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip || dataset.missing !== undefined || (ROOTS && mode.pooled))(`every child of a fork answers as its parent (${mode.name}): ${dataset.name}${dataset.missing ? ` (skipped: ${dataset.missing})` : ''}`, () => {
+for (const mode of MODES) for (const dataset of DATASETS) describe.skipIf(skip || dataset.missing !== undefined)(`every child of a fork answers as its parent (${mode.name}): ${dataset.name}${dataset.missing ? ` (skipped: ${dataset.missing})` : ''}`, () => {
   let env: BashEnv;
   let shared: SharedPool | undefined;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { access, copyFile } from 'node:fs/promises';
+import { constants, rmSync, writeFileSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { SandboxError } from '../../errors.js';
@@ -30,7 +30,7 @@ import { MultiplexedStreamParser } from './demux.js';
 import { statusCode } from './engine.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
-import { APPLY_LAYER, applyLayerCommand, archiveContainerLayer, cgroupFreezer, inPlaceLayer, restoreMountedFiles } from './layer-archive.js';
+import { archiveContainerLayer, cgroupFreezer, layLayerOver } from './layer-archive.js';
 import { hostInitPid, setNextPidFromHost } from './next-pid.js';
 
 function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
@@ -56,12 +56,6 @@ function mountPoints(info: Docker.ContainerInspectInfo | undefined): string[] {
     ...info.Mounts.map((mount) => mount.Destination),
   ];
 }
-
-/** Images whose tar was found to be GNU tar by a layer laid over one of their sandboxes (asked once per image and process). */
-const IMAGES_WITH_GNU_TAR = new Set<string>();
-
-/** The longest laying a checkpoint's files over a sandbox may take (a layer of 512 MiB at most: see LayerLimits). */
-const APPLY_LAYER_TIMEOUT_MS = 120_000;
 
 const underAny = (mounts: readonly string[]) => (path: string) => mounts.some((m) => path === m || path.startsWith(`${m}/`));
 
@@ -312,44 +306,12 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  /**
-   * Lays `layer` over this running sandbox through our shell in it (see launchThrough): the
-   * archive dropped into the channel directory, then removals, grown folders and GNU tar
-   * in the sandbox ({@link APPLY_LAYER}), then the mounted /etc files from the host.
-   */
+  /** Lays `layer` over this running sandbox through our shell in it (see launchThrough and layLayerOver). */
   async applyLayer(layer: LayerArchive): Promise<boolean> {
     const shell = this.launcherShell;
     if (!this.channel || !shell?.isAlive) return false;
-    const name = `.layer-${randomBytes(6).toString('hex')}`;
-    const dir = join(this.channel.shared, name);
-    mkdirSync(dir, { mode: 0o700 });
-    try {
-      // The archive is copied in while its plan is read.
-      const [plan, { isMountPoint }] = await Promise.all([inPlaceLayer(layer), this.inspect(), copyFile(layer.path, join(dir, 'layer.tar'))]);
-      if (!plan) return false;
-      const removals = plan.removals.filter((path) => !isMountPoint(path));
-      if (removals.length > 0) writeFileSync(join(dir, 'remove'), `${removals.join('\0')}\0`);
-      // What the engine mounts (and made in the layer for it) is the sandbox's already: not replaced.
-      const members = plan.members.filter(({ path }) => !isMountPoint(path));
-      const copied = members.filter(({ copiedUp, folder }) => copiedUp && !folder);
-      const made = members.filter(({ copiedUp, folder }) => !copiedUp || folder);
-      const list = (file: string, items: readonly string[]) => writeFileSync(join(dir, file), items.map((item) => `${item}\0`).join(''));
-      list('members', made.map(({ name }) => name));
-      list('files', made.filter(({ folder }) => !folder).map(({ path }) => path));
-      list('copied', copied.map(({ name }) => name));
-      list('copied-paths', copied.map(({ path }) => path));
-      const checkTar = !IMAGES_WITH_GNU_TAR.has(this.spec.image);
-      const applied = await shell.run(applyLayerCommand(`${CHANNEL_MOUNT}/${name}`, layer, checkTar, removals.length > 0), { definitions: [APPLY_LAYER], timeoutMs: APPLY_LAYER_TIMEOUT_MS });
-      if (applied.exitCode === 3) return false;
-      IMAGES_WITH_GNU_TAR.add(this.spec.image);
-      if (applied.exitCode !== 0 || applied.output !== '') {
-        throw new SandboxError('SANDBOX_UNAVAILABLE', `Sandbox ${this.id.slice(0, 12)}: a checkpoint's files could not be laid over it: ${applied.output.slice(0, 500) || `exit ${applied.exitCode}`}`, { details: { sandbox: this.id } });
-      }
-      await restoreMountedFiles(layer, (path) => this.hostFileOf(path));
-      return true;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { isMountPoint } = await this.inspect();
+    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint, hostFileOf: (path) => this.hostFileOf(path) }, layer);
   }
 
   async getArchive(path: string): Promise<Buffer> {

@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, chownSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { SandboxError } from '../../errors.js';
 import { readTarHeaders } from './tar-headers.js';
+import { CHANNEL_MOUNT } from './fifo-channel.js';
 import { shellQuote } from '../shell/shell-script.js';
-import type { LayerArchive, LayerLimits } from '../types.js';
+import type { HarnessShell, LayerArchive, LayerLimits } from '../types.js';
 import { LayerArchiveRefusal } from '../carry-refusal.js';
 
 const run = promisify(execFile);
@@ -205,6 +209,67 @@ export const APPLY_LAYER = `__ic_apply_layer() {
 export function applyLayerCommand(dir: string, archive: LayerArchive, checkTar: boolean, removes: boolean): string {
   const grown = (archive.grownFolders ?? []).flatMap(({ path, size }) => [shellQuote(`/${path}`), String(size)]);
   return ['__ic_apply_layer', shellQuote(dir), checkTar ? '1' : '0', removes ? '1' : '0', ...grown].join(' ');
+}
+
+/** Images whose tar was found to be GNU tar by a layer laid over one of their sandboxes (asked once per image and process). */
+const IMAGES_WITH_GNU_TAR = new Set<string>();
+
+/** The longest laying a checkpoint's files over a sandbox may take (a layer of 512 MiB at most: see LayerLimits). */
+const APPLY_LAYER_TIMEOUT_MS = 120_000;
+
+/** A running sandbox a layer is laid over in place (see {@link layLayerOver}). */
+export interface LayerTarget {
+  /** The sandbox's id, for messages. */
+  readonly id: string;
+  readonly image: string;
+  /** A shell of the harness's own in it (see Sandbox.launchThrough). */
+  readonly shell: HarnessShell;
+  /** Its channel's shared folder on this host, seen at CHANNEL_MOUNT in the sandbox. */
+  readonly shared: string;
+  /** Whether the engine mounts `path` (what it mounts, and made in the layer for it, is the sandbox's already). */
+  isMountPoint(path: string): boolean;
+  /** The host file behind a mounted /etc file (see Sandbox.hostFileOf). */
+  hostFileOf(path: string): Promise<string | undefined>;
+}
+
+/**
+ * Lays `layer` over `target`, a running sandbox of the layer's image as new, through the
+ * harness's shell in it (see Sandbox.applyLayer): the archive dropped into the channel
+ * folder, then removals, grown folders and GNU tar in the sandbox ({@link APPLY_LAYER}),
+ * then the mounted /etc files from the host.
+ * @returns false, nothing changed, where it cannot (see Sandbox.applyLayer); true when done.
+ * @throws SandboxError when it failed part way.
+ */
+export async function layLayerOver(target: LayerTarget, layer: LayerArchive): Promise<boolean> {
+  const name = `.layer-${randomBytes(6).toString('hex')}`;
+  const dir = join(target.shared, name);
+  mkdirSync(dir, { mode: 0o700 });
+  try {
+    // The archive is copied in while its plan is read.
+    const [plan] = await Promise.all([inPlaceLayer(layer), copyFile(layer.path, join(dir, 'layer.tar'))]);
+    if (!plan) return false;
+    const removals = plan.removals.filter((path) => !target.isMountPoint(path));
+    if (removals.length > 0) writeFileSync(join(dir, 'remove'), `${removals.join('\0')}\0`);
+    const members = plan.members.filter(({ path }) => !target.isMountPoint(path));
+    const copied = members.filter(({ copiedUp, folder }) => copiedUp && !folder);
+    const made = members.filter(({ copiedUp, folder }) => !copiedUp || folder);
+    const list = (file: string, items: readonly string[]) => writeFileSync(join(dir, file), items.map((item) => `${item}\0`).join(''));
+    list('members', made.map(({ name }) => name));
+    list('files', made.filter(({ folder }) => !folder).map(({ path }) => path));
+    list('copied', copied.map(({ name }) => name));
+    list('copied-paths', copied.map(({ path }) => path));
+    const checkTar = !IMAGES_WITH_GNU_TAR.has(target.image);
+    const applied = await target.shell.run(applyLayerCommand(`${CHANNEL_MOUNT}/${name}`, layer, checkTar, removals.length > 0), { definitions: [APPLY_LAYER], timeoutMs: APPLY_LAYER_TIMEOUT_MS });
+    if (applied.exitCode === 3) return false;
+    IMAGES_WITH_GNU_TAR.add(target.image);
+    if (applied.exitCode !== 0 || applied.output !== '') {
+      throw new SandboxError('SANDBOX_UNAVAILABLE', `Sandbox ${target.id.slice(0, 12)}: a checkpoint's files could not be laid over it: ${applied.output.slice(0, 500) || `exit ${applied.exitCode}`}`, { details: { sandbox: target.id } });
+    }
+    await restoreMountedFiles(layer, (path) => target.hostFileOf(path));
+    return true;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** What {@link archiveContainerLayer} needs of a container: pausing it. */

@@ -8,7 +8,7 @@ import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
 import { CHANNEL_MOUNT, FifoChannel, FifoProcess, shellLauncher, type Launcher } from '../docker/fifo-channel.js';
 import { writtenPaths, type LayerPaths } from '../docker/layer-diff.js';
-import { archiveContainerLayer, cgroupV1Freezer, type Pausable } from '../docker/layer-archive.js';
+import { archiveContainerLayer, cgroupV1Freezer, layLayerOver, type Pausable } from '../docker/layer-archive.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { confined } from '../harness-capability.js';
 import { killProcesses } from '../shell/kill-processes.js';
@@ -235,6 +235,17 @@ export class RootSandbox implements Sandbox {
     const frozen = freeze ? rootFreezer(this.id) : undefined;
     if (freeze && !frozen) throw new SandboxError('STATE_UNREADABLE', `Episode root ${this.id.slice(0, 12)}: its freezer cgroup cannot be written from this process`, { details: { sandbox: this.id } });
     return archiveContainerLayer(frozen, this.layers.upper, new Map([['/etc/hostname', join(this.root.dir, 'hostname')]]), archivePath, limits);
+  }
+
+  /**
+   * Lays `layer` over this root, as new, through our shell in it (see layLayerOver): what an
+   * episode's writes made of its upper folder, made again by the same writes through the
+   * root's overlay.
+   */
+  async applyLayer(layer: LayerArchive): Promise<boolean> {
+    const shell = this.launcherShell;
+    if (!shell?.isAlive || this.destroyed) return false;
+    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint: this.skip, hostFileOf: (path) => this.hostFileOf(path) }, layer);
   }
 
   async hostFileOf(path: string): Promise<string | undefined> {
