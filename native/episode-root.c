@@ -534,6 +534,34 @@ static int set_next_pid(struct root *r, int pid) {
   return 0;
 }
 
+/* Waits until the root's init (`init`, its id here) has started its first child, the idle
+ * process or the spec's command: the init runs on after the helper's create returns, and an
+ * id set for the root's next process (P) before that fork would go to that child instead.
+ * Returns 0 once it has (or the init is gone: the root is then lost, as later requests say),
+ * -1 after `timeout_ms`. */
+static int await_first_child(pid_t init, int timeout_ms) {
+  char path[128], buf[64];
+  snprintf(path, sizeof path, POOL_PROC "/%d/task/%d/children", init, init);
+  for (int waited_us = 0; waited_us < timeout_ms * 1000; waited_us += 100) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    if (n > 0) return 0;
+    char stat_path[128], stat[256];
+    snprintf(stat_path, sizeof stat_path, POOL_PROC "/%d/stat", init);
+    fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    stat[n > 0 ? n : 0] = 0;
+    const char *state = strrchr(stat, ')');
+    if (!state || state[1] == 0 || state[2] == 'Z' || state[2] == 'X') return 0;
+    usleep(100);
+  }
+  return -1;
+}
+
 static void remove_cgroups(const char *id) {
   char path[4096];
   for (int c = 0; c < plan.ncgroups; c++) {
@@ -588,7 +616,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, i
   /* A prepared upper keeps the mode its layer gave it (the root folder's: an episode's `chmod /`). */
   struct stat upper_stat;
   if (prepared_upper && (lstat(path, &upper_stat) != 0 || !S_ISDIR(upper_stat.st_mode))) {
-    snprintf(message, sizeof message, "the prepared upper %s is no folder", path);
+    snprintf(message, sizeof message, "the prepared upper %.900s is no folder", path);
     return message;
   }
   if (!prepared_upper) chmod(path, 0755);
@@ -701,6 +729,7 @@ static char *create_root(const char *id, const char *dir, const char *channel, i
   close(go[1]);
   ssize_t n = read(errors[0], message, sizeof message - 1);
   close(errors[0]);
+  if (n == 0 && await_first_child(child, 5000) != 0) n = snprintf(message, sizeof message, "the root's init started no process within 5 s");
   if (n > 0) {
     message[n] = 0;
     kill(child, SIGKILL);

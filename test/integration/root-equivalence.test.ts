@@ -204,6 +204,23 @@ describe.skipIf(skip)('each known difference of a root from a new container, put
     }
   }, 300_000);
 
+  // Found by root-golds.test.ts (ROOT_GOLDS=all): the helper answered before the root's init
+  // had started the idle process, and an id set for the next process at once went to it.
+  it('a root is answered for once its idle process runs: an id set at once goes to the next process (100 roots)', async () => {
+    const wrong: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const sandbox = await plain.create(spec);
+      try {
+        expect(await sandbox.setNextPid!(50)).toBe(true);
+        const seen = (await sandbox.exec(['bash', '-c', 'echo "$$ $(tr "\\0" " " < /proc/7/cmdline)"'])).output.toString();
+        if (seen !== '50 intercode-idle infinity \n') wrong.push(seen);
+      } finally {
+        await sandbox.destroy();
+      }
+    }
+    expect(wrong).toEqual([]);
+  }, 300_000);
+
   it.each(KNOWN_DIFFERENCES.map((d) => [d.name, d] as const))('%s', async (_, difference) => {
     const since = Date.now() / 1000;
     const untouchedRoot = await made(plain);
