@@ -41,7 +41,7 @@ export function addSandboxFlags(command: Command): Command {
     )
     .option(
       '--sandbox-kind <kind>',
-      'episode-roots: each sandbox a fresh root file system and namespaces made in a few milliseconds inside one pool container per image, equal to a new container by construction (local runc engines run as root; see docs/design/episode-roots.md); containers: one engine container per sandbox. Default: INTERCODE_SANDBOX_KIND, else containers (`intercode doctor` says whether this engine supports episode roots)',
+      'episode-roots: each sandbox a fresh root file system and namespaces made in a few milliseconds inside one pool container per image, equal to a new container by construction (local runc engines run as root; see docs/design/episode-roots.md); containers: one engine container per sandbox; auto: episode roots where the engine supports them, else containers. Default: INTERCODE_SANDBOX_KIND, else auto (`intercode doctor` says whether this engine supports episode roots, and why not)',
     )
     .option(
       '--disk-limit <MiB>',
@@ -72,7 +72,8 @@ export type SandboxVariables = Readonly<Partial<Record<'INTERCODE_RUNTIME' | 'IN
 
 /**
  * What every sandbox of the command is made with, on every engine: `--runtime`, else
- * INTERCODE_RUNTIME; `--disk-limit`, else INTERCODE_DISK_LIMIT_MIB. Read here, once, at
+ * INTERCODE_RUNTIME; `--disk-limit`, else INTERCODE_DISK_LIMIT_MIB; `--sandbox-kind`, else
+ * INTERCODE_SANDBOX_KIND, else `auto` (episode roots where the engine supports them). Read here, once, at
  * the CLI's boundary; the runtimes receive the result (see EngineSet, SandboxSettings).
  * @throws ConfigError naming the flag (or the variable) and the bad value.
  */
@@ -92,7 +93,7 @@ export function sandboxSettings(flags: Partial<EngineFlags>, env: SandboxVariabl
     settings.diskLimitBytes = mib * 2 ** 20;
   }
   const kind = flags.sandboxKind ?? (env.INTERCODE_SANDBOX_KIND || undefined);
-  if (kind !== undefined) settings.kind = oneOf(flags.sandboxKind !== undefined ? '--sandbox-kind' : 'INTERCODE_SANDBOX_KIND', kind, SANDBOX_KINDS);
+  settings.kind = kind === undefined ? 'auto' : oneOf(flags.sandboxKind !== undefined ? '--sandbox-kind' : 'INTERCODE_SANDBOX_KIND', kind, SANDBOX_KINDS);
   return settings;
 }
 

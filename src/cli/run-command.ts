@@ -1,3 +1,4 @@
+import type { SandboxRuntime } from '../sandbox/types.js';
 import type { Command } from 'commander';
 import { countByReason, describeUnscored, GoldPolicy, meanOfScored, rollout, unscoredRollout, type Unscored } from '../policy/index.js';
 import { describeEngine, EpisodeEngine, longestFirst } from '../engine/index.js';
@@ -46,7 +47,7 @@ export function registerRunCommand(program: Command): void {
     .description('play every task of a dataset with its gold command as the agent (those whose golds took longest when verified first); print each reward, in task order, and a summary')
     .option(
       '--json',
-      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes",' +
+      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes","sandboxKind" (episode-roots, containers or pods),' +
         '"notScored","notScoredByReason","tasks":[{"index","reward","parts"}]}; an episode that ended truncated (its verifier gave no reward, the sandbox was lost…) ' +
         'has "reward":null and "truncation":{"reason","message"}, and is left out of meanReward (null when none was scored); ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
@@ -101,8 +102,9 @@ export function registerRunCommand(program: Command): void {
       ended = performance.now();
       progress.stop();
       await engine.close();
-      releaseEngines(engines, log);
     }
+    const sandboxKind = kindOfSandboxes(await engines.runtime());
+    releaseEngines(engines, log);
     const firstEpisode = engine.firstEpisodeAt ?? ended;
     const solved = outcomes.filter((o) => o.reward !== null && isSolved(o.reward)).length;
     const notScoredByReason = countByReason(outcomes.flatMap((o) => (o.truncation ? [o.truncation] : [])));
@@ -118,6 +120,7 @@ export function registerRunCommand(program: Command): void {
       episodesPerSec: outcomes.length / Math.max(1e-6, (ended - firstEpisode) / 1000),
       parallel,
       sandboxes: engine.mode,
+      sandboxKind,
       notScored,
       notScoredByReason,
       ...(engines.status() ? { engines: engines.status() } : {}),
@@ -134,10 +137,15 @@ export function registerRunCommand(program: Command): void {
   });
 }
 
+/** What the run's sandboxes were (`--sandbox-kind auto` picks by the engine): said in its figures. */
+function kindOfSandboxes(runtime: SandboxRuntime): 'episode-roots' | 'containers' | 'pods' {
+  return runtime.freshRoots ? 'episode-roots' : runtime.name === 'kubernetes' ? 'pods' : 'containers';
+}
+
 /** The text listing: one line per task, in task order, then the summary. */
 function printOutcomes(
   outcomes: readonly TaskOutcome[],
-  summary: { episodes: number; successRate: number; meanReward: number | null; elapsedSec: number; setupSec: number; episodesPerSec: number; notScored: number; solved: number },
+  summary: { episodes: number; successRate: number; meanReward: number | null; elapsedSec: number; setupSec: number; episodesPerSec: number; notScored: number; solved: number; sandboxKind: string },
   notScoredByReason: Record<string, number>,
 ): void {
   const { notScored, meanReward, solved } = summary;
@@ -153,6 +161,6 @@ function printOutcomes(
   console.log(
     `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
       `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
-      `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s)`,
+      `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s; sandboxes: ${summary.sandboxKind.replace('-', ' ')})`,
   );
 }

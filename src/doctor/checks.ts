@@ -57,13 +57,14 @@ export function runtimesCheck(info: EngineInfo): CheckResult {
 }
 
 /**
- * Whether `--sandbox-kind episode-roots` works with this engine (docs/design/episode-roots.md):
- * a warning when not, since containers, the default, serve every command.
+ * Whether episode roots work with this engine (docs/design/episode-roots.md), and so what the
+ * commands' default (`--sandbox-kind auto`) makes here: a warning when not, since every
+ * command then runs on containers, at a new container's cost per used sandbox.
  */
 export async function episodeRootsCheck(docker: Docker): Promise<CheckResult> {
   const why = await episodeRootsUnsupported(docker, {});
-  if (why === undefined) return { id: 'episode-roots', status: 'ok', summary: 'episode roots are supported here (--sandbox-kind episode-roots: a fresh root per sandbox in a few milliseconds)' };
-  return { id: 'episode-roots', status: 'warn', summary: `episode roots are not supported here: ${why}; sandboxes are containers (the default)`, fix: 'a local rootful engine with runc, overlay2 and cgroup v1, run as root, with gcc and libseccomp-dev (npx intercode setup installs them)' };
+  if (why === undefined) return { id: 'episode-roots', status: 'ok', summary: 'episode roots are supported here, and the default (--sandbox-kind auto): a fresh root per sandbox in a few milliseconds' };
+  return { id: 'episode-roots', status: 'warn', summary: `episode roots are not supported here: ${why}; sandboxes are containers (--sandbox-kind auto falls back to them)`, fix: 'a local rootful engine with runc, overlay2 and cgroup v1, run as root, with gcc and libseccomp-dev (npx intercode setup installs them)' };
 }
 
 /** The mount (point, type, options) a path lives on, from /proc/self/mounts. */

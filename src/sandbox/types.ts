@@ -255,14 +255,15 @@ export interface SandboxSettings {
   /** Bytes each sandbox may write when its spec names no limit. Undefined: {@link DEFAULT_DISK_BYTES}. */
   diskLimitBytes?: number;
   /**
-   * What a sandbox is on a local Docker engine: `episode-roots`, a fresh root made per
-   * sandbox inside a pool container (src/sandbox/roots; runc only); `containers`, one engine
-   * container each. Undefined: containers.
+   * What a sandbox is on a Docker engine: `episode-roots`, a fresh root made per sandbox
+   * inside a pool container (src/sandbox/roots; a local runc engine run as root); `containers`,
+   * one engine container each; `auto`, episode roots where the engine supports them (see
+   * episodeRootsUnsupported), else containers (the CLI's default). Undefined: containers.
    */
   kind?: SandboxKind;
 }
 
-export const SANDBOX_KINDS = ['episode-roots', 'containers'] as const;
+export const SANDBOX_KINDS = ['auto', 'episode-roots', 'containers'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
 export interface FileSystemChange {

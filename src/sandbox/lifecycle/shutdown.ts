@@ -48,7 +48,8 @@ export function shutdownUnderWay(): Promise<void> | undefined {
  * are removed as they appear), waits at most `timeoutMs`, then exits with 128 + the
  * signal's number (130, 143), as a shell reports a process killed by it. A second signal
  * exits at once, leaving what is not yet removed to `intercode cleanup --dead-only` or the
- * next start's {@link reapCrashedRuns}. Installing twice keeps the first installation.
+ * next start's {@link reapCrashedRuns}. A process that ends without a signal removes what is
+ * still tracked before it exits. Installing twice keeps the first installation.
  * @returns a function that removes the handlers.
  */
 export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}): () => void {
@@ -86,9 +87,20 @@ export function installShutdownHandlers(options: Partial<ShutdownOptions> = {}):
     });
   };
 
+  // A command that ends without a signal has closed its envs; what is still tracked then (the
+  // pool containers of episode roots, which serve every env of a spec) is removed before the
+  // process exits, once, rather than left to the engine once the process is gone.
+  let drainedAtExit = false;
+  const onBeforeExit = () => {
+    if (drainedAtExit || stopping || registry.size === 0) return;
+    drainedAtExit = true;
+    void registry.drain(timeoutMs);
+  };
   for (const signal of SIGNALS) process.on(signal, onSignal);
+  process.on('beforeExit', onBeforeExit);
   const uninstall = () => {
     for (const signal of SIGNALS) process.off(signal, onSignal);
+    process.off('beforeExit', onBeforeExit);
     installed = undefined;
     underWay = undefined;
   };

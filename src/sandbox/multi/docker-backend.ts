@@ -39,15 +39,17 @@ function parseDockerTarget(value: string, flag: string): EngineTarget {
 }
 
 /**
- * One engine's runtime: episode roots where asked for, else containers (the default until
- * episode roots carry checkpoints and pass every hostile suite: docs/design/episode-roots.md).
+ * One engine's runtime: episode roots where asked for, or (`auto`) where the engine supports
+ * them; else containers (docs/engines.md says which engines keep containers, and why).
  * @throws ConfigError when episode roots are asked for and the engine cannot give them.
  */
 async function singleEngineRuntime(docker: Docker, options: BackendOptions): Promise<SandboxRuntime> {
-  if (options.sandboxes.kind !== 'episode-roots') return new DockerRuntime(docker, options.sandboxes);
+  const { kind } = options.sandboxes;
+  if (kind !== 'episode-roots' && kind !== 'auto') return new DockerRuntime(docker, options.sandboxes);
   const unsupported = await episodeRootsUnsupported(docker, options.sandboxes);
-  if (unsupported !== undefined) throw new ConfigError('--sandbox-kind', `episode-roots: ${unsupported}`);
-  return new EpisodeRootRuntime(docker, options.sandboxes);
+  if (unsupported === undefined) return new EpisodeRootRuntime(docker, options.sandboxes);
+  if (kind === 'auto') return new DockerRuntime(docker, options.sandboxes);
+  throw new ConfigError('--sandbox-kind', `episode-roots: ${unsupported}`);
 }
 
 /**
@@ -90,6 +92,7 @@ export const dockerBackend: SandboxBackend = {
         close: () => undefined,
       };
     }
+    if (options.sandboxes.kind === 'episode-roots') throw new ConfigError('--sandbox-kind', `episode-roots run on one local engine; ${targets.length} engines were given (with several, sandboxes are containers: use auto or containers)`);
     const multi = await MultiEngineRuntime.connect(targets, options);
     // Each engine that answers must have it (one that is down is checked by its first sandbox).
     try {

@@ -1,3 +1,4 @@
+import { ConfigError } from '../../errors.js';
 import { ensureImage } from '../../images/image-builder.js';
 import { connectEngine } from '../docker/engine.js';
 import { checkCluster, isClusterTarget, loadCluster, parseClusterTarget } from '../kubernetes/cluster.js';
@@ -28,6 +29,7 @@ export const kubernetesBackend: SandboxBackend = {
   parseTarget: (value, flag) => (parseClusterTarget(value, flag), { endpoint: value, weight: 1 }),
 
   async open(targets, options) {
+    if (options.sandboxes.kind === 'episode-roots') throw new ConfigError('--sandbox-kind', 'episode-roots run on a local Docker engine, not on Kubernetes (pods keep one sandbox each: docs/engines.md)');
     const runtime = new KubernetesRuntime(await loadCluster(parseClusterTarget(targets[0]!.endpoint)), podRuntime(options.sandboxes));
     let docker: Promise<Docker> | undefined;
     return {
