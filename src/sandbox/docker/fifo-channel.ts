@@ -376,6 +376,12 @@ export class FifoProcess implements AttachedProcess {
     // its end is the process's end even while children still hold stdout.
     this.control.once('end', exit);
     this.control.once('close', exit);
+    // A process that wrote nothing and ended before anyone listened (an exec of `true`, answered
+    // after it exited) left streams that ended unread: their events went before these handlers.
+    // Checked once what was buffered has flowed.
+    setImmediate(() => {
+      if ([this.output, this.control].some((stream) => stream.readableEnded || stream.destroyed)) exit();
+    });
   }
 
   close(): void {
