@@ -103,6 +103,7 @@ static struct {
   int nrlimits;
   char *hostname;
   int idle_last_pid;            /* ns_last_pid before init starts (the idle process is the next) */
+  const char *idle_name;        /* argv[0] the init's first child ends up with, when the plan knows it */
   int exec_gap;                 /* ids the engine's exec takes after its process's own (its runtime's threads) */
   char *hostname_content;
   struct sock_fprog seccomp;
@@ -269,6 +270,7 @@ static void read_plan(const char *path) {
     }
     else if (strcmp(key, "hostname") == 0) { NEED(2); plan.hostname = f[1]; }
     else if (strcmp(key, "idle-last-pid") == 0) { NEED(2); plan.idle_last_pid = atoi(f[1]); }
+    else if (strcmp(key, "idle-name") == 0) { NEED(2); plan.idle_name = f[1]; }
     else if (strcmp(key, "exec-gap") == 0) { NEED(2); plan.exec_gap = atoi(f[1]); }
     else if (strcmp(key, "seccomp-default") == 0) { NEED(3); default_action = f[1]; default_errno = f[2]; seen_seccomp = 1; }
     else if (strcmp(key, "seccomp-arch") == 0) { NEED(2); if (narches < 8) arches[narches++] = f[1]; }
@@ -534,20 +536,42 @@ static int set_next_pid(struct root *r, int pid) {
   return 0;
 }
 
+/* Whether process `pid`'s argv[0] is `name` (1), not yet (0), or it is gone (-1). */
+static int runs_as(pid_t pid, const char *name) {
+  char path[128], cmdline[256];
+  snprintf(path, sizeof path, POOL_PROC "/%d/cmdline", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  cmdline[n] = 0;
+  return strcmp(cmdline, name) == 0;
+}
+
 /* Waits until the root's init (`init`, its id here) has started its first child, the idle
- * process or the spec's command: the init runs on after the helper's create returns, and an
- * id set for the root's next process (P) before that fork would go to that child instead.
- * Returns 0 once it has (or the init is gone: the root is then lost, as later requests say),
- * -1 after `timeout_ms`. */
+ * process or the spec's command, and (with the plan's idle-name) until that child runs as the
+ * idle process: the init runs on after the helper's create returns, and an id set for the
+ * root's next process (P) before that fork would go to that child instead, and a process list
+ * read at once would show the idle's shell, not the idle, as no new container's first exec
+ * ever does. Returns 0 once it has (or the init or its child is gone: the root is then lost,
+ * as later requests say), -1 after `timeout_ms`. */
 static int await_first_child(pid_t init, int timeout_ms) {
   char path[128], buf[64];
   snprintf(path, sizeof path, POOL_PROC "/%d/task/%d/children", init, init);
   for (int waited_us = 0; waited_us < timeout_ms * 1000; waited_us += 100) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (n > 0) return 0;
+    if (n > 0) {
+      buf[n] = 0;
+      if (!plan.idle_name) return 0;
+      int idle = runs_as((pid_t)atoi(buf), plan.idle_name);
+      if (idle != 0) return 0;
+      usleep(100);
+      continue;
+    }
     char stat_path[128], stat[256];
     snprintf(stat_path, sizeof stat_path, POOL_PROC "/%d/stat", init);
     fd = open(stat_path, O_RDONLY | O_CLOEXEC);

@@ -52,6 +52,8 @@ export interface PlanInputs {
   cgroups: readonly CgroupHierarchy[];
   /** The idle process's id in a new container (read from the reference). */
   idlePid: number;
+  /** argv[0] the idle process ends up with (the spec has no command of its own): a create is answered once it runs so. */
+  idleName?: string;
   /** Ids the engine's exec takes in the container after its process's own (see ReferenceCapture.execGap). */
   execGap: number;
   /** The modes the runtime gives mount points after mounting them (see ReferenceCapture.mountModes). */
@@ -150,6 +152,7 @@ export function rootPlan(inputs: PlanInputs): string {
   inputs.rlimits.forEach((limit, resource) => lines.push(`rlimit\t${resource}\t${limit.soft}\t${limit.hard}`));
   lines.push(`hostname\t${field(spec.hostname ?? '', 'hostname')}`);
   lines.push(`idle-last-pid\t${inputs.idlePid}`);
+  if (inputs.idleName !== undefined) lines.push(`idle-name\t${field(inputs.idleName, 'idle name')}`);
   lines.push(`exec-gap\t${inputs.execGap}`);
   for (const cgroup of inputs.cgroups) lines.push(`cgroup\t${field(cgroup.name, 'cgroup')}\t${field(cgroup.poolPath, 'cgroup')}`);
   lines.push(...cgroupLimits(spec, inputs.cgroups, inputs.devices));

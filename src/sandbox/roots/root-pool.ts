@@ -9,7 +9,7 @@ import { createContainer } from '../docker/container-creation.js';
 import { channelRoot, FifoChannel } from '../docker/fifo-channel.js';
 import { ownerLabels } from '../docker/labels.js';
 import { newTag, runName } from '../docker/warm-sandboxes.js';
-import type { SandboxSpec } from '../types.js';
+import { IDLE_PROCESS_NAME, type SandboxSpec } from '../types.js';
 import { HelperClient } from './helper-client.js';
 import { captureReference } from './reference-container.js';
 import { hostCgroupHierarchies, initLayerEntries, rootPlan, type CgroupHierarchy } from './root-plan.js';
@@ -98,7 +98,7 @@ export class RootPool {
     const hierarchies = hostCgroupHierarchies();
     const cgroups: CgroupHierarchy[] = hierarchies.map((h) => ({ name: h.name, poolPath: `${CGROUPS_IN_POOL}/${h.name}` }));
     const planPath = join(dir, 'plan');
-    const plan = rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY, rlimits: capture.rlimits });
+    const plan = rootPlan({ spec: capture.spec, imageLayers: capture.imageLayers, initEntries: capture.initEntries, cgroups, idlePid: IDLE_PID, ...(spec.command ? {} : { idleName: IDLE_PROCESS_NAME }), devices: capture.devices, mountModes: capture.mountModes, execGap: capture.execGap, harnessCapability: HARNESS_CAPABILITY, rlimits: capture.rlimits });
     await writeFile(planPath, options.variation?.plan?.(plan) ?? plan);
     const socketPath = join(dir, 'helper.sock');
     // Named as a channel folder is (its maker's id first): a dead run's is removed as its channels are.
