@@ -536,7 +536,21 @@ static int set_next_pid(struct root *r, int pid) {
   return 0;
 }
 
-/* Whether process `pid`'s argv[0] is `name` (1), not yet (0), or it is gone (-1). */
+/* Whether process `pid` is gone or a zombie (its /proc/<pid>/stat says Z or X, or is no more). */
+static int gone(pid_t pid) {
+  char path[128], stat[256];
+  snprintf(path, sizeof path, POOL_PROC "/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, stat, sizeof stat - 1);
+  close(fd);
+  stat[n > 0 ? n : 0] = 0;
+  const char *state = strrchr(stat, ')');
+  return !state || state[1] == 0 || state[2] == 'Z' || state[2] == 'X';
+}
+
+/* Whether process `pid`'s argv[0] is `name` (1), not yet (0), or it is gone (-1). Its cmdline
+ * reads empty while it execs, and for a zombie: only the latter is gone. */
 static int runs_as(pid_t pid, const char *name) {
   char path[128], cmdline[256];
   snprintf(path, sizeof path, POOL_PROC "/%d/cmdline", pid);
@@ -544,7 +558,7 @@ static int runs_as(pid_t pid, const char *name) {
   if (fd < 0) return -1;
   ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
   close(fd);
-  if (n <= 0) return -1;
+  if (n <= 0) return gone(pid) ? -1 : 0;
   cmdline[n] = 0;
   return strcmp(cmdline, name) == 0;
 }
@@ -572,15 +586,7 @@ static int await_first_child(pid_t init, int timeout_ms) {
       usleep(100);
       continue;
     }
-    char stat_path[128], stat[256];
-    snprintf(stat_path, sizeof stat_path, POOL_PROC "/%d/stat", init);
-    fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    n = read(fd, stat, sizeof stat - 1);
-    close(fd);
-    stat[n > 0 ? n : 0] = 0;
-    const char *state = strrchr(stat, ')');
-    if (!state || state[1] == 0 || state[2] == 'Z' || state[2] == 'X') return 0;
+    if (gone(init)) return 0;
     usleep(100);
   }
   return -1;

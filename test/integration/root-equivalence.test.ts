@@ -91,9 +91,10 @@ describe.skipIf(skip)('a new episode root answers as a new container', () => {
     expect(compareObservations(vsContainer(containers[0]!), vsContainer(containers[1]!))).toEqual([]);
   });
 
-  it('a new root agrees with a new container, and two new roots agree exactly', () => {
+  it('a new root agrees with a new container, and two new roots agree', () => {
     expect(compareObservations(vsContainer(containers[0]!), vsContainer(roots[0]!))).toEqual([]);
-    expect(compareObservations(roots[0]!, roots[1]!)).toEqual([]);
+    // The observer's own children's ids aside: how many its pipelines have taken by its `ps` varies.
+    expect(compareObservations(vsContainer(roots[0]!), vsContainer(roots[1]!))).toEqual([]);
     // The init layer's files are made with each sandbox, in both.
     for (const observed of [...containers, ...roots]) expect(staleInitFiles(observed, started)).toEqual([]);
   });
@@ -114,6 +115,9 @@ describe.skipIf(skip)('a new episode root answers as a new container', () => {
  * (overlayfs clears its `impure` mark on its first listing).
  */
 const COPY_UP_PROBE = 'mkdir /usr/share/doc/intercode-new && stat -c "%n %b" /usr/share';
+
+/** The id of an exec'd process's first child: its own id plus the ids the engine's exec takes (its runtime's threads). */
+const FIRST_CHILD_PROBE = `sh -c 'echo $$'; true`;
 
 const dropLines = (pattern: RegExp) => (plan: string) => plan.split('\n').filter((line) => !pattern.test(line)).join('\n');
 /** The plan with two of its mount lines (by destination) in each other's place. */
@@ -137,7 +141,7 @@ const KNOWN_DIFFERENCES: { name: string; variation?: PoolVariation; after?: (san
   { name: 'cgroup files not written (the memory limit)', variation: { plan: dropLines(/^limit\tmemory\t/) }, seen: /^[-+] cgfile\tmemory\/memory\.limit_in_bytes/ },
   { name: 'mount order (/dev/shm before /dev/mqueue)', variation: { plan: swapMounts('/dev/mqueue', '/dev/shm') }, seen: /^[-+] mountinfo\t/ },
   { name: 'a /dev/core link', after: async (sandbox) => void (await sandbox.exec(['ln', '-s', '/proc/kcore', '/dev/core'])), seen: /\/dev\/core/ },
-  { name: "process ids (the engine's exec gap not kept)", variation: { plan: (plan) => plan.replace(/^exec-gap\t\d+$/m, 'exec-gap\t0') }, seen: /^[-+] ps\t/ },
+  { name: "process ids (the engine's exec gap not kept)", variation: { plan: (plan) => plan.replace(/^exec-gap\t\d+$/m, 'exec-gap\t0') }, probe: FIRST_CHILD_PROBE },
   { name: 'lo without its IPv6 address', variation: { plan: (plan) => `${plan}sysctl\tnet.ipv6.conf.lo.disable_ipv6\t1\n` }, seen: /^[-+] if_inet6\t/ },
   {
     name: 'init-layer times not the root\'s (one init layer for every root)',
@@ -150,6 +154,17 @@ const KNOWN_DIFFERENCES: { name: string; variation?: PoolVariation; after?: (san
   },
   { name: 'overlay origin handles (the pool without DAC_READ_SEARCH)', variation: { withoutCapabilities: ['DAC_READ_SEARCH'] }, probe: COPY_UP_PROBE },
 ];
+
+/**
+ * The observers in a bare root (no shell of ours in it), the ids of the observer's own children
+ * left out: how many ids its pipelines have taken by its `ps` varies from run to run (seen
+ * under CI's load: 30 and 32). What the exec gap decides is probed on its own (FIRST_CHILD_PROBE).
+ */
+async function observeBare(sandbox: Sandbox): Promise<string> {
+  return withoutExecChildIds(await observeAll({ sandbox }), BARE_OBSERVER_PID);
+}
+/** The observer's id in a bare root: the first process after the idle process (7). */
+const BARE_OBSERVER_PID = 8;
 
 describe.skipIf(skip)('each known difference of a root from a new container, put back, is caught', () => {
   let spec: SandboxSpec;
@@ -188,10 +203,10 @@ describe.skipIf(skip)('each known difference of a root from a new container, put
 
   it('control: two untouched roots agree exactly, of one pool or of two; the copy-up probe prints in a root what it prints in a new container', async () => {
     const since = Date.now() / 1000;
-    const [a, b] = [await observeAll({ sandbox: await made(plain) }), await observeAll({ sandbox: await made(plain) })];
+    const [a, b] = [await observeBare(await made(plain)), await observeBare(await made(plain))];
     expect(compareObservations(a, b)).toEqual([]);
     // Each difference below is put back in a pool of its own: a second untouched pool's root is the first's.
-    expect(compareObservations(a, await observeAll({ sandbox: await rootOf() }))).toEqual([]);
+    expect(compareObservations(a, await observeBare(await rootOf()))).toEqual([]);
     expect(staleInitFiles(a, since)).toEqual([]);
     const containers = new DockerRuntime(requireEngine(engine));
     const container = await containers.create(spec);
@@ -241,9 +256,9 @@ describe.skipIf(skip)('each known difference of a root from a new container, put
     const untouchedRoot = await made(plain);
     const varied = await rootOf(difference.variation);
     if (difference.probe) expect(await probed(varied, difference.probe)).not.toBe(await probed(untouchedRoot, difference.probe));
-    const untouched = await observeAll({ sandbox: untouchedRoot });
+    const untouched = await observeBare(untouchedRoot);
     await difference.after?.(varied);
-    const seen = await observeAll({ sandbox: varied });
+    const seen = await observeBare(varied);
     const flagged = compareObservations(untouched, seen);
     if (difference.seen) expect(flagged.filter((line) => difference.seen!.test(line)), flagged.slice(0, 20).join('\n')).not.toEqual([]);
     if (difference.stale) {
