@@ -152,7 +152,7 @@ export function describeEngine(engine: EpisodeEngine): string {
   switch (engine.mode) {
     case 'pooled': {
       const kept = engine.keepWarmMs > 0 ? `, kept warm ${engine.keepWarmMs / 1000} s after exit for the next command (--keep-warm 0: removed at exit)` : '';
-      return `episode engine: ${n} env(s) on a warm pool, sandboxes restored in place${kept} (--sandboxes fresh for a new sandbox per episode)`;
+      return `episode engine: ${n} env(s) on a warm pool, each used sandbox made new off the episode's path (restored in place, or replaced: episode roots, gVisor)${kept} (--sandboxes fresh for a new sandbox per episode)`;
     }
     case 'fresh':
       return `episode engine: ${n} env(s), a new sandbox per episode`;

@@ -101,8 +101,9 @@ describe.skipIf(skipWithoutEngine(engine, 'crash recovery tests'))('shutdown and
     expect(await ofRun(pid)).toEqual([]);
   }, 300_000);
 
+  // Containers: on episode roots (the default here) the roots go with their pool's helper when the process dies (serve-crash.test.ts).
   it('`run bash` stopped by a double Ctrl-C while its pool fills: the line counts the sandboxes it leaves (those being created as at most)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)), 'run', 'bash', '--keep-warm', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)), 'run', 'bash', '--keep-warm', '0', '--sandbox-kind', 'containers'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
