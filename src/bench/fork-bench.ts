@@ -14,7 +14,7 @@ import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--sandbox-kind containers|episode-roots] [--json]
+const USAGE = `Usage: npm run bench -- fork [--env bash|python|sqlite|mariadb] [--rounds N] [--new-sandboxes] [--sandbox-kind containers|episode-roots|auto] [--json]
 
 Per written-diff size (1 MiB and 50 MiB written by the episode), over N rounds (default 3):
 checkpoint p50, restore p50 (one child from a handle already saved, into the other env),
@@ -36,8 +36,9 @@ Bash and Python envs share a warm pool with 8 spares, as the CLI's envs share on
 every fork starts with the spares ready (the bench waits for them): a bash child is laid
 over a spare in place; the replay's reset takes a spare. --new-sandboxes: no pool, every
 child and every replay in a new sandbox (a bash child made from the layer before it starts).
---sandbox-kind K (bash, python): containers (default) or episode-roots; on episode roots
-  a child is always a new root made from the layer (none is laid over a spare).
+--sandbox-kind K (bash, python): containers (default) or episode-roots (a child laid over a
+  spare root, or with --new-sandboxes a new root made from the layer); auto: roots where the
+  engine supports them.
 --json prints {"1MiB": {...}, "50MiB": {...}}.
 `;
 

@@ -17,7 +17,7 @@ import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { Bench, BenchIO } from './types.js';
 
-const USAGE = `Usage: npm run bench -- idle [--sandbox-kind containers|episode-roots] [--count N] [--json]
+const USAGE = `Usage: npm run bench -- idle [--sandbox-kind containers|episode-roots|auto] [--count N] [--json]
 
 Makes N (default 200) bash episodes' sandboxes on the local engine, as the bash env makes
 them, each with its shell open, and reads the host's MemAvailable before and after (3 s
@@ -27,7 +27,7 @@ episodes that 90% of this host's memory would hold at that rate (a projection: m
 only). Where making one more fails first (a limit of the host or of this process: open
 files, processes), the bench stops there, measures what is live and says why (stoppedBy).
 Everything made is removed at the end.
---sandbox-kind K  containers (default) or episode-roots.
+--sandbox-kind K  containers (default), episode-roots, or auto (roots where the engine supports them).
 --json prints one object.
 `;
 

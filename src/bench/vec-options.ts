@@ -57,7 +57,7 @@ Options:
                    under a runtime other than runc the pool replaces used sandboxes
                    instead of restoring them); the JSON gets "runtimes":[{runtime,...}]
   --engine E       docker (the local engine, default) or k8s[:CONTEXT[/NAMESPACE]] (pods; memory not measured there)
-  --sandbox-kind K containers (default) or episode-roots (a fresh root per sandbox inside one
+  --sandbox-kind K containers (default), auto, or episode-roots (a fresh root per sandbox inside one
                    pool container: the pool replaces used sandboxes, never restores them;
                    memory is then read from the roots' own cgroups)
   --clean MODE     restore (in place, default) or replace (a new sandbox per episode);

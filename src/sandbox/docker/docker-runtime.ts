@@ -3,11 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import { SandboxError } from '../../errors.js';
 import { DEFAULT_DISK_BYTES, type DiskEnforcement, type LayerArchive, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec, type WarmRole } from '../types.js';
 import { createContainer, dockerSystemView, engineHoldsDiskLimit } from './container-creation.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { restoreMountedFiles } from './layer-archive.js';
+import { withMountedFiles } from './layer-archive.js';
 import { CHANNEL_MOUNT, FifoChannel } from './fifo-channel.js';
 import { WarmParking } from './warm-parking.js';
 import { channelDir, newTag } from './warm-sandboxes.js';
@@ -127,17 +126,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** A new sandbox whose writable layer is `layer`'s before it starts (see SandboxRuntime.createFromLayer). */
   createFromLayer(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox> {
-    return liveSandboxes.adopt(
-      this.createStarted(spec, layer).then(async (sandbox) => {
-        try {
-          await restoreMountedFiles(layer, (path) => sandbox.hostFileOf(path));
-          return sandbox;
-        } catch (error) {
-          await sandbox.destroy().catch(() => undefined);
-          throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give a sandbox from ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
-        }
-      }),
-    );
+    return liveSandboxes.adopt(withMountedFiles(this.createStarted(spec, layer), spec, layer));
   }
 
   private async createStarted(spec: SandboxSpec, layer?: LayerArchive): Promise<DockerSandbox> {

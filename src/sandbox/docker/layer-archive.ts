@@ -8,7 +8,7 @@ import { SandboxError } from '../../errors.js';
 import { readTarHeaders } from './tar-headers.js';
 import { CHANNEL_MOUNT } from './fifo-channel.js';
 import { shellQuote } from '../shell/shell-script.js';
-import type { HarnessShell, LayerArchive, LayerLimits } from '../types.js';
+import type { HarnessShell, LayerArchive, LayerLimits, Sandbox, SandboxSpec } from '../types.js';
 import { LayerArchiveRefusal } from '../carry-refusal.js';
 
 const run = promisify(execFile);
@@ -380,6 +380,22 @@ export async function pauseRetrying(container: Pausable): Promise<void> {
       if (attempt >= 3 || !/unable to freeze/.test(message)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
     }
+  }
+}
+
+/**
+ * `made` (a new sandbox of `spec` whose file system is `archive`'s) with the files the engine
+ * mounts at /etc given what `archive` recorded (see restoreMountedFiles); a sandbox that cannot
+ * take them is removed, and SANDBOX_UNAVAILABLE thrown (see SandboxRuntime.createFromLayer).
+ */
+export async function withMountedFiles<T extends Sandbox>(made: Promise<T>, spec: SandboxSpec, archive: LayerArchive): Promise<T> {
+  const sandbox = await made;
+  try {
+    await restoreMountedFiles(archive, (path) => sandbox.hostFileOf?.(path) ?? Promise.resolve(undefined));
+    return sandbox;
+  } catch (error) {
+    await sandbox.destroy().catch(() => undefined);
+    throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give a sandbox from ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
   }
 }
 

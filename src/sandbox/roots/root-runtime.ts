@@ -4,7 +4,7 @@ import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
 import { dockerSystemView } from '../docker/container-creation.js';
 import { FifoChannel } from '../docker/fifo-channel.js';
-import { extractLayer, restoreMountedFiles } from '../docker/layer-archive.js';
+import { extractLayer, withMountedFiles } from '../docker/layer-archive.js';
 import { newTag } from '../docker/warm-sandboxes.js';
 import { DEFAULT_DISK_BYTES, type LayerArchive, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec } from '../types.js';
 import { helperBinary } from './helper-binary.js';
@@ -80,17 +80,7 @@ export class EpisodeRootRuntime implements SandboxRuntime {
    * same extraction (extractLayer), with the checkpoint's /etc/hostname.
    */
   createFromLayer(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox> {
-    return liveSandboxes.adopt(
-      this.createRoot(spec, layer).then(async (sandbox) => {
-        try {
-          await restoreMountedFiles(layer, (path) => sandbox.hostFileOf(path));
-          return sandbox;
-        } catch (error) {
-          await sandbox.destroy().catch(() => undefined);
-          throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not give an episode root of ${spec.image} its checkpoint's mounted files`, { details: { image: spec.image }, cause: error });
-        }
-      }),
-    );
+    return liveSandboxes.adopt(withMountedFiles(this.createRoot(spec, layer), spec, layer));
   }
 
   private async createRoot(spec: SandboxSpec, layer?: LayerArchive): Promise<RootSandbox> {

@@ -29,9 +29,11 @@ function isMountPoint(extra: readonly string[]): (path: string) => boolean {
  * helper beside the engine's containers'); undefined where there is none this process can write.
  */
 export function rootFreezer(id: string): Pausable | undefined {
-  const hierarchy = hostCgroupHierarchies().find((h) => h.name.split(',').includes('freezer'));
-  return hierarchy && /^[0-9a-f]{64}$/.test(id) ? cgroupV1Freezer(join(hierarchy.hostPath, 'docker', id)) : undefined;
+  freezerHierarchy ??= hostCgroupHierarchies().find((h) => h.name.split(',').includes('freezer')) ?? null;
+  return freezerHierarchy && /^[0-9a-f]{64}$/.test(id) ? cgroupV1Freezer(join(freezerHierarchy.hostPath, 'docker', id)) : undefined;
 }
+/** The host's freezer hierarchy (null: none), read from the mount table once per process. */
+let freezerHierarchy: { hostPath: string } | null | undefined;
 
 /** Removes root folders off the episode's path, a bounded number at a time (see RootSandbox.destroy). */
 class FolderRemovals {
