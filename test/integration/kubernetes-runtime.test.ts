@@ -14,6 +14,7 @@ import { checkCluster, loadCluster, parseClusterTarget, type Cluster } from '../
 import { parseExecStatus } from '../../src/sandbox/kubernetes/exec-stream.js';
 import { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandbox.js';
 import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
+import { whyNotRunning } from '../../src/sandbox/kubernetes/pod-watch.js';
 import { podRunLabelValue, sandboxPod, type PodOptions } from '../../src/sandbox/kubernetes/pod-spec.js';
 import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
 import { podRuntime } from '../../src/sandbox/multi/kubernetes-backend.js';
@@ -57,6 +58,27 @@ describe('Kubernetes runtime, without a cluster', () => {
     expect(classOf('gvisor')).toBe('gvisor');
     expect(classOf('runc')).toBeUndefined();
     expect(classOf(undefined)).toBeUndefined();
+  });
+
+  it('says why a pod is not running yet: its phase, what is not true of it, its container and its newest events', () => {
+    const pod = {
+      status: {
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available: 1 node(s) had taint {node.kubernetes.io/not-ready: }' },
+          { type: 'Initialized', status: 'True' },
+        ],
+      },
+    };
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const events = [
+      { reason: 'FailedScheduling', count: 3, message: 'late', lastTimestamp: at(30), metadata: {}, involvedObject: {} },
+      { reason: 'Old', message: 'early', lastTimestamp: at(1), metadata: {}, involvedObject: {} },
+    ];
+    expect(whyNotRunning(pod, events)).toBe('pod pending; PodScheduled Unschedulable: 0/1 nodes are available: 1 node(s) had taint {node.kubernetes.io/not-ready: }; events: Old: early; FailedScheduling ×3: late');
+    const waiting = { status: { phase: 'Pending', containerStatuses: [{ name: 'sandbox', image: 'i', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } };
+    expect(whyNotRunning(waiting, [])).toBe('pod pending; container waiting (ContainerCreating); no events for it');
+    expect(whyNotRunning(undefined, [])).toBe('the pod is not listed');
   });
 
   it('reads exit codes from the status channel', () => {
@@ -162,6 +184,26 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     other.watch.close();
   }, 120_000);
 
+  it('a watch that stalls without ending: at the time limit the pod is read itself, and a running one is used', async () => {
+    const stalled = new KubernetesRuntime(await loadCluster(), { startTimeoutMs: 10_000 });
+    await stalled.watch.start();
+    stalled.watch.close(); // open no more: the watch now sees nothing, as a stalled connection would
+    const box = await stalled.create(spec);
+    try {
+      expect((await box.exec(['echo', 'ran'])).output.toString()).toBe('ran\n');
+    } finally {
+      await box.destroy();
+    }
+  }, 120_000);
+
+  it('a pod not running at the time limit: the error says how long and what the pod shows', async () => {
+    const hasty = new KubernetesRuntime(await loadCluster(), { startTimeoutMs: 1 });
+    const error = await hasty.create(spec).catch((e: unknown) => e);
+    hasty.watch.close();
+    expect(error).toBeInstanceOf(SandboxError);
+    expect((error as Error).message).toMatch(/^Could not start a sandbox pod from \S+: not running after 0\.001 s \(pod pending; .*(no events for it|events: )/);
+  }, 120_000);
+
   it('an image the node lacks is IMAGE_MISSING', async () => {
     await expect(runtime.create({ ...spec, image: 'intercode-ts/no-such-image:0' })).rejects.toMatchObject({ code: 'IMAGE_MISSING' });
   }, 120_000);
@@ -186,6 +228,8 @@ describe.skipIf(skipWithoutEngine(engine, 'Kubernetes runtime tests') || skipWit
     const nodes = (await (await loadCluster()).core.listNode()).items.map((n) => n.metadata!.name!);
     expect(Object.keys(check.podPidsLimits ?? {}).sort()).toEqual(nodes.sort());
     for (const node of nodes) expect(typeof check.podPidsLimits![node], node).toBe('number');
+    // Every node of a healthy cluster can take a pod.
+    expect(check).toMatchObject({ nodesAvailable: nodes.length, nodesUnavailable: [] });
     // The same through the CLI: `doctor --engine k8s` adds an ok cluster line, then the pids line.
     const cli = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/intercode.js'), 'doctor', '--json', '--engine', 'k8s'], { encoding: 'utf8', timeout: 120_000 });
     const report = JSON.parse(cli.stdout) as DoctorReport;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterCheck, clusterPidsCheck, diskQuotaCheck, freeDiskCheck, mountOf, runtimesCheck, type DoctorReport } from '../../src/doctor/index.js';
 import { IN_CI, probeEngine } from '../setup/docker.js';
+import { nodeUnavailable } from '../../src/sandbox/kubernetes/cluster.js';
 
 const CLI = join(import.meta.dirname, '../../bin/intercode.js');
 const engine = await probeEngine();
@@ -87,6 +88,25 @@ describe('intercode doctor: the Kubernetes cluster check', () => {
       summary: 'Kubernetes v1.20.2: pods may be created in namespace ns on https://k:6443',
     });
     expect(clusterCheck({ server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: false, problem: 'forbidden' }, true)).toMatchObject({ status: 'fail', fix: expect.stringContaining('pods/exec') });
+  });
+
+  it('a cluster whose every node cannot take a pod fails (a warning when not asked for); one such node among others is named', () => {
+    const base = { server: 'https://k:6443', namespace: 'ns', version: 'v1.20.2', reachable: true, canCreatePods: true };
+    const down = { ...base, nodesAvailable: 0, nodesUnavailable: ['n1: not Ready (Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)'] };
+    expect(clusterCheck(down, true)).toMatchObject({ status: 'fail', summary: 'Kubernetes v1.20.2 (namespace ns on https://k:6443): no node can run a pod (n1: not Ready (Unknown, NodeStatusUnknown: Kubelet stopped posting node status.))', fix: expect.stringContaining('kubelet') });
+    expect(clusterCheck(down, false)).toMatchObject({ status: 'warn' });
+    expect(clusterCheck({ ...base, nodesAvailable: 1, nodesUnavailable: ['n2: cordoned'] }, true)).toEqual({ id: 'cluster', status: 'ok', summary: 'Kubernetes v1.20.2: pods may be created in namespace ns on https://k:6443; cannot run pods: n2: cordoned' });
+    // Nodes not listed (a namespace-scoped identity): nothing is said of them.
+    expect(clusterCheck({ ...base, nodesProblem: 'cannot list nodes: 403' }, true)).toMatchObject({ status: 'ok' });
+  });
+
+  it('says why a node cannot take a pod: not Ready, cordoned, tainted', () => {
+    const ready = { type: 'Ready', status: 'True' };
+    expect(nodeUnavailable({ status: { conditions: [ready] } })).toBeUndefined();
+    expect(nodeUnavailable({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'PLEG is not healthy' }] } })).toBe('not Ready (False, KubeletNotReady: PLEG is not healthy)');
+    expect(nodeUnavailable({ status: {} })).toBe('not Ready (no Ready condition)');
+    expect(nodeUnavailable({ spec: { unschedulable: true }, status: { conditions: [ready] } })).toBe('cordoned');
+    expect(nodeUnavailable({ spec: { taints: [{ key: 'node.kubernetes.io/disk-pressure', effect: 'NoSchedule' }, { key: 'soft', effect: 'PreferNoSchedule' }] }, status: { conditions: [ready] } })).toBe('tainted node.kubernetes.io/disk-pressure:NoSchedule');
   });
 
   it("pids: ok only when every node's kubelet sets podPidsLimit; nodes without one or unread warn", () => {

@@ -30,7 +30,10 @@ export async function probeCluster(): Promise<ClusterProbe> {
   const configured = process.env.KUBECONFIG ? process.env.KUBECONFIG.split(':').some((f) => existsSync(f)) : existsSync(join(homedir(), '.kube', 'config'));
   if (!configured && !process.env.KUBERNETES_SERVICE_HOST) return { ok: false, reason: 'no KUBECONFIG (start one with ../shared/k8s/up.sh and export KUBECONFIG)' };
   const check = await checkCluster();
-  return check.canCreatePods ? { ok: true, cluster: await loadCluster() } : { ok: false, reason: check.problem ?? 'cannot create pods' };
+  if (!check.canCreatePods) return { ok: false, reason: check.problem ?? 'cannot create pods' };
+  // A cluster none of whose nodes can take a pod fails every test at once, not each after its pods' time limit.
+  if (check.nodesAvailable === 0) return { ok: false, reason: `no node can run a pod: ${check.nodesUnavailable?.join('; ') ?? check.nodesProblem}` };
+  return { ok: true, cluster: await loadCluster() };
 }
 
 /** Skip only outside CI, or where the run leaves Kubernetes out explicitly ({@link NO_KUBERNETES}), printing why. */

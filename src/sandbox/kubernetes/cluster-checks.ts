@@ -7,7 +7,18 @@ import type { ClusterCheck } from './cluster.js';
  */
 export function clusterCheck(found: ClusterCheck, required: boolean): HealthCheck {
   const where = `namespace ${found.namespace || '?'} on ${found.server || 'no cluster'}`;
-  if (found.reachable && found.canCreatePods) return { id: 'cluster', status: 'ok', summary: `Kubernetes ${found.version}: pods may be created in ${where}` };
+  if (found.reachable && found.canCreatePods && found.nodesAvailable === 0 && (found.nodesUnavailable?.length ?? 0) > 0) {
+    return {
+      id: 'cluster',
+      status: required ? 'fail' : 'warn',
+      summary: `Kubernetes ${found.version} (${where}): no node can run a pod (${found.nodesUnavailable!.join('; ')})`,
+      fix: "a node that is not Ready: see its kubelet's log and `kubectl describe node`; a cordoned or tainted one: `kubectl uncordon` or remove the taint",
+    };
+  }
+  if (found.reachable && found.canCreatePods) {
+    const some = found.nodesUnavailable?.length ? `; cannot run pods: ${found.nodesUnavailable.join('; ')}` : '';
+    return { id: 'cluster', status: 'ok', summary: `Kubernetes ${found.version}: pods may be created in ${where}${some}` };
+  }
   return {
     id: 'cluster',
     status: required ? 'fail' : 'warn',

@@ -1,5 +1,5 @@
 import type * as KubernetesClient from '@kubernetes/client-node';
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Node } from '@kubernetes/client-node';
 import { ClusterUnreachableError, ConfigError } from '../../errors.js';
 
 /** Which cluster and namespace `--engine k8s[:CONTEXT[/NAMESPACE]]` names. */
@@ -194,6 +194,23 @@ export interface ClusterCheck {
   podPidsLimits?: Record<string, number | null>;
   /** Why the nodes or their configurations could not be read. */
   nodesProblem?: string;
+  /**
+   * Nodes listed that cannot take a new pod, each as `name: why` (not Ready, cordoned, or
+   * tainted NoSchedule/NoExecute); undefined when the nodes could not be listed.
+   */
+  nodesUnavailable?: string[];
+  /** How many listed nodes can take a new pod; undefined when the nodes could not be listed. */
+  nodesAvailable?: number;
+}
+
+/** Why node `node` cannot take a new pod, or undefined when it can. */
+export function nodeUnavailable(node: V1Node): string | undefined {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  if (ready?.status !== 'True') return `not Ready (${ready ? `${ready.status}${ready.reason ? `, ${ready.reason}` : ''}${ready.message ? `: ${ready.message}` : ''}` : 'no Ready condition'})`;
+  if (node.spec?.unschedulable) return 'cordoned';
+  const taints = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
+  if (taints.length > 0) return `tainted ${taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(', ')}`;
+  return undefined;
 }
 
 /** How many nodes' kubelet configurations {@link checkCluster} reads at most. */
@@ -203,13 +220,19 @@ const NODES_READ = 20;
  * Each node's pods' process limit, as its kubelet is configured: Kubernetes sets no pids
  * limit per pod, only per node (`podPidsLimit`), so this is what bounds a fork bomb.
  */
-async function podPidsLimits(cluster: Cluster): Promise<Pick<ClusterCheck, 'podPidsLimits' | 'nodesProblem'>> {
-  let names: string[];
+async function readNodes(cluster: Cluster): Promise<Pick<ClusterCheck, 'podPidsLimits' | 'nodesProblem' | 'nodesUnavailable' | 'nodesAvailable'>> {
+  let nodes: V1Node[];
   try {
-    names = (await cluster.core.listNode()).items.map((node) => node.metadata!.name!).slice(0, NODES_READ);
+    nodes = (await cluster.core.listNode()).items;
   } catch (error) {
     return { nodesProblem: `cannot list nodes: ${apiReason(error)}` };
   }
+  const nodesUnavailable = nodes.flatMap((node) => {
+    const why = nodeUnavailable(node);
+    return why ? [`${node.metadata!.name!}: ${why}`] : [];
+  });
+  const availability = { nodesUnavailable, nodesAvailable: nodes.length - nodesUnavailable.length };
+  const names = nodes.map((node) => node.metadata!.name!).slice(0, NODES_READ);
   const limits: Record<string, number | null> = {};
   const problems: string[] = [];
   for (const name of names) {
@@ -223,13 +246,13 @@ async function podPidsLimits(cluster: Cluster): Promise<Pick<ClusterCheck, 'podP
       problems.push(`${name}: ${apiReason(error)}`);
     }
   }
-  return { podPidsLimits: limits, ...(problems.length > 0 ? { nodesProblem: `cannot read the kubelet configuration of ${problems.join(', ')}` } : {}) };
+  return { ...availability, podPidsLimits: limits, ...(problems.length > 0 ? { nodesProblem: `cannot read the kubelet configuration of ${problems.join(', ')}` } : {}) };
 }
 
 /**
  * Checks a cluster for `intercode doctor`: reachable, its version, whether this identity
- * may create pods in the namespace (a server-side dry run: nothing is created), and each
- * node's pod pids limit.
+ * may create pods in the namespace (a server-side dry run: nothing is created), which nodes
+ * can take a pod, and each node's pod pids limit.
  * Never throws; a configuration error is reported as the problem.
  */
 export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterCheck> {
@@ -253,7 +276,7 @@ export async function checkCluster(target: ClusterTarget = {}): Promise<ClusterC
       dryRun: 'All',
       body: { metadata: { generateName: 'intercode-doctor-' }, spec: { containers: [{ name: 'probe', image: 'busybox' }] } },
     });
-    return { ...base, version, reachable: true, canCreatePods: true, ...(await podPidsLimits(cluster)) };
+    return { ...base, version, reachable: true, canCreatePods: true, ...(await readNodes(cluster)) };
   } catch (error) {
     return { ...base, version, reachable: true, canCreatePods: false, problem: `cannot create pods in namespace ${cluster.namespace}: ${apiReason(error)}` };
   }

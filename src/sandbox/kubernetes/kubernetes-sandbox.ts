@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { ImageError, SandboxError } from '../../errors.js';
 import { manifestChanges, takeManifest, type Manifest } from '../file-manifest.js';
 import { CappedOutput } from '../capped-output.js';
@@ -6,7 +7,7 @@ import type { AttachedProcess, AttachOptions, ExecOptions, ExecResult, FileSyste
 import { apiReason, apiStatus, type Cluster } from './cluster.js';
 import { ExecAttachedProcess, openExec, sendStdin } from './exec-stream.js';
 import { SANDBOX_CONTAINER, sandboxPod, thisRunSelector, type PodOptions } from './pod-spec.js';
-import { PodWatch } from './pod-watch.js';
+import { PodWatch, podState, whyNotRunning } from './pod-watch.js';
 import { confined } from '../harness-capability.js';
 
 export interface KubernetesRuntimeOptions extends PodOptions {
@@ -103,14 +104,19 @@ export class KubernetesRuntime implements SandboxRuntime {
       throw unavailable('create', error);
     }
     const sandbox = new KubernetesSandbox(this, name, spec);
-    const state = await this.watch.settled(name, this.options.startTimeoutMs ?? 120_000);
+    const startTimeoutMs = this.options.startTimeoutMs ?? 120_000;
+    const watched = await this.watch.settled(name, startTimeoutMs);
+    // A watch that stalled without ending says nothing of the pod: the pod itself is read once.
+    const read = watched === undefined ? await this.readStartingPod(name) : undefined;
+    const state = watched ?? (read?.pod ? podState(read.pod) : undefined);
     if (state?.kind !== 'running') {
       await sandbox.destroy().catch(() => undefined);
       if (state?.kind === 'gone') throw new DeletedWhileStarting(unavailable('start', 'the pod was deleted'));
       if (state?.kind === 'failed' && state.imageMissing) {
         throw new ImageError('IMAGE_MISSING', `Image ${spec.image} is not on the node (pods use imagePullPolicy Never): ${state.reason}`, { details: { image: spec.image } });
       }
-      throw unavailable('start', state === undefined ? 'not running in time' : state.kind === 'failed' ? state.reason : 'the pod was deleted');
+      if (state?.kind === 'failed') throw unavailable('start', state.reason);
+      throw unavailable('start', `not running after ${startTimeoutMs / 1000} s (${read?.why ?? 'the pod could not be read'})`);
     }
     try {
       await sandbox.recordBaseline();
@@ -120,6 +126,24 @@ export class KubernetesRuntime implements SandboxRuntime {
       throw deleted ? new DeletedWhileStarting(unavailable('list the files of', 'the pod was deleted')) : unavailable('list the files of', error);
     }
     return sandbox;
+  }
+
+  /** Pod `name` as the apiserver has it now, and why it is not running (undefined when it cannot be read). */
+  private async readStartingPod(name: string): Promise<{ pod: V1Pod | undefined; why: string } | undefined> {
+    const { core, namespace } = this.cluster;
+    try {
+      const pod = await this.cluster.request('reading a pod', () => core.readNamespacedPod({ name, namespace })).catch((error: unknown) => {
+        if (apiStatus(error) === 404) return undefined;
+        throw error;
+      });
+      const events = await this.cluster.request('listing a pod\'s events', () => core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).then(
+        (list) => list.items,
+        () => [],
+      );
+      return { pod, why: whyNotRunning(pod, events) };
+    } catch {
+      return undefined;
+    }
   }
 
   /** Stops the watch. Sandboxes are left as they are. */

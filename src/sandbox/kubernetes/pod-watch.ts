@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { kubernetesLibrary, type Cluster } from './cluster.js';
 
 /** Where a pod stands, as far as starting a sandbox goes. */
@@ -22,6 +22,29 @@ export function podState(pod: V1Pod): PodState {
   }
   if (phase === 'Running' && container?.state?.running) return { kind: 'running' };
   return { kind: 'starting' };
+}
+
+/**
+ * Why a pod that is still starting is not running yet, from its status and its events
+ * (newest last): what `kubectl describe pod` would show a person, in one line.
+ */
+export function whyNotRunning(pod: V1Pod | undefined, events: readonly CoreV1Event[]): string {
+  if (!pod) return 'the pod is not listed';
+  const parts = [`pod ${(pod.status?.phase ?? 'without a phase').toLowerCase()}`];
+  for (const condition of pod.status?.conditions ?? []) {
+    if (condition.status !== 'True' && (condition.reason || condition.message)) parts.push(`${condition.type} ${condition.reason ?? 'false'}${condition.message ? `: ${condition.message}` : ''}`);
+  }
+  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+  if (waiting?.reason) parts.push(`container waiting (${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''})`);
+  const recent = [...events].sort((a, b) => eventTime(a) - eventTime(b)).slice(-3);
+  if (recent.length > 0) parts.push(`events: ${recent.map((e) => `${e.reason ?? e.type ?? 'event'}${(e.count ?? 1) > 1 ? ` ×${e.count}` : ''}: ${e.message ?? ''}`.trim()).join('; ')}`);
+  else parts.push('no events for it');
+  return parts.join('; ');
+}
+
+function eventTime(event: CoreV1Event): number {
+  const at = event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp;
+  return at ? new Date(at).getTime() : 0;
 }
 
 interface Waiter {
