@@ -217,7 +217,7 @@ export class BashEnv extends SandboxEnv {
 
   /** Runs `gold` through the workspace's runner, then reads what it changed through its control shell. */
   private async goldOutcomeIn(workspace: Workspace, gold: string): Promise<GoldRun> {
-    const inNewSandbox = workspace.fromImage === true;
+    const ranIn = workspace.fromImage === true ? ('new-sandboxes' as const) : undefined;
     const result = await workspace.runner.run(gold);
     const probe = FileProbe.of(workspace.control, workspace.sandbox);
     // Read as an episode's state is (see score): what the gold left running waits meanwhile.
@@ -226,6 +226,6 @@ export class BashEnv extends SandboxEnv {
       const added = changes.filter(isAddition).map(([path]) => path);
       return { observation: renderObservation(result), changes, hashes: await probe.hashes(added, this.config.hashMode) };
     });
-    return { outcome, durationMs: result.durationMs, inNewSandbox };
+    return { outcome, durationMs: result.durationMs, ...(ranIn ? { ranIn } : {}) };
   }
 }

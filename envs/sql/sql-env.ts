@@ -6,6 +6,7 @@ import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession, SqlSessionSta
 import { CheckpointStore, forkEpisode, type EpisodeCheckpoint } from '../../src/env/checkpoint.js';
 import type { SqlGoldCache } from './gold-cache.js';
 import type { GoldKey } from '../../src/golds/gold-store.js';
+import type { GoldRun } from '../../src/golds/gold-verifier.js';
 import { pyStr, pyTuple, type PyRepr } from './python-repr.js';
 import { hasTopLevelOrderBy, sqlReward, type SqlRewardOptions } from './reward.js';
 import { isRepeatableRead, isSessionNeutral } from './statement-kind.js';
@@ -380,7 +381,7 @@ export class SqlEnv implements TaskEnv {
       return run().then((outcome) => ({ outcome, cached: false }));
     }
     const database = this.databaseFor(task) ?? '';
-    return cache.get(this.goldCacheKey(database, gold), run, this.goldDiskKey(database, gold));
+    return cache.get(this.goldCacheKey(database, gold), () => run().then((outcome) => this.goldRun(outcome)), this.goldDiskKey(database, gold));
   }
 
   /**
@@ -400,7 +401,12 @@ export class SqlEnv implements TaskEnv {
     };
     const cache = this.config.goldCache;
     if (!cache || !isRepeatableRead(gold)) return run();
-    return (await cache.get(this.goldCacheKey(database ?? '', gold), run, this.goldDiskKey(database ?? '', gold))).outcome;
+    return (await cache.get(this.goldCacheKey(database ?? '', gold), () => run().then((outcome) => this.goldRun(outcome)), this.goldDiskKey(database ?? '', gold))).outcome;
+  }
+
+  /** A gold's run, as the cache keeps it: on a backend whose data no session changes, it ran where a new server's would. */
+  private goldRun(outcome: QueryOutcome): GoldRun<QueryOutcome> {
+    return this.config.backend.dataFixed ? { outcome, ranIn: 'fixed-data-server' } : { outcome };
   }
 
   /** The shared cache's key of `gold`'s result on `database`'s original data. */

@@ -67,7 +67,7 @@ export class GoldStore<T> {
     readonly dir: string,
     private readonly codec: { encode(outcome: T): unknown; decode(stored: unknown): T | undefined },
     /** The only verification whose entries this store trusts. */
-    private readonly trusted: GoldVerification = 'new-sandboxes',
+    readonly trusted: GoldVerification = 'new-sandboxes',
   ) {}
 
   /** The file an entry for `key` lives in. */

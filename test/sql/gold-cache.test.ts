@@ -8,6 +8,8 @@ import type { QueryOutcome } from '../../envs/sql/backend.js';
 import { bashGoldStore } from '../../envs/bash/gold-cache.js';
 
 const rows = (...values: string[]): QueryOutcome => ({ kind: 'rows', columns: ['x'], rows: values.map((v) => [v]), truncated: false });
+/** A gold's run on the harness connection to a fixed-data server, as the SQL env gives it. */
+const onServer = (outcome: QueryOutcome) => ({ outcome, ranIn: 'fixed-data-server' as const });
 const KEY = { env: 'sql', image: 'img', imageId: 'sha256:1', database: 'db', gold: 'SELECT x FROM t', limits: { timeoutMs: 1, maxRows: 1, maxBytes: 1 } };
 
 describe('SqlGoldCache with a store', () => {
@@ -19,7 +21,7 @@ describe('SqlGoldCache with a store', () => {
 
   it('runs a new gold twice, stores it when both agree; a new cache (process) trusts it without running', async () => {
     let runs = 0;
-    const run = async () => (runs++, rows("'a'"));
+    const run = async () => (runs++, onServer(rows("'a'")));
     expect(await new SqlGoldCache(sqlGoldStore(dir)).get('k', run, KEY)).toEqual({ outcome: rows("'a'"), cached: false });
     expect(runs).toBe(2);
     expect(await new SqlGoldCache(sqlGoldStore(dir)).get('k', run, KEY)).toEqual({ outcome: rows("'a'"), cached: true });
@@ -28,7 +30,7 @@ describe('SqlGoldCache with a store', () => {
 
   it('two runs that disagree: stored as unstable, and the gold runs at every score, here and in a new cache', async () => {
     let runs = 0;
-    const run = async () => rows(String(runs++));
+    const run = async () => onServer(rows(String(runs++)));
     const cache = new SqlGoldCache(sqlGoldStore(dir));
     expect((await cache.get('k', run, KEY)).outcome).toEqual(rows('1'));
     expect((await cache.get('k', run, KEY)).outcome).toEqual(rows('2'));
@@ -39,7 +41,7 @@ describe('SqlGoldCache with a store', () => {
 
   it('a gold stopped by its time limit is neither stored nor kept in memory', async () => {
     let runs = 0;
-    const run = async (): Promise<QueryOutcome> => (runs++, { kind: 'error', message: 'interrupted', timedOut: true });
+    const run = async () => (runs++, onServer({ kind: 'error', message: 'interrupted', timedOut: true }));
     const cache = new SqlGoldCache(sqlGoldStore(dir));
     await cache.get('k', run, KEY);
     await cache.get('k', run, KEY);

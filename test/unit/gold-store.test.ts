@@ -99,7 +99,7 @@ describe('GoldStore', () => {
     expect(await store.get(key)).toBeUndefined();
     const cache = new GoldCache(store);
     let runs = 0;
-    const run = async () => (runs++, { outcome: outcome('112K\t/workspace\n'), durationMs: 1, inNewSandbox: true });
+    const run = async () => (runs++, { outcome: outcome('112K\t/workspace\n'), durationMs: 1, ranIn: "new-sandboxes" as const });
     expect(await cache.get('k', run, key)).toEqual({ outcome: outcome('112K\t/workspace\n'), cached: false });
     expect(runs).toBe(2);
     // Today's format, but no word (or another word) on where it was verified.
@@ -113,7 +113,7 @@ describe('GoldStore', () => {
     const dir = await tempDir();
     const cache = new GoldCache(bashGoldStore(dir));
     let runs = 0;
-    const run = async () => ({ outcome: outcome('x'), durationMs: 1, inNewSandbox: runs++ === 0 });
+    const run = async () => ({ outcome: outcome('x'), durationMs: 1, ...(runs++ === 0 ? { ranIn: "new-sandboxes" as const } : {}) });
     expect(await cache.get('k', run, { gold: 'ls' })).toEqual({ outcome: outcome('x'), cached: false });
     expect(await readdir(dir).catch(() => [])).toEqual([]);
   });
@@ -138,7 +138,7 @@ describe('GoldCache over a GoldStore', () => {
     let runs = 0;
     const run = async () => {
       runs += 1;
-      return { outcome: outcome('same\n'), durationMs: 5, inNewSandbox: true };
+      return { outcome: outcome('same\n'), durationMs: 5, ranIn: "new-sandboxes" as const };
     };
     const first = new GoldCache(bashGoldStore(dir));
     expect(await first.get('k', run, { gold: 'ls' })).toEqual({ outcome: outcome('same\n'), cached: false });
@@ -154,7 +154,7 @@ describe('GoldCache over a GoldStore', () => {
   it('stores a gold whose two runs differ as non-deterministic: a later process runs it once per score, never verifies it again', async () => {
     const dir = await tempDir();
     let runs = 0;
-    const run = async () => ({ outcome: outcome(`run ${++runs}\n`), durationMs: 1, inNewSandbox: true });
+    const run = async () => ({ outcome: outcome(`run ${++runs}\n`), durationMs: 1, ranIn: "new-sandboxes" as const });
     await new GoldCache(bashGoldStore(dir)).get('k', run, { gold: 'date' });
     expect(runs).toBe(2);
     const later = new GoldCache(bashGoldStore(dir));
@@ -172,7 +172,7 @@ describe('GoldCache over a GoldStore', () => {
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 5));
       running -= 1;
-      return { outcome: outcome('x'), durationMs: 5, inNewSandbox: true };
+      return { outcome: outcome('x'), durationMs: 5, ranIn: "new-sandboxes" as const };
     };
     await new GoldCache().get('k', run);
     expect(most).toBe(1);
@@ -182,7 +182,7 @@ describe('GoldCache over a GoldStore', () => {
     const dir = await tempDir();
     const durations = [30, 70, 4, 9];
     let runs = 0;
-    const run = (text: (n: number) => string) => async () => ({ outcome: outcome(text(runs)), durationMs: durations[runs++]!, inNewSandbox: true });
+    const run = (text: (n: number) => string) => async () => ({ outcome: outcome(text(runs)), durationMs: durations[runs++]!, ranIn: "new-sandboxes" as const });
     const first = new GoldCache(bashGoldStore(dir));
     await first.get('walk', run(() => 'same\n'), { gold: 'find /' });
     await first.get('date', run((n) => `run ${n}\n`), { gold: 'date' });
@@ -205,7 +205,7 @@ describe('GoldCache over a GoldStore', () => {
     await store.put({ gold: 'ls' }, { stable: true, outcome: outcome('old\n'), verifiedIn: 'new-sandboxes' });
     const cache = new GoldCache(store);
     expect(await cache.durationMs('k', { gold: 'ls' })).toBeUndefined();
-    expect(await cache.get('k', async () => ({ outcome: outcome('new\n'), durationMs: 1, inNewSandbox: true }), { gold: 'ls' })).toEqual({ outcome: outcome('old\n'), cached: true });
+    expect(await cache.get('k', async () => ({ outcome: outcome('new\n'), durationMs: 1, ranIn: "new-sandboxes" as const }), { gold: 'ls' })).toEqual({ outcome: outcome('old\n'), cached: true });
   });
 });
 
