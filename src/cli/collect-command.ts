@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { appendFileSync, writeFileSync } from 'node:fs';
-import { addThreadsFlag, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
+import { addThreadsFlag, commandEngineSettings, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS, envPlugin } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
-import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { STRATEGIES } from '../agents/index.js';
 import { ROLLOUT_FORMATS } from '../rollouts/index.js';
 import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
@@ -82,7 +82,7 @@ export function registerCollectCommand(program: Command): void {
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1'], ['--branch-at', flags.branchAt !== undefined], ['--branches', flags.branches !== undefined]] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const engineSettings = { ...episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>)), threads: threadCount(flags) };
+    const engineSettings = commandEngineSettings(plugin, flags as CollectFlags & Record<string, unknown>);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);

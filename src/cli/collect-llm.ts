@@ -2,9 +2,8 @@ import { createStrategy } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { BranchingModel, formatRecord, parseRolloutFormat, RolloutFile, sampleBranchedGroups, sampleGroups, type RolloutRecord, type SampleOptions } from '../rollouts/index.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { describeEngine, EpisodeEngine } from '../engine/index.js';
-import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { commandEngineSettings, openCommandEngine, type CommandEngine } from './command-engine.js';
+import type { EpisodeEngineFlags } from './engine-options.js';
 import { experimentSettings, type CommonEnvFlags } from './env-cli.js';
 import type { EnvPlugin } from '../../envs/index.js';
 import { positiveInteger } from '../env/flag-values.js';
@@ -49,7 +48,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as LlmCollectFlags & Record<string, unknown>));
+  const engineSettings = commandEngineSettings(plugin, flags as LlmCollectFlags & Record<string, unknown>);
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const branching = branchFlags(flags);
   if (branching && format !== 'jsonl') {
@@ -91,8 +90,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const { demoTransitions } = await import('../../training/demos/demo-episode.js');
   const file = toFile ? RolloutFile.open(flags.out, settings, samplesPerTask) : undefined;
   const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
-  const engines = commandEngines(flags, log);
-  let executor: EpisodeEngine | undefined;
+  let opened: CommandEngine | undefined;
   let progress: Progress | undefined;
   const stop = new AbortController();
   const unregister = windDownOnSignal(() => {
@@ -106,10 +104,9 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const started = performance.now();
   let chosen: readonly Task[] = [];
   try {
-    const envs = await plugin.createEnvs(flags as LlmCollectFlags & Record<string, unknown>, parallel, { purpose: 'collect', log, engines });
-    executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
-    log(describeEngine(executor));
-    const all = envs[0]!.tasks;
+    opened = await openCommandEngine(plugin, flags as LlmCollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
+    const executor = opened.engine;
+    const all = opened.tasks;
     const limited = limit === undefined ? all : all.slice(0, limit);
     chosen = limited;
     const tasks = limited.filter((t) => !file?.done.has(t.id));
@@ -163,8 +160,8 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     progress?.stop();
     unregister();
     buffer?.close();
-    await executor?.close();
-    releaseEngines(engines, log);
+    await opened?.engine.close();
+    opened?.releaseEngines();
   }
   const elapsedSec = (performance.now() - started) / 1000;
   const n = Math.max(1, counts.episodes);

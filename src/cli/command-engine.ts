@@ -1,12 +1,19 @@
 import type { Command } from 'commander';
 import type { CommonEnvFlags, EnvPlugin, EnvPurpose } from '../../envs/index.js';
 import { pluginShardFactory } from '../../envs/plugin-shards.js';
+import type { Task } from '../datasets/index.js';
 import { describeEngine, EpisodeEngine, type SandboxMode } from '../engine/index.js';
+import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { backendOf } from '../sandbox/multi/backends.js';
+import type { EngineStatus } from '../sandbox/multi/backend.js';
+import type { EngineSet } from '../sandbox/multi/engine-set.js';
+import type { SandboxRuntime } from '../sandbox/types.js';
+import type { RecordedEpisode } from '../trajectory/index.js';
 import { startThreadedEnvs } from '../vec/threaded-envs.js';
 import { commandEngines, engineTargets, releaseEngines, sandboxSettings, type EngineFlags } from './engine-flag.js';
+import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 
 /** Commander attribute of `--threads`. */
 export interface ThreadsFlags {
@@ -31,40 +38,73 @@ export interface CommandEngineSettings {
   threads: number;
 }
 
-/** A command's episode engine, and what to call once the engine is closed. */
+/** The flags a command's {@link openCommandEngine} reads. */
+export type CommandEngineFlags = CommonEnvFlags & EngineFlags & EpisodeEngineFlags & ThreadsFlags & Record<string, unknown>;
+
+/**
+ * The checked values of a command's `--parallel` (default: the env's own where it sustains
+ * more, see EnvPlugin.defaultParallel), `--sandboxes`, `--keep-warm` and `--threads` (1
+ * where the command has no such flag).
+ * @throws ConfigError naming the flag.
+ */
+export function commandEngineSettings(plugin: EnvPlugin, flags: CommandEngineFlags): CommandEngineSettings {
+  return { ...episodeEngineFlags(flags, plugin.defaultParallel?.(flags)), threads: threadCount(flags) };
+}
+
+/** `--threads`, checked (1 where the command has no such flag). @throws ConfigError naming it. */
+export function threadCount(flags: ThreadsFlags): number {
+  return positiveInteger('--threads', flags.threads ?? '1');
+}
+
+/** What the sandboxes of a command were (`--sandbox-kind auto` picks by the engine), said in its figures; none: its envs used no engine. */
+export type SandboxKindShown = 'episode-roots' | 'containers' | 'pods' | 'none';
+
+/** A command's episode engine, and what to ask and call around it. */
 export interface CommandEngine {
   engine: EpisodeEngine;
+  /** The envs' tasks (every env of a command has the same). */
+  tasks: readonly Task[];
+  /** What the envs' sandboxes were; undefined with --threads (each thread's engines decide, as this thread's would). */
+  sandboxKind(): Promise<SandboxKindShown | undefined>;
+  /** With several engines, each one's counts (on this thread's engines: undefined with --threads, whose engines are the threads'). */
+  engineStatus(): EngineStatus[] | undefined;
   /** Stops the engines' health checks (after the engine's envs are closed). */
   releaseEngines(): void;
 }
 
-/** `--threads`, checked. @throws ConfigError naming it. */
-export function threadCount(flags: ThreadsFlags): number {
-  return positiveInteger('--threads', flags.threads ?? '1');
+/** What a command asks of its envs besides their number. */
+export interface CommandEnvsOptions {
+  /** `replay`: the recorded episodes (envs on this thread only). */
+  recording?: readonly RecordedEpisode[];
+  /** Close the envs beyond the dataset's number of tasks before the engine starts (`run`: each task is played once). */
+  atMostOnePerTask?: boolean;
 }
 
 /**
  * The episode engine of a command over `settings.parallel` envs of `plugin`: on this thread
  * (`threads` 1), or in worker threads, each thread's envs made by the plugin from the same
- * flags (see pluginShardEnvs) and on a warm pool of that thread's own.
- * @throws ConfigError for --threads with --sandboxes fresh or a Kubernetes engine; what making the envs threw.
+ * flags (see pluginShardEnvs) and on a warm pool of that thread's own. What every command
+ * that plays episodes does between its flags and its first episode, in one place.
+ * @throws ConfigError for --threads with --sandboxes fresh, a Kubernetes engine or a recording; what making the envs threw (the engines released).
  */
 export async function openCommandEngine(
   plugin: EnvPlugin,
-  flags: CommonEnvFlags & EngineFlags & Record<string, unknown>,
+  flags: CommandEngineFlags,
   settings: CommandEngineSettings,
   purpose: EnvPurpose,
   log: (line: string) => void,
+  options: CommandEnvsOptions = {},
 ): Promise<CommandEngine> {
   const { parallel, sandboxes, keepWarmMs, threads } = settings;
   if (threads === 1) {
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags, parallel, { purpose, log, engines });
-    const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
+    const { envs, engines, release } = await openCommandEnvs(plugin, flags, parallel, purpose, log, options);
+    const used = options.atMostOnePerTask ? await atMostOnePerTask(envs) : envs;
+    const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
     log(describeEngine(engine));
-    return { engine, releaseEngines: () => releaseEngines(engines, log) };
+    return { engine, tasks: used[0]!.tasks, sandboxKind: async () => (engines.connected ? kindOfSandboxes(await engines.runtime()) : 'none'), engineStatus: () => engines.status(), releaseEngines: release };
   }
   if (sandboxes === 'fresh') throw new ConfigError('--threads', 'puts each thread\'s envs on a warm pool of its own: use it with --sandboxes pooled (the default)');
+  if (options.recording) throw new ConfigError('--threads', 'replays on one thread (use --threads 1)');
   const targets = engineTargets(flags);
   // A thread that dies has its sandboxes removed by label from the main thread: on Docker engines.
   if (targets.some((target) => backendOf(target.endpoint).name !== 'docker')) throw new ConfigError('--threads', 'needs Docker engines (--engine k8s…: use --threads 1)');
@@ -75,7 +115,49 @@ export async function openCommandEngine(
     pool: { keepWarmMs },
     engines: targets.map((target) => target.endpoint),
   });
-  const engine = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
-  log(`episode engine: ${parallel} env(s) in ${Math.min(threads, parallel)} worker threads, each stepping its share on its own event loop with its own engine connections and warm pool`);
-  return { engine, releaseEngines: () => undefined };
+  const used = options.atMostOnePerTask ? await atMostOnePerTask(envs) : envs;
+  const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
+  log(`episode engine: ${used.length} env(s) in ${Math.min(threads, used.length)} worker threads, each stepping its share on its own event loop with its own engine connections and warm pool`);
+  return {
+    engine,
+    tasks: used[0]!.tasks,
+    sandboxKind: async () => undefined,
+    engineStatus: () => undefined,
+    releaseEngines: () => undefined,
+  };
+}
+
+/** A command's envs stepped by the command itself (play, export, serve), and what to call once they are closed. */
+export interface CommandEnvs {
+  envs: TaskEnv[];
+  engines: EngineSet;
+  /** Stops the engines' health checks; with several, logs how many sandboxes each took. */
+  release(): void;
+}
+
+/**
+ * `count` envs of `plugin` on this thread, over the engines the command's flags name.
+ * @throws what making the envs threw, after the engines are released.
+ */
+export async function openCommandEnvs(plugin: EnvPlugin, flags: CommonEnvFlags & EngineFlags & Record<string, unknown>, count: number, purpose: EnvPurpose, log: (line: string) => void, options: Pick<CommandEnvsOptions, 'recording'> = {}): Promise<CommandEnvs> {
+  const engines = commandEngines(flags, log);
+  const release = () => releaseEngines(engines, log);
+  try {
+    const envs = await plugin.createEnvs(flags, count, { purpose, log, engines, ...(options.recording ? { recording: options.recording } : {}) });
+    return { envs, engines, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/** No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed. */
+async function atMostOnePerTask(envs: TaskEnv[]): Promise<TaskEnv[]> {
+  const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
+  await Promise.all(envs.slice(used.length).map((env) => env.close()));
+  return used;
+}
+
+function kindOfSandboxes(runtime: SandboxRuntime): Exclude<SandboxKindShown, 'none'> {
+  return runtime.freshRoots ? 'episode-roots' : runtime.name === 'kubernetes' ? 'pods' : 'containers';
 }

@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
-import { describeEngine, EpisodeEngine } from '../engine/index.js';
+import { describeEngine } from '../engine/index.js';
 import { readRunSettings } from '../eval/journal.js';
-import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { addThreadsFlag, commandEngineSettings, openCommandEngine, type ThreadsFlags } from './command-engine.js';
 import { addEnvFlags, experimentSettings, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -15,7 +15,7 @@ import { modelEndpoint, nonNegativeInteger } from './model-flags.js';
 import { describeUnscored } from '../policy/index.js';
 import { announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags {
+interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   env: string;
   strategy: string;
   turns: string;
@@ -73,12 +73,13 @@ export function registerEvalCommand(program: Command): void {
     .option('--retries <n>', 'retries of a request after 429, 5xx, timeouts and connection failures (exponential backoff)', '6')
     .option('--limit <n>', 'evaluate only the first n tasks')
     .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","notScored","notScoredByReason","usage"}');
+  addThreadsFlag(command);
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: EvalFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const engineSettings = commandEngineSettings(plugin, flags as EvalFlags & Record<string, unknown>);
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
@@ -93,11 +94,9 @@ export function registerEvalCommand(program: Command): void {
     if (flags.out !== undefined) await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
     const startedAt = new Date();
 
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as EvalFlags & Record<string, unknown>, parallel, { purpose: 'eval', log, engines });
-    const executor = new EpisodeEngine(envs, { sandboxes, keepWarmMs });
-    log(describeEngine(executor));
-    const all = envs[0]!.tasks;
+    const opened = await openCommandEngine(plugin, flags as EvalFlags & Record<string, unknown>, engineSettings, 'eval', log);
+    const executor = opened.engine;
+    const all = opened.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);
     const out = openRunFolder('eval', flags.out);
     const settings = {
@@ -135,7 +134,7 @@ export function registerEvalCommand(program: Command): void {
       progress.stop();
       unregister();
       await executor.close();
-      releaseEngines(engines, log);
+      opened.releaseEngines();
     }
     const again = flags.out === undefined ? `run again with --out ${out} to resume` : 'run again to resume';
     log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: ${again}` : ''})`);

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import { formatRecord, parseRolloutFormat, readEpisodeTurns, readRolloutRecords, ROLLOUT_FORMATS, toIntercodeLayout } from '../rollouts/index.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { openCommandEnvs } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS, writeHarborTask } from '../../envs/index.js';
 import { nonNegativeInteger } from './model-flags.js';
@@ -70,14 +70,14 @@ async function exportHarbor(envName: string, flags: ExportFlags, self: Command):
   const plugin = selectEnvPlugin(ENV_PLUGINS, '<source>', envName, self);
   if (!plugin.harborTask) throw new ConfigError('<source>', `harbor: the ${plugin.name} env's tasks are not exported (exported: ${ENV_PLUGINS.filter((c) => c.harborTask).map((c) => c.name).join(', ')})`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const engines = commandEngines(flags, log);
-  const [env] = await plugin.createEnvs(flags as ExportFlags & Record<string, unknown>, 1, { purpose: 'run', log, engines });
+  const opened = await openCommandEnvs(plugin, flags as ExportFlags & Record<string, unknown>, 1, 'run', log);
+  const [env] = opened.envs;
   try {
     await mkdir(flags.out, { recursive: true });
     for (const task of env!.tasks) await writeHarborTask(flags.out, await plugin.harborTask(env!, task, flags as ExportFlags & Record<string, unknown>));
     return env!.tasks.length;
   } finally {
     await env!.close();
-    releaseEngines(engines, log);
+    opened.release();
   }
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { createInterface } from 'node:readline/promises';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { openCommandEnvs } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 
@@ -39,15 +39,15 @@ export function registerPlayCommand(program: Command): void {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     if (flags.task !== undefined && !/^\d+$/.test(flags.task.trim())) throw new ConfigError('--task', `must be a task index (a whole number from 0), got "${flags.task}"`);
-    const engines = commandEngines(flags, log);
-    const [env] = await plugin.createEnvs(flags as PlayFlags & Record<string, unknown>, 1, { purpose: 'play', log, engines });
+    const opened = await openCommandEnvs(plugin, flags as PlayFlags & Record<string, unknown>, 1, 'play', log);
+    const [env] = opened.envs;
     if (!env) throw new Error(`${plugin.name} made no env`);
     let index = 0;
     if (flags.task !== undefined) {
       const checked = env.tasks.length === 0 ? 'needs a dataset (tool mode has none)' : taskIndex(flags.task, env.tasks.length);
       if (typeof checked === 'string') {
         await env.close();
-        releaseEngines(engines, log);
+        opened.release();
         throw new ConfigError('--task', checked);
       }
       index = checked;
@@ -118,7 +118,7 @@ export function registerPlayCommand(program: Command): void {
       process.off('SIGINT', onInterrupt);
       rl.close();
       await env.close();
-      releaseEngines(engines, log);
+      opened.release();
     }
 
     async function play(line: string): Promise<void> {

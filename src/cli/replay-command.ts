@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
+import { describeEngine, parseSandboxMode } from '../engine/index.js';
 import { ConfigError, oneOf } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { QUERY_MISMATCH_POLICIES } from '../replay/task-match.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { openCommandEngine } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -100,11 +100,10 @@ export function registerReplayCommand(program: Command): void {
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
     const runDir = openRunFolder('replay', flags.runDir);
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as ReplayFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'replay', log, engines, recording: episodes });
     // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
-    const engine = new EpisodeEngine(envs, { sandboxes });
-    log(describeEngine(engine));
+    const opened = await openCommandEngine(plugin, flags as ReplayFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'replay', log, { recording: episodes });
+    const { engine } = opened;
+    const envs = engine.envs;
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
@@ -121,7 +120,7 @@ export function registerReplayCommand(program: Command): void {
     } finally {
       progress.stop();
       await engine.close();
-      releaseEngines(engines, log);
+      opened.releaseEngines();
     }
     const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches } = report;
     const figures = { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches };

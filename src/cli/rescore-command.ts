@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { describeEngine, EpisodeEngine, parseSandboxMode } from '../engine/index.js';
+import { describeEngine, parseSandboxMode } from '../engine/index.js';
 import type { Unscored } from '../policy/index.js';
 import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
 import { readEpisodeTurns } from '../rollouts/index.js';
 import { resolve } from 'node:path';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { openCommandEngine } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -75,21 +75,19 @@ export function registerRescoreCommand(program: Command): void {
       const show = nonNegativeInteger('--show', flags.show);
       const episodes = readEpisodeTurns(file);
       const runDir = openRunFolder('rescore', flags.runDir);
-      const engines = commandEngines(flags, log);
       // The envs `collect` and `serve` make (not replay's InterCode-compatible ones): the rollouts were played there.
-      const envs = await plugin.createEnvs(flags as RescoreFlags & Record<string, unknown>, Math.min(parallel, episodes.length), { purpose: 'collect', log, engines });
-      const engine = new EpisodeEngine(envs, { sandboxes });
-      log(describeEngine(engine));
+      const opened = await openCommandEngine(plugin, flags as RescoreFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'collect', log);
+      const { engine, tasks } = opened;
       const progress = new Progress('episodes', episodes.length);
       let report: RescoreReport;
       try {
-        report = await rescoreEpisodes(engine, plugin, envs[0]!.tasks, episodes, (done) => progress.update(done));
+        report = await rescoreEpisodes(engine, plugin, tasks, episodes, (done) => progress.update(done));
       } finally {
         progress.stop();
         await engine.close();
-        releaseEngines(engines, log);
+        opened.releaseEngines();
       }
-      writeRunResult(runDir, { command: 'rescore', startedAt, figures: report, dataset: datasetFacts(flags.data, envs[0]!.tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { rollouts: resolve(file) } });
+      writeRunResult(runDir, { command: 'rescore', startedAt, figures: report, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { rollouts: resolve(file) } });
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else printReport(report, show);
       announceRunFolder(runDir, flags.json);

@@ -1,9 +1,8 @@
-import type { SandboxRuntime } from '../sandbox/types.js';
 import type { Command } from 'commander';
 import { countByReason, describeUnscored, GoldPolicy, meanOfScored, rollout, unscoredRollout, type Unscored } from '../policy/index.js';
-import { describeEngine, EpisodeEngine, longestFirst } from '../engine/index.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
-import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { describeEngine, longestFirst } from '../engine/index.js';
+import { addThreadsFlag, commandEngineSettings, openCommandEngine, type ThreadsFlags } from './command-engine.js';
+import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
@@ -13,7 +12,7 @@ import { printable } from './error-boundary.js';
 import { ALLOW_FAILING_GOLDS, checkGolds } from './gold-check.js';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags {
+interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
   json?: boolean;
   allowFailingGolds?: boolean;
   runDir?: string;
@@ -47,7 +46,7 @@ export function registerRunCommand(program: Command): void {
     .description('play every task of a dataset with its gold command as the agent (those whose golds took longest when verified first); print each reward, in task order, and a summary')
     .option(
       '--json',
-      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","sandboxes","sandboxKind" (episode-roots, containers or pods),' +
+      'print one JSON object: {"episodes","solved","successRate","meanReward","elapsedSec","setupSec","episodesPerSec","parallel","threads" (with --threads above 1),"sandboxes","sandboxKind" (episode-roots, containers, pods, or none where the env used no engine; left out with --threads: each thread\'s engines decide),' +
         '"notScored","notScoredByReason","tasks":[{"index","reward","parts"}]}; an episode that ended truncated (its verifier gave no reward, the sandbox was lost…) ' +
         'has "reward":null and "truncation":{"reason","message"}, and is left out of meanReward (null when none was scored); ' +
         'with several --engine also "engines":[{"endpoint","weight","up","live","created","downs"}]',
@@ -57,22 +56,17 @@ export function registerRunCommand(program: Command): void {
       'exit 0 whatever the golds score (deliberate measurement); without it, fewer than half of the scored golds scoring 1 ends with a line saying which dataset/env mismatch is likely, exit 1',
     );
   addRunDirFlag(command, 'trajectories/ (an InterCode log per episode, unless --trajectories says where)');
+  addThreadsFlag(command);
   addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
     const startedAt = new Date();
     const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
-    const { parallel, sandboxes, keepWarmMs } = episodeEngineFlags(flags, plugin.defaultParallel?.(flags as typeof flags & Record<string, unknown>));
+    const settings = commandEngineSettings(plugin, flags as RunFlags & Record<string, unknown>);
     const runDir = openRunFolder('run', flags.runDir);
     flags.trajectories ??= join(runDir, 'trajectories');
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const engines = commandEngines(flags, log);
-    const envs = await plugin.createEnvs(flags as RunFlags & Record<string, unknown>, parallel, { purpose: 'run', log, engines });
-    // No more envs (and pooled sandboxes) than tasks: the rest would only be set up and removed.
-    const used = envs.slice(0, Math.max(1, Math.min(envs.length, envs[0]!.tasks.length)));
-    await Promise.all(envs.slice(used.length).map((env) => env.close()));
-    const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
-    log(describeEngine(engine));
-    const tasks = envs[0]!.tasks;
+    const opened = await openCommandEngine(plugin, flags as RunFlags & Record<string, unknown>, settings, 'run', log, { atMostOnePerTask: true });
+    const { engine, tasks } = opened;
     const gold = new GoldPolicy((context) => plugin.goldActions(context.task));
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
@@ -82,7 +76,7 @@ export function registerRunCommand(program: Command): void {
     try {
       // Longest golds first (as measured when they were verified): a long one left for last
       // would run alone while the other envs sit idle.
-      const durations = await Promise.all(tasks.map((task) => used[0]!.goldDurationMs?.(task)));
+      const durations = await Promise.all(tasks.map((task) => engine.envs[0]!.goldDurationMs?.(task)));
       await engine.forEach(
         longestFirst(
           tasks.map((task, index) => ({ task, index })),
@@ -103,8 +97,9 @@ export function registerRunCommand(program: Command): void {
       progress.stop();
       await engine.close();
     }
-    const sandboxKind = kindOfSandboxes(await engines.runtime());
-    releaseEngines(engines, log);
+    const sandboxKind = await opened.sandboxKind();
+    const engineStatus = opened.engineStatus();
+    opened.releaseEngines();
     const firstEpisode = engine.firstEpisodeAt ?? ended;
     const solved = outcomes.filter((o) => o.reward !== null && isSolved(o.reward)).length;
     const notScoredByReason = countByReason(outcomes.flatMap((o) => (o.truncation ? [o.truncation] : [])));
@@ -118,12 +113,13 @@ export function registerRunCommand(program: Command): void {
       elapsedSec: (ended - started) / 1000,
       setupSec: (firstEpisode - started) / 1000,
       episodesPerSec: outcomes.length / Math.max(1e-6, (ended - firstEpisode) / 1000),
-      parallel,
+      parallel: settings.parallel,
+      ...(settings.threads > 1 ? { threads: settings.threads } : {}),
       sandboxes: engine.mode,
-      sandboxKind,
+      ...(sandboxKind ? { sandboxKind } : {}),
       notScored,
       notScoredByReason,
-      ...(engines.status() ? { engines: engines.status() } : {}),
+      ...(engineStatus ? { engines: engineStatus } : {}),
     };
     const figures = { ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) };
     writeRunResult(runDir, { command: 'run', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { trajectories: flags.trajectories } });
@@ -137,15 +133,10 @@ export function registerRunCommand(program: Command): void {
   });
 }
 
-/** What the run's sandboxes were (`--sandbox-kind auto` picks by the engine): said in its figures. */
-function kindOfSandboxes(runtime: SandboxRuntime): 'episode-roots' | 'containers' | 'pods' {
-  return runtime.freshRoots ? 'episode-roots' : runtime.name === 'kubernetes' ? 'pods' : 'containers';
-}
-
 /** The text listing: one line per task, in task order, then the summary. */
 function printOutcomes(
   outcomes: readonly TaskOutcome[],
-  summary: { episodes: number; successRate: number; meanReward: number | null; elapsedSec: number; setupSec: number; episodesPerSec: number; notScored: number; solved: number; sandboxKind: string },
+  summary: { episodes: number; successRate: number; meanReward: number | null; elapsedSec: number; setupSec: number; episodesPerSec: number; notScored: number; solved: number; sandboxKind?: string; threads?: number },
   notScoredByReason: Record<string, number>,
 ): void {
   const { notScored, meanReward, solved } = summary;
@@ -161,6 +152,6 @@ function printOutcomes(
   console.log(
     `\n${summary.episodes} episodes, ${solved} scored 1.0 (${(summary.successRate * 100).toFixed(1)} %), ` +
       `${notScored > 0 ? `${describeUnscored(notScoredByReason)}, ` : ''}${mean}, ${summary.elapsedSec.toFixed(1)} s ` +
-      `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s; sandboxes: ${summary.sandboxKind.replace('-', ' ')})`,
+      `(set-up ${summary.setupSec.toFixed(1)} s, then ${summary.episodesPerSec.toFixed(1)} episodes/s; ${summary.sandboxKind ? `sandboxes: ${summary.sandboxKind.replace('-', ' ')}` : `in ${summary.threads} threads`})`,
   );
 }

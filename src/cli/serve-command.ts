@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { packageVersion } from './package-version.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { checkListening, EnvServer, pooledEnvSlots, reservePort, SERVER_DEFAULTS } from '../server/index.js';
-import { commandEngines, releaseEngines } from './engine-flag.js';
+import { openCommandEnvs, type CommandEnvs } from './command-engine.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { SESSION_SPARES } from '../vec/index.js';
@@ -78,15 +78,14 @@ export function registerServeCommand(program: Command): void {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     // Bound before images are checked and sandboxes warm (seconds to minutes): a port in use is said at once.
     const reserved = await reservePort(flags.host, port);
-    const engines = commandEngines(flags, log);
-    let envs: Awaited<ReturnType<typeof plugin.createEnvs>>;
+    let opened: CommandEnvs;
     try {
-      envs = await plugin.createEnvs(flags as ServeFlags & Record<string, unknown>, maxSessions, { purpose: 'serve', log, engines });
+      opened = await openCommandEnvs(plugin, flags as ServeFlags & Record<string, unknown>, maxSessions, 'serve', log);
     } catch (error) {
       await reserved.release();
-      releaseEngines(engines, log);
       throw error;
     }
+    const { envs } = opened;
     const slots = pooledEnvSlots(plugin.name, envs, spares === undefined ? {} : { spares });
     const version = packageVersion();
     let server: EnvServer;
@@ -114,7 +113,7 @@ export function registerServeCommand(program: Command): void {
     } catch (error) {
       await reserved.release();
       await slots.close();
-      releaseEngines(engines, log);
+      opened.release();
       throw error;
     }
     const stopped = new Promise<void>((resolve) => {
@@ -126,7 +125,7 @@ export function registerServeCommand(program: Command): void {
     process.stdout.write(`${JSON.stringify({ url: server.url, env: plugin.name, maxSessions, tasks: envs[0]!.tasks.length })}\n`);
     log(`intercode serve: ${plugin.name} at ${server.url} (WebSocket ${server.url.replace(/^http/, 'ws')}/ws, MCP ${server.url}/mcp), up to ${maxSessions} sessions`);
     await stopped;
-    releaseEngines(engines, log);
+    opened.release();
     const stats = server.leases.stats();
     log(`intercode serve: stopped after ${stats.opened} sessions (${Object.entries(stats.ended).map(([k, v]) => `${k} ${v}`).join(', ')})`);
   });

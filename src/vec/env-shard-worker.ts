@@ -8,6 +8,7 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { threadId } from 'node:worker_threads';
+import type { Task } from '../datasets/index.js';
 import type { ResetOptions, TaskEnv } from '../env/types.js';
 import { packagePath } from '../package-path.js';
 import { liveSandboxes } from '../sandbox/lifecycle/registry.js';
@@ -43,6 +44,8 @@ async function answer(envs: readonly TaskEnv[], request: Exclude<ShardRequest, {
       return env.step(request.action);
     case 'peekScore':
       return env.peekScore(request.submission);
+    case 'goldDurationMs':
+      return env.goldDurationMs?.(request.task as Task);
   }
 }
 

@@ -33,6 +33,8 @@ export type ShardRequest =
   | { id: number; op: 'reset'; env: number; options: unknown }
   | { id: number; op: 'step'; env: number; action: string }
   | { id: number; op: 'peekScore'; env: number; submission: string | undefined }
+  /** The env's TaskEnv.goldDurationMs (undefined where it keeps none). */
+  | { id: number; op: 'goldDurationMs'; env: number; task: unknown }
   /** Removes every sandbox of the shard (Ctrl-C); its envs fail from then on. */
   | { id: number; op: 'drain'; timeoutMs: number }
   | { id: number; op: 'close' };

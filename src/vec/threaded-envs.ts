@@ -170,6 +170,10 @@ class RemoteEnv implements TaskEnv {
     return (await this.shard.request({ op: 'peekScore', env: this.index, submission })) as Score;
   }
 
+  async goldDurationMs(task: Task): Promise<number | undefined> {
+    return (await this.shard.request({ op: 'goldDurationMs', env: this.index, task })) as number | undefined;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

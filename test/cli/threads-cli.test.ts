@@ -1,5 +1,5 @@
 /**
- * `collect --threads` and `train --threads`, run as a user runs them (the CLI in a child
+ * `collect --threads`, `train --threads` and `run --threads`, run as a user runs them (the CLI in a child
  * process): the envs stepped in worker threads give the same episodes and the same trained
  * run as on the main thread (embedded SQLite, no Docker); bash envs in two threads on a real
  * engine play gold episodes at 1 and leave no sandbox; bad combinations are refused naming
@@ -83,6 +83,25 @@ describe.skipIf(!compiled && !process.env.CI)('--threads on collect and train', 
     expect(runs[1]!.summary).toEqual(runs[0]!.summary);
     expect(runs[1]!.metrics).toEqual(runs[0]!.metrics);
   }, 180_000);
+
+  it('run in 2 threads scores every task as run on the main thread does (embedded SQLite, no engine: sandboxKind none), in the same order', async () => {
+    const figures = [];
+    for (const threads of ['1', '2']) {
+      // No engine anywhere: an env that needs none must not need one to report its run.
+      const run = await intercode(['run', 'sql', '--embedded', '--threads', threads, '--parallel', '4', '--run-dir', join(dir, `run-${threads}`), '--json'], { env: { DOCKER_HOST: 'unix:///nonexistent/intercode-no-engine.sock' } });
+      expect(run.stderr).not.toMatch(/intercode: /);
+      expect(run.code).toBe(0);
+      figures.push({ json: JSON.parse(run.stdout) as { episodes: number; solved: number; threads?: number; sandboxKind?: string; tasks: unknown[] }, stderr: run.stderr });
+    }
+    const [one, two] = figures;
+    expect(one!.json).toMatchObject({ sandboxKind: 'none' });
+    expect(one!.json.threads).toBeUndefined();
+    expect(two!.json).toMatchObject({ threads: 2, episodes: one!.json.episodes, solved: one!.json.solved });
+    expect(two!.json.sandboxKind).toBeUndefined();
+    expect(two!.stderr).toContain('4 env(s) in 2 worker threads');
+    expect(one!.json.episodes).toBeGreaterThan(10);
+    expect(two!.json.tasks).toEqual(one!.json.tasks);
+  }, 120_000);
 
   it.each([
     [['--threads', '0'], 'must be a positive'],

@@ -49,6 +49,11 @@ export class EngineSet implements ImageProvisioning {
     return new EngineSet([{ endpoint: defaultEndpoint(), weight: 1 }], { sandboxes });
   }
 
+  /** Whether an engine was connected to: false while no env has asked for a runtime or an image (embedded SQLite never does). */
+  get connected(): boolean {
+    return this.openedBackend !== undefined;
+  }
+
   /** Whether sandboxes are spread over more than one engine. */
   get several(): boolean {
     return this.targets.length > 1;
