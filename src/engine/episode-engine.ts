@@ -1,5 +1,6 @@
-import { isForkable, type ResetOptions, type ResetResult, type Score, type StepResult, type TaskEnv } from '../env/types.js';
-import { CheckpointError, oneOf } from '../errors.js';
+import { ForkingTaskEnvWrapper } from '../env/task-env-wrapper.js';
+import type { ResetOptions, ResetResult, TaskEnv } from '../env/types.js';
+import { oneOf } from '../errors.js';
 import type { PoolStats, WorkspacePool } from '../pool/workspace-pool.js';
 import { pooledVecEnv, sharePool, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
@@ -106,43 +107,18 @@ export class EpisodeEngine {
 }
 
 /** A slot env that calls `onReset` after each reset returns (the engine's first-episode clock). */
-class ResetWatch implements TaskEnv {
+class ResetWatch extends ForkingTaskEnvWrapper {
   constructor(
-    private readonly env: TaskEnv,
+    env: TaskEnv,
     private readonly onReset: () => void,
-  ) {}
-
-  get id(): string {
-    return this.env.id;
+  ) {
+    super(env);
   }
 
-  get tasks() {
-    return this.env.tasks;
-  }
-
-  async reset(options?: ResetOptions): Promise<ResetResult> {
+  override async reset(options?: ResetOptions): Promise<ResetResult> {
     const result = await this.env.reset(options);
     this.onReset();
     return result;
-  }
-
-  step(action: string): Promise<StepResult> {
-    return this.env.step(action);
-  }
-
-  peekScore(submission?: string): Promise<Score> {
-    return this.env.peekScore(submission);
-  }
-
-  /** The slot env's fork. @throws CheckpointError CHECKPOINT_UNSUPPORTED when it has none. */
-  fork(n: number): Promise<TaskEnv[]> {
-    const env = this.env;
-    if (!isForkable(env)) return Promise.reject(new CheckpointError('CHECKPOINT_UNSUPPORTED', `${env.id} cannot fork its episodes`));
-    return env.fork(n);
-  }
-
-  close(): Promise<void> {
-    return this.env.close();
   }
 }
 

@@ -12,7 +12,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ChatMessage, ChatModel, ChatReply, CompleteOptions, StrategyAgent } from '../agents/index.js';
 import type { Task } from '../datasets/index.js';
-import { isForkable, type ResetOptions, type ResetResult, type Score, type StepResult, type TaskEnv } from '../env/types.js';
+import { ForkingTaskEnvWrapper, TaskEnvWrapper } from '../env/task-env-wrapper.js';
+import type { ResetOptions, ResetResult, Score, StepOptions, StepResult, TaskEnv } from '../env/types.js';
 import { CheckpointError, EnvStateError } from '../errors.js';
 import { playEpisode } from '../eval/index.js';
 import { groupAdvantages } from './groups.js';
@@ -84,55 +85,36 @@ export class BranchingModel implements ChatModel {
 }
 
 /** Sample 0's env: its calls recorded until the branch. */
-class PrefixRecorder implements TaskEnv {
+class PrefixRecorder extends ForkingTaskEnvWrapper {
   readonly calls: EnvCall[] = [];
   steps = 0;
   recording = true;
-  constructor(private readonly env: TaskEnv) {}
-  get id(): string {
-    return this.env.id;
-  }
-  get tasks() {
-    return this.env.tasks;
-  }
-  async reset(options?: ResetOptions): Promise<ResetResult> {
+  override async reset(options?: ResetOptions): Promise<ResetResult> {
     const result = await this.env.reset(options);
     if (this.recording) this.calls.push({ kind: 'reset', result });
     return result;
   }
-  async step(action: string): Promise<StepResult> {
-    const result = await this.env.step(action);
+  override async step(action: string, options?: StepOptions): Promise<StepResult> {
+    const result = await this.env.step(action, options);
     this.steps += 1;
     if (this.recording) this.calls.push({ kind: 'step', action, result });
     return result;
   }
-  async peekScore(submission?: string): Promise<Score> {
+  override async peekScore(submission?: string): Promise<Score> {
     const result = await this.env.peekScore(submission);
     if (this.recording) this.calls.push({ kind: 'peek', submission, result });
     return result;
   }
-  /** @throws CheckpointError CHECKPOINT_UNSUPPORTED when the env cannot fork. */
-  fork(n: number): Promise<TaskEnv[]> {
-    if (!isForkable(this.env)) return Promise.reject(new CheckpointError('CHECKPOINT_UNSUPPORTED', `${this.env.id} cannot fork its episodes`));
-    return this.env.fork(n);
-  }
-  close(): Promise<void> {
-    return this.env.close();
-  }
 }
 
 /** A child's env: the prefix's calls answered from sample 0's recording (each checked to be the same call), then its own forked env. */
-class PrefixReplayEnv implements TaskEnv {
+class PrefixReplayEnv extends TaskEnvWrapper {
   private next = 0;
   constructor(
-    private readonly env: TaskEnv,
+    env: TaskEnv,
     private readonly calls: readonly EnvCall[],
-  ) {}
-  get id(): string {
-    return this.env.id;
-  }
-  get tasks() {
-    return this.env.tasks;
+  ) {
+    super(env);
   }
   private recorded<K extends EnvCall['kind']>(kind: K, what: string): Extract<EnvCall, { kind: K }> | undefined {
     if (this.next >= this.calls.length) return undefined;
@@ -140,25 +122,22 @@ class PrefixReplayEnv implements TaskEnv {
     if (call.kind !== kind) throw new EnvStateError(`a branched sample diverged from its prefix: call ${this.next} was ${call.kind} in sample 0, ${what} here`);
     return call as Extract<EnvCall, { kind: K }>;
   }
-  async reset(): Promise<ResetResult> {
+  override async reset(): Promise<ResetResult> {
     const call = this.recorded('reset', 'reset');
     if (!call) throw new EnvStateError('a branched sample reset past its prefix');
     return call.result;
   }
-  async step(action: string): Promise<StepResult> {
+  override async step(action: string, options?: StepOptions): Promise<StepResult> {
     const call = this.recorded('step', `step ${JSON.stringify(action.slice(0, 64))}`);
-    if (!call) return this.env.step(action);
+    if (!call) return this.env.step(action, options);
     if (call.action !== action) throw new EnvStateError(`a branched sample diverged from its prefix: step ${JSON.stringify(action.slice(0, 64))} where sample 0 ran ${JSON.stringify(call.action.slice(0, 64))}`);
     return call.result;
   }
-  async peekScore(submission?: string): Promise<Score> {
+  override async peekScore(submission?: string): Promise<Score> {
     const call = this.recorded('peek', 'a score');
     if (!call) return this.env.peekScore(submission);
     if (call.submission !== submission) throw new EnvStateError('a branched sample diverged from its prefix: a score of another submission');
     return call.result;
-  }
-  close(): Promise<void> {
-    return this.env.close();
   }
 }
 

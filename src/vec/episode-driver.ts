@@ -1,5 +1,6 @@
-import { isForkable, type ResetOptions, type ResetResult, type Score, type StepResult, type TaskEnv } from '../env/types.js';
-import { CheckpointError, ConfigError, EnvStateError } from '../errors.js';
+import { ForkingTaskEnvWrapper } from '../env/task-env-wrapper.js';
+import type { ResetOptions, ResetResult, StepResult, TaskEnv } from '../env/types.js';
+import { ConfigError, EnvStateError } from '../errors.js';
 import { VecStepError, type EnvStep, type VecEnv } from './vec-env.js';
 
 /**
@@ -104,49 +105,24 @@ export class VecEpisodeDriver {
  * env itself, which is idle then (its episode is between steps), so it needs no routing.
  * The driver owns the env: `close` is refused.
  */
-export class VecSlotEnv implements TaskEnv {
+export class VecSlotEnv extends ForkingTaskEnvWrapper {
   constructor(
     private readonly driver: VecEpisodeDriver,
     readonly envId: number,
-  ) {}
-
-  private get env(): TaskEnv {
-    return this.driver.vec.envs[this.envId]!;
+  ) {
+    super(() => driver.vec.envs[envId]!);
   }
 
-  get id(): string {
-    return this.env.id;
-  }
-
-  get tasks() {
-    return this.env.tasks;
-  }
-
-  async reset(options: ResetOptions = {}): Promise<ResetResult> {
+  override async reset(options: ResetOptions = {}): Promise<ResetResult> {
     const [first] = await this.driver.vec.reset([this.envId], options);
     return { observation: first!.observation, info: first!.info };
   }
 
-  step(action: string): Promise<StepResult> {
+  override step(action: string): Promise<StepResult> {
     return this.driver.step(this.envId, action);
   }
 
-  peekScore(submission?: string): Promise<Score> {
-    return this.env.peekScore(submission);
-  }
-
-  /**
-   * `n` new envs continuing this slot's episode from now (the slot's env's fork; nothing may
-   * be in flight on the slot, as between two steps). The caller closes them.
-   * @throws CheckpointError CHECKPOINT_UNSUPPORTED when the slot's env cannot fork (a worker thread's, SQL…); the env's fork errors.
-   */
-  fork(n: number): Promise<TaskEnv[]> {
-    const env = this.env;
-    if (!isForkable(env)) return Promise.reject(new CheckpointError('CHECKPOINT_UNSUPPORTED', `env ${this.envId} (${env.id}) cannot fork its episodes`));
-    return env.fork(n);
-  }
-
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     throw new EnvStateError(`env ${this.envId} belongs to the episode driver; close the driver`);
   }
 }

@@ -1,4 +1,5 @@
-import type { ResetOptions, ResetResult, Score, StepResult, TaskEnv } from '../../env/types.js';
+import { TaskEnvWrapper } from '../../env/task-env-wrapper.js';
+import type { ResetOptions, ResetResult, Score, StepOptions, StepResult, TaskEnv } from '../../env/types.js';
 import { EpisodeCancelledError } from '../../errors.js';
 
 /**
@@ -7,36 +8,30 @@ import { EpisodeCancelledError } from '../../errors.js';
  * rollout whose client went away ends within one action and its env (and sandbox) goes
  * back to the server's slots. Closing is left to the slots' owner.
  */
-export class CancellableEnv implements TaskEnv {
+export class CancellableEnv extends TaskEnvWrapper {
   constructor(
-    private readonly env: TaskEnv,
+    env: TaskEnv,
     private readonly signal: AbortSignal,
-  ) {}
-
-  get id(): string {
-    return this.env.id;
+  ) {
+    super(env);
   }
 
-  get tasks() {
-    return this.env.tasks;
-  }
-
-  reset(options?: ResetOptions): Promise<ResetResult> {
+  override reset(options?: ResetOptions): Promise<ResetResult> {
     this.check();
     return this.env.reset(options);
   }
 
-  step(action: string): Promise<StepResult> {
+  override step(action: string, options?: StepOptions): Promise<StepResult> {
     this.check();
-    return this.env.step(action);
+    return this.env.step(action, options);
   }
 
-  peekScore(submission?: string): Promise<Score> {
+  override peekScore(submission?: string): Promise<Score> {
     this.check();
     return this.env.peekScore(submission);
   }
 
-  async close(): Promise<void> {}
+  override async close(): Promise<void> {}
 
   private check(): void {
     if (this.signal.aborted) throw new EpisodeCancelledError(String(this.signal.reason ?? 'cancelled'));
