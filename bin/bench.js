@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 // Benchmark launcher: `npm run bench -- <bench> [options]`, e.g. `npm run bench -- step --json`.
 // Runs the compiled output (npm ci builds it through the "prepare" script) so the measured
-// process is plain Node; see src/bench/index.ts. The first argument names the bench.
+// process is plain Node; see bench/index.ts. The first argument names the bench.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = new URL('../', import.meta.url);
-const entry = new URL('dist/src/bench/index.js', root);
+const entry = new URL('dist/bench/index.js', root);
 if (!existsSync(entry)) {
-  process.stderr.write('bench: dist/ is missing; run `npm run build` (npm ci does it) first.\n');
+  process.stderr.write(
+    existsSync(new URL('bench/index.ts', root))
+      ? 'bench: dist/bench is missing; run `npm run build` (npm ci does it) first.\n'
+      : 'bench: the benches are not part of the installed package: run them from a checkout of the repository (git clone, npm ci, npm run bench -- <name>).\n',
+  );
   process.exit(1);
 }
 
-/** The first source file under src/ newer than its compiled .js, if any. */
+/** The first source file under `dir` newer than its compiled .js, if any. */
 function staleSource(dir) {
   for (const item of readdirSync(new URL(dir, root), { withFileTypes: true })) {
     const path = `${dir}${item.name}`;
@@ -27,7 +31,7 @@ function staleSource(dir) {
   return undefined;
 }
 
-const stale = existsSync(new URL('src/', root)) ? staleSource('src/') : undefined;
+const stale = ['src/', 'envs/', 'bench/'].filter((dir) => existsSync(new URL(dir, root))).map(staleSource).find(Boolean);
 if (stale) {
   process.stderr.write(`bench: warning: ${stale} is newer than dist/ (${fileURLToPath(root)}); run \`npm run build\` to measure current code.\n`);
 }

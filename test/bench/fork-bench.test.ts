@@ -4,7 +4,7 @@
  * observer probe (`exact`). A bad --env is refused naming it. Speeds are not judged here.
  */
 import { describe, expect, it } from 'vitest';
-import { forkBench, type ForkSizeResult } from '../../src/bench/fork-bench.js';
+import { forkBench, type ForkSizeResult } from '../../bench/fork-bench.js';
 
 function capture(): { io: { stdout: { write(text: string): boolean }; stderr: { write(text: string): boolean } }; out: () => string; err: () => string } {
   let out = '';

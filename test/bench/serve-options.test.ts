@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SERVE_OPTIONS, parseServeOptions } from '../../src/bench/serve-options.js';
-import { formatServeReport } from '../../src/bench/serve-bench.js';
+import { DEFAULT_SERVE_OPTIONS, parseServeOptions } from '../../bench/serve-options.js';
+import { formatServeReport } from '../../bench/serve-bench.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('serve bench options', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, percentileOfSorted, summarize } from '../../src/bench/stats.js';
+import { percentile, percentileOfSorted, summarize } from '../../bench/stats.js';
 
 describe('percentile', () => {
   it('interpolates linearly between the nearest ranks (numpy "linear")', () => {

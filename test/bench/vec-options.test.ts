@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { vecResult, type VecRow } from '../../src/bench/vec-bench.js';
-import { DEFAULT_VEC_OPTIONS, parseVecOptions } from '../../src/bench/vec-options.js';
+import { vecResult, type VecRow } from '../../bench/vec-bench.js';
+import { DEFAULT_VEC_OPTIONS, parseVecOptions } from '../../bench/vec-options.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('vec bench options', () => {

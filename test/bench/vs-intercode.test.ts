@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compareRewards, sharedDir, vsIntercodeBench } from '../../src/bench/vs-intercode.js';
+import { compareRewards, sharedDir, vsIntercodeBench } from '../../bench/vs-intercode.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 
 function io() {

@@ -1,7 +1,10 @@
 /** `intercode bench` runs the benches of `npm run bench` (one implementation, two entry points). */
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { benchEntry } from '../../src/cli/bench-command.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin/intercode.js'), 'bench', ...args], { encoding: 'utf8', timeout: 120_000 });
@@ -32,4 +35,27 @@ describe('intercode bench', () => {
     expect(badOption.status).toBe(2);
     expect(badOption.stderr).toContain('--frobnicate is not an option of the buffer bench');
   });
+
+  it('the benches are not shipped: an installed package (no bench/, no dist/bench) says to run them from a checkout; a checkout not built says to build', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'intercode-bench-entry-'));
+    try {
+      expect(() => benchEntry(dir)).toThrow(/not part of the installed package: run them from a checkout/);
+      mkdirSync(join(dir, 'bench'));
+      writeFileSync(join(dir, 'bench', 'index.ts'), '');
+      expect(() => benchEntry(dir)).toThrow(/dist\/bench\/index\.js is missing: run `npm run build`/);
+      mkdirSync(join(dir, 'dist', 'bench'), { recursive: true });
+      writeFileSync(join(dir, 'dist', 'bench', 'index.js'), '');
+      expect(benchEntry(dir)).toBe(join(dir, 'dist', 'bench', 'index.js'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the package's file list holds no bench", () => {
+    const pack = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(pack.status, pack.stderr).toBe(0);
+    const files = (JSON.parse(pack.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+    expect(files.filter((path) => path.startsWith('dist/src/'))).not.toEqual([]);
+    expect(files.filter((path) => path.startsWith('dist/bench/') || path.startsWith('bench/'))).toEqual([]);
+  }, 120_000);
 });

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BENCHES, runBenchCli } from '../../src/bench/index.js';
+import { BENCHES, runBenchCli } from '../../bench/index.js';
 import { docPages, ROOT } from './doc-pages.js';
 
 

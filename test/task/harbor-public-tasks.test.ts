@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTaskEnvs, type TaskDirEnv } from '../../envs/task/index.js';
 import { taskPlugin } from '../../envs/task/plugin.js';
-import { sharedDir } from '../../src/bench/vs-intercode.js';
+import { sharedDir } from '../../bench/vs-intercode.js';
 import type { StepResult } from '../../src/env/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';

@@ -4,7 +4,7 @@
  *
  * What counts, precisely. The env names are the folders of envs/ (each holds one env). The
  * files checked are the project's source outside envs/: src/, training/ and bin/ (.ts, .js,
- * .mjs), minus src/bench/ (a benchmark measures a named env on purpose, as a test does).
+ * .mjs); not bench/ (a benchmark measures a named env on purpose, as a test does).
  * Docs, datasets and tests are not checked. Comments are prose and are skipped. A file
  * names an env when one of its code lines
  * - imports from inside an env's folder (`envs/<name>/…`): only the list (envs/index.js),
@@ -24,7 +24,6 @@ import { packagePath } from '../../src/package-path.js';
 
 const ROOT = packagePath();
 const CHECKED = ['src', 'training', 'bin'];
-const SKIPPED = ['src/bench'];
 
 /** Uses of an env's name that mean another thing, each with its reason. */
 const SAME_WORD: { file?: string; pattern: RegExp; why: string }[] = [
@@ -39,7 +38,6 @@ const envNames = () => readdirSync(join(ROOT, 'envs')).filter((entry) => statSyn
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
-    if (SKIPPED.includes(relative(ROOT, path))) return [];
     if (statSync(path).isDirectory()) return sourceFiles(path);
     return /\.(ts|js|mjs)$/.test(entry) ? [path] : [];
   });

@@ -1,8 +1,8 @@
 /**
  * "Code depends only downward": the import graph of the project's TypeScript source (src/,
- * envs/, training/) has no circle of files, and no circle of rooms either. A room is a folder
- * directly under src/ (src/sandbox, src/cli, …) or a file there (src/errors.ts), and envs/
- * and training/ are one room each: a circle of rooms is an import that climbs back up from
+ * envs/, training/, bench/) has no circle of files, and no circle of rooms either. A room is a folder
+ * directly under src/ (src/sandbox, src/cli, …) or a file there (src/errors.ts), and envs/,
+ * training/ and bench/ are one room each: a circle of rooms is an import that climbs back up from
  * a lower layer to a higher one. Type-only imports count: they tie the files as much.
  * Read from the code's own `import … from`, `export … from` and `import('…')` with relative
  * paths; tests are not checked.
@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-path.js';
 
 const ROOT = packagePath();
-const CHECKED = ['src', 'envs', 'training'];
+const CHECKED = ['src', 'envs', 'training', 'bench'];
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^'";]*?\bfrom\s*['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 
 function sourceFiles(dir: string): string[] {
@@ -37,7 +37,7 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
-/** The room of a file: src/<first segment>, or envs, or training. */
+/** The room of a file: src/<first segment>, or envs, training or bench. */
 const roomOf = (file: string) => (file.startsWith('src/') ? file.split('/').slice(0, 2).join('/') : file.split('/')[0]!);
 
 /** Strongly connected components with more than one member (Tarjan), each sorted. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseStepOptions } from '../../src/bench/step-options.js';
-import { parseVecOptions } from '../../src/bench/vec-options.js';
+import { parseStepOptions } from '../../bench/step-options.js';
+import { parseVecOptions } from '../../bench/vec-options.js';
 import { sandboxSettings } from '../../src/cli/engine-flag.js';
 import { ConfigError } from '../../src/errors.js';
 import { defaultCleanMode } from '../../src/vec/make-vec-env.js';

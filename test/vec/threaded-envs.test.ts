@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSqlEnvs } from '../../envs/sql/index.js';
-import { BENCH_SHARDS } from '../../src/bench/vec-shards.js';
+import { BENCH_SHARDS } from '../../bench/vec-shards.js';
 import { goldText } from '../../src/datasets/index.js';
 import type { TaskEnv } from '../../src/env/types.js';
 import { ConfigError, EnvStateError, IntercodeError, WorkerCrashedError } from '../../src/errors.js';

@@ -3,13 +3,13 @@
  * in-process. Options and method: {@link SERVE_USAGE}.
  */
 import { Worker } from 'node:worker_threads';
-import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
-import { bashPlugin } from '../../envs/bash/plugin.js';
-import { goldText } from '../datasets/index.js';
-import { EnvServer, SERVER_DEFAULTS } from '../server/env-server.js';
-import { pooledEnvSlots } from '../server/pooled-env-slots.js';
-import { pooledVecEnv } from '../vec/make-vec-env.js';
-import { VecEnv } from '../vec/vec-env.js';
+import { createBashEnvs, GoldCache, type BashEnv } from '../envs/bash/index.js';
+import { bashPlugin } from '../envs/bash/plugin.js';
+import { goldText } from '../src/datasets/index.js';
+import { EnvServer, SERVER_DEFAULTS } from '../src/server/env-server.js';
+import { pooledEnvSlots } from '../src/server/pooled-env-slots.js';
+import { pooledVecEnv } from '../src/vec/make-vec-env.js';
+import { VecEnv } from '../src/vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
 import { engineBench } from './engine-bench.js';
 import type { ClientsJob, ClientsResult } from './serve-clients.js';

@@ -4,12 +4,12 @@
  * bash (a sandbox's written files), Python (by replay), embedded SQLite in writable mode
  * (the database's bytes) or MariaDB in writable mode (a logical dump).
  */
-import { ConfigError, oneOf } from '../errors.js';
-import { EngineSet } from '../sandbox/multi/engine-set.js';
-import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
-import type { SandboxEnv } from '../env/sandbox-env.js';
-import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../env/types.js';
-import { sharedPool } from '../vec/make-vec-env.js';
+import { ConfigError, oneOf } from '../src/errors.js';
+import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { SANDBOX_KINDS, type SandboxKind } from '../src/sandbox/types.js';
+import type { SandboxEnv } from '../src/env/sandbox-env.js';
+import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../src/env/types.js';
+import { sharedPool } from '../src/vec/make-vec-env.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
@@ -106,7 +106,7 @@ interface ForkScenario {
 const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> = {
   bash: {
     async envs(pooled, kind) {
-      const { createBashEnvs } = await import('../../envs/bash/index.js');
+      const { createBashEnvs } = await import('../envs/bash/index.js');
       return pooledSetup(await createBashEnvs({ goldCache: false, engines: EngineSet.local({ kind }) }, 2), pooled);
     },
     actions: (mib) => [`dd if=/dev/urandom of=/tmp/diff bs=1M count=${mib} 2>/dev/null`, 'cd /tmp && export K=1'],
@@ -115,7 +115,7 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> 
   },
   python: {
     async envs(pooled, kind) {
-      const { createPythonEnvs } = await import('../../envs/python/index.js');
+      const { createPythonEnvs } = await import('../envs/python/index.js');
       return pooledSetup(await createPythonEnvs({ engines: EngineSet.local({ kind }) }, 2), pooled);
     },
     // Seeded, so that the replay a restore makes gives the same bytes (an unseeded one is refused as not replayable).
@@ -124,7 +124,7 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> 
   },
   sqlite: {
     async envs() {
-      const { createSqlEnvs } = await import('../../envs/sql/index.js');
+      const { createSqlEnvs } = await import('../envs/sql/index.js');
       return unpooled(await createSqlEnvs({ embedded: true, writable: true }, 2));
     },
     actions: (mib) => ['CREATE TABLE diff (x BLOB)', ...Array.from({ length: mib }, () => 'INSERT INTO diff VALUES (randomblob(1048576))')],
@@ -134,7 +134,7 @@ const SCENARIOS: Record<'bash' | 'python' | 'sqlite' | 'mariadb', ForkScenario> 
   },
   mariadb: {
     async envs() {
-      const { createSqlEnvs } = await import('../../envs/sql/index.js');
+      const { createSqlEnvs } = await import('../envs/sql/index.js');
       return unpooled(await createSqlEnvs({ writable: true }, 2));
     },
     // 1 MiB of random bytes per row: 1024 RANDOM_BYTES(1024) from the sequence engine.

@@ -4,17 +4,17 @@
  * method: {@link VEC_USAGE}.
  */
 import type Docker from 'dockerode';
-import { createBashEnvs, GoldCache, type BashEnv } from '../../envs/bash/index.js';
-import { goldText } from '../datasets/index.js';
-import { thisRunFilter } from '../sandbox/docker/labels.js';
-import { EngineSet } from '../sandbox/multi/engine-set.js';
-import type { SandboxKind, SandboxSettings } from '../sandbox/types.js';
+import { createBashEnvs, GoldCache, type BashEnv } from '../envs/bash/index.js';
+import { goldText } from '../src/datasets/index.js';
+import { thisRunFilter } from '../src/sandbox/docker/labels.js';
+import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import type { SandboxKind, SandboxSettings } from '../src/sandbox/types.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pooledVecEnv } from '../vec/make-vec-env.js';
-import { VecEnv } from '../vec/vec-env.js';
+import { pooledVecEnv } from '../src/vec/make-vec-env.js';
+import { VecEnv } from '../src/vec/vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
-import { CpuWorkers } from '../workers/cpu-workers.js';
+import { CpuWorkers } from '../src/workers/cpu-workers.js';
 import { describeMachine } from './machine.js';
 import { summarize } from './stats.js';
 import { formatTable } from './table.js';
@@ -23,9 +23,9 @@ import type { Bench, BenchIO } from './types.js';
 import { parseVecOptions, VEC_USAGE, type VecBenchOptions } from './vec-options.js';
 import { compareTransfer } from './transfer-compare.js';
 import { compareThreads, formatThreadComparison, type ThreadComparisonResult } from './vec-threads.js';
-import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
+import { installShutdownHandlers } from '../src/sandbox/lifecycle/shutdown.js';
 import { describeError } from './sandbox-set.js';
-import { IntercodeError } from '../errors.js';
+import { IntercodeError } from '../src/errors.js';
 
 /** One configuration's figures (latencies in ms). */
 export interface VecRow {

@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
-import { IntercodeError } from '../errors.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
-import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
+import { IntercodeError } from '../src/errors.js';
+import { connectEngine } from '../src/sandbox/docker/engine.js';
+import { installShutdownHandlers } from '../src/sandbox/lifecycle/shutdown.js';
 import { describeError } from './sandbox-set.js';
 import type { Bench, BenchIO } from './types.js';
 

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { packagePath } from '../package-path.js';
+import { packagePath } from '../src/package-path.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { Bench, BenchIO } from './types.js';
 

@@ -3,7 +3,7 @@
  * new bench (`sql`, `vec`, …) plugs in by adding one entry to {@link BENCHES}.
  *
  * How they are launched: `npm run bench -- <name> [options]` runs `node bin/bench.js`,
- * which imports the compiled `dist/src/bench/index.js` — plain Node, no TypeScript loader
+ * which imports the compiled `dist/bench/index.js` — plain Node, no TypeScript loader
  * in the measured process, the same code the `intercode` CLI runs. `npm ci` compiles it
  * (the "prepare" script); after editing sources run `npm run build` (the launcher warns
  * when a source file is newer than its compiled output). npm prints its own "> script"

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReplayBuffer } from '../../training/buffer/replay-buffer.js';
-import type { Transition } from '../../training/buffer/types.js';
+import { ReplayBuffer } from '../training/buffer/replay-buffer.js';
+import type { Transition } from '../training/buffer/types.js';
 import type { Bench, BenchIO } from './types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 

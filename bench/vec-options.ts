@@ -1,6 +1,6 @@
-import { ConfigError, oneOf } from '../errors.js';
-import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
-import { isClusterTarget } from '../sandbox/kubernetes/cluster.js';
+import { ConfigError, oneOf } from '../src/errors.js';
+import { SANDBOX_KINDS, type SandboxKind } from '../src/sandbox/types.js';
+import { isClusterTarget } from '../src/sandbox/kubernetes/cluster.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { ThreadComparisonOptions } from './vec-threads.js';
 

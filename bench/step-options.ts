@@ -1,10 +1,10 @@
-import { ConfigError } from '../errors.js';
-import { isClusterTarget, loadCluster, parseClusterTarget } from '../sandbox/kubernetes/cluster.js';
-import { KubernetesRuntime } from '../sandbox/kubernetes/kubernetes-sandbox.js';
-import { DockerRuntime } from '../sandbox/docker/docker-runtime.js';
+import { ConfigError } from '../src/errors.js';
+import { isClusterTarget, loadCluster, parseClusterTarget } from '../src/sandbox/kubernetes/cluster.js';
+import { KubernetesRuntime } from '../src/sandbox/kubernetes/kubernetes-sandbox.js';
+import { DockerRuntime } from '../src/sandbox/docker/docker-runtime.js';
 import type Docker from 'dockerode';
-import type { SandboxRuntime } from '../sandbox/types.js';
-import { BASE_IMAGE } from '../images/image-builder.js';
+import type { SandboxRuntime } from '../src/sandbox/types.js';
+import { BASE_IMAGE } from '../src/images/image-builder.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The step bench's settings, resolved. */

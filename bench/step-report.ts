@@ -1,4 +1,4 @@
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../sandbox/types.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../src/sandbox/types.js';
 import { CPU_GROUPS } from './host-cpu.js';
 import { formatMachine } from './machine.js';
 import type { SampleSummary } from './stats.js';

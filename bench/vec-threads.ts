@@ -8,10 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { goldText } from '../datasets/index.js';
-import type { TaskEnv } from '../env/types.js';
-import { vecEnvFor } from '../vec/make-vec-env.js';
-import { startThreadedEnvs } from '../vec/threaded-envs.js';
+import { goldText } from '../src/datasets/index.js';
+import type { TaskEnv } from '../src/env/types.js';
+import { vecEnvFor } from '../src/vec/make-vec-env.js';
+import { startThreadedEnvs } from '../src/vec/threaded-envs.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
 import { BENCH_SHARDS } from './vec-shards.js';
 
@@ -68,10 +68,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function makeEnvs(env: ThreadedBenchEnv, threads: number, count: number): Promise<TaskEnv[]> {
   // Loaded as needed: a SQLite run never loads the Docker client (the many-core run carries no more than it needs).
   if (env === 'bash') {
-    const [{ createBashEnvs }, { defaultEndpoint }] = await Promise.all([import('../../envs/bash/index.js'), import('../sandbox/docker/engine.js')]);
+    const [{ createBashEnvs }, { defaultEndpoint }] = await Promise.all([import('../envs/bash/index.js'), import('../src/sandbox/docker/engine.js')]);
     return threads > 1 ? startThreadedEnvs({ threads, count, factory: BENCH_SHARDS.bash, engines: [defaultEndpoint()] }) : createBashEnvs({}, count);
   }
-  const { createSqlEnvs } = await import('../../envs/sql/index.js');
+  const { createSqlEnvs } = await import('../envs/sql/index.js');
   return threads > 1 ? startThreadedEnvs({ threads, count, factory: BENCH_SHARDS.sqlite }) : createSqlEnvs({ embedded: true }, count);
 }
 

@@ -5,9 +5,9 @@
  * is removed.
  */
 import type Docker from 'dockerode';
-import { DockerRuntime } from '../sandbox/docker/docker-runtime.js';
-import { ShellSession } from '../sandbox/shell/shell-session.js';
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../sandbox/types.js';
+import { DockerRuntime } from '../src/sandbox/docker/docker-runtime.js';
+import { ShellSession } from '../src/sandbox/shell/shell-session.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../src/sandbox/types.js';
 import { summarize } from './stats.js';
 
 export interface RuntimeCost {

@@ -1,6 +1,6 @@
-import type { Task } from '../datasets/index.js';
-import type { ResetOptions } from '../env/types.js';
-import type { EnvStep, VecEnv } from '../vec/vec-env.js';
+import type { Task } from '../src/datasets/index.js';
+import type { ResetOptions } from '../src/env/types.js';
+import type { EnvStep, VecEnv } from '../src/vec/vec-env.js';
 
 /**
  * Every env of `vec` in a closed loop through send/recv (EnvPool's asynchronous API): each

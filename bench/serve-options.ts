@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../src/errors.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 
 /** The serve bench's settings, resolved. */

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { createSqlEnvs, type SqlEnv } from '../../envs/sql/index.js';
-import { IntercodeError } from '../errors.js';
-import { packagePath } from '../package-path.js';
+import { createSqlEnvs, type SqlEnv } from '../envs/sql/index.js';
+import { IntercodeError } from '../src/errors.js';
+import { packagePath } from '../src/package-path.js';
 import { cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
 import { percentile } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
-import { goldText } from '../datasets/index.js';
+import { goldText } from '../src/datasets/index.js';
 
 const SHARED = packagePath('..', 'shared', 'intercode-data', 'sql');
 const LEVELS = [1, 16] as const;

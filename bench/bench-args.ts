@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../src/errors.js';
 
 /** What a bench's options parse to: each option's text (string options) or presence (boolean ones). */
 export type BenchArgValues = Record<string, string | boolean | undefined>;

@@ -6,20 +6,20 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBashEnvs, GoldCache } from '../../envs/bash/index.js';
-import { bashPlugin } from '../../envs/bash/plugin.js';
-import { createStrategy, OpenAiChatClient } from '../agents/index.js';
-import { goldText, type Task } from '../datasets/index.js';
-import { EpisodeEngine } from '../engine/index.js';
-import { ConfigError } from '../errors.js';
-import { RecordedModel, startMockServer, type MockServer } from '../mock-llm/index.js';
-import { sampleGroups } from '../rollouts/index.js';
-import { EnvServer, SERVER_DEFAULTS } from '../server/env-server.js';
-import { pooledEnvSlots } from '../server/pooled-env-slots.js';
+import { createBashEnvs, GoldCache } from '../envs/bash/index.js';
+import { bashPlugin } from '../envs/bash/plugin.js';
+import { createStrategy, OpenAiChatClient } from '../src/agents/index.js';
+import { goldText, type Task } from '../src/datasets/index.js';
+import { EpisodeEngine } from '../src/engine/index.js';
+import { ConfigError } from '../src/errors.js';
+import { RecordedModel, startMockServer, type MockServer } from '../src/mock-llm/index.js';
+import { sampleGroups } from '../src/rollouts/index.js';
+import { EnvServer, SERVER_DEFAULTS } from '../src/server/env-server.js';
+import { pooledEnvSlots } from '../src/server/pooled-env-slots.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { engineBench } from './engine-bench.js';
 import { formatTable } from './table.js';
-import { recordedEnvFence } from '../../envs/index.js';
+import { recordedEnvFence } from '../envs/index.js';
 
 export interface RolloutsBenchOptions {
   parallel: number;

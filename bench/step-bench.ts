@@ -4,11 +4,11 @@
  * sustain together. Options and method: {@link STEP_USAGE}.
  */
 import type Docker from 'dockerode';
-import { IntercodeError } from '../errors.js';
-import { BASE_IMAGE, ensureBaseImage } from '../images/image-builder.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
-import { ShellSession } from '../sandbox/shell/shell-session.js';
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../sandbox/types.js';
+import { IntercodeError } from '../src/errors.js';
+import { BASE_IMAGE, ensureBaseImage } from '../src/images/image-builder.js';
+import { connectEngine } from '../src/sandbox/docker/engine.js';
+import { ShellSession } from '../src/sandbox/shell/shell-session.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox } from '../src/sandbox/types.js';
 import { CPU_GROUPS, cpuUsageBetween, takeCpuSnapshot } from './host-cpu.js';
 import { describeMachine } from './machine.js';
 import { describeError, SandboxSet } from './sandbox-set.js';

@@ -7,13 +7,13 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { oneOf } from '../errors.js';
-import { createBashEnvs } from '../../envs/bash/index.js';
-import type { Workspace } from '../pool/types.js';
-import { EngineSet } from '../sandbox/multi/engine-set.js';
-import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
-import { ShellSession } from '../sandbox/shell/shell-session.js';
-import { SANDBOX_KINDS, type SandboxKind } from '../sandbox/types.js';
+import { oneOf } from '../src/errors.js';
+import { createBashEnvs } from '../envs/bash/index.js';
+import type { Workspace } from '../src/pool/types.js';
+import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { installShutdownHandlers } from '../src/sandbox/lifecycle/shutdown.js';
+import { ShellSession } from '../src/sandbox/shell/shell-session.js';
+import { SANDBOX_KINDS, type SandboxKind } from '../src/sandbox/types.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { Bench, BenchIO } from './types.js';
 

@@ -1,5 +1,5 @@
-import { SandboxError } from '../errors.js';
-import type { Sandbox, SandboxRuntime, SandboxSpec } from '../sandbox/types.js';
+import { SandboxError } from '../src/errors.js';
+import type { Sandbox, SandboxRuntime, SandboxSpec } from '../src/sandbox/types.js';
 
 /** An error's message and, when there is one, its cause's. */
 export function describeError(error: unknown): string {

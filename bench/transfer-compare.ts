@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
-import { ConfigError } from '../errors.js';
-import { packagePath } from '../package-path.js';
+import { ConfigError } from '../src/errors.js';
+import { packagePath } from '../src/package-path.js';
 import { mainThreadCpuMs } from './vec-threads.js';
 
 export type TransferMethod = 'clone' | 'msgpackr';
@@ -61,7 +61,7 @@ async function measure(worker: Worker, how: TransferMethod, ms: number): Promise
 
 /** Both methods, `rounds` times each, alternating. @throws ConfigError without a build. */
 export async function compareTransfer(rounds: number, secondsPerRound: number): Promise<TransferResult> {
-  const filename = packagePath('dist', 'src', 'bench', 'transfer-echo.js');
+  const filename = packagePath('dist', 'bench', 'transfer-echo.js');
   if (!existsSync(filename)) throw new ConfigError('--transfer', `runs compiled code and ${filename} is missing; run \`npm run build\``);
   const worker = new Worker(filename);
   try {

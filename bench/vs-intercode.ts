@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packagePath } from '../package-path.js';
-import { cleanup } from '../sandbox/docker/cleanup.js';
-import { connectEngine } from '../sandbox/docker/engine.js';
+import { packagePath } from '../src/package-path.js';
+import { cleanup } from '../src/sandbox/docker/cleanup.js';
+import { connectEngine } from '../src/sandbox/docker/engine.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import type { Bench, BenchIO } from './types.js';
 

@@ -4,12 +4,12 @@
  * scored or truncated with its cause and that no container is left afterwards.
  */
 import type Docker from 'dockerode';
-import { createBashEnvs, type BashEnv } from '../../envs/bash/index.js';
-import { goldText } from '../datasets/index.js';
+import { createBashEnvs, type BashEnv } from '../envs/bash/index.js';
+import { goldText } from '../src/datasets/index.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
-import { thisRunFilter } from '../sandbox/docker/labels.js';
-import { seededRandom } from '../env/episode.js';
-import { pooledVecEnv } from '../vec/make-vec-env.js';
+import { thisRunFilter } from '../src/sandbox/docker/labels.js';
+import { seededRandom } from '../src/env/episode.js';
+import { pooledVecEnv } from '../src/vec/make-vec-env.js';
 import { closedLoop, TaskRotation } from './closed-loop.js';
 import { engineBench } from './engine-bench.js';
 import type { Bench } from './types.js';
@@ -17,10 +17,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { isClusterTarget, loadCluster, parseClusterTarget, type Cluster } from '../sandbox/kubernetes/cluster.js';
-import { thisRunSelector } from '../sandbox/kubernetes/pod-spec.js';
-import { EngineSet } from '../sandbox/multi/engine-set.js';
+import { ConfigError } from '../src/errors.js';
+import { isClusterTarget, loadCluster, parseClusterTarget, type Cluster } from '../src/sandbox/kubernetes/cluster.js';
+import { thisRunSelector } from '../src/sandbox/kubernetes/pod-spec.js';
+import { EngineSet } from '../src/sandbox/multi/engine-set.js';
 
 export interface ChaosOptions {
   episodes: number;
