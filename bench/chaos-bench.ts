@@ -20,7 +20,7 @@ import { dirname } from 'node:path';
 import { ConfigError } from '../src/errors.js';
 import { isClusterTarget, loadCluster, parseClusterTarget, type Cluster } from '../src/sandbox/kubernetes/cluster.js';
 import { thisRunSelector } from '../src/sandbox/kubernetes/pod-spec.js';
-import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 
 export interface ChaosOptions {
   episodes: number;

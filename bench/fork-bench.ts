@@ -5,7 +5,7 @@
  * (the database's bytes) or MariaDB in writable mode (a logical dump).
  */
 import { ConfigError, oneOf } from '../src/errors.js';
-import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import { SANDBOX_KINDS, type SandboxKind } from '../src/sandbox/types.js';
 import type { SandboxEnv } from '../src/env/sandbox-env.js';
 import type { CheckpointableEnv, ForkableEnv, TaskEnv } from '../src/env/types.js';

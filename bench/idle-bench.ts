@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { oneOf } from '../src/errors.js';
 import { createBashEnvs } from '../envs/bash/index.js';
 import type { Workspace } from '../src/pool/types.js';
-import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import { installShutdownHandlers } from '../src/sandbox/lifecycle/shutdown.js';
 import { ShellSession } from '../src/sandbox/shell/shell-session.js';
 import { SANDBOX_KINDS, type SandboxKind } from '../src/sandbox/types.js';

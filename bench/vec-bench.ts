@@ -7,7 +7,7 @@ import type Docker from 'dockerode';
 import { createBashEnvs, GoldCache, type BashEnv } from '../envs/bash/index.js';
 import { goldText } from '../src/datasets/index.js';
 import { thisRunFilter } from '../src/sandbox/docker/labels.js';
-import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import type { SandboxKind, SandboxSettings } from '../src/sandbox/types.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,8 +6,8 @@
  */
 import { threadId } from 'node:worker_threads';
 import type { TaskEnv } from '../src/env/types.js';
-import type { EngineTarget } from '../src/sandbox/multi/backend.js';
-import { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import type { EngineTarget } from '../src/sandbox/backends/backend.js';
+import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import type { SandboxSettings } from '../src/sandbox/types.js';
 import type { EnvFactorySpec } from '../src/vec/shard-protocol.js';
 import { envPlugin } from './index.js';

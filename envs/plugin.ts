@@ -10,7 +10,7 @@ import type { Task } from '../src/datasets/index.js';
 import type { EnvSpec } from '../src/env/registry.js';
 import type { TaskEnv } from '../src/env/types.js';
 import type { ImageRecipe } from '../src/images/recipe.js';
-import type { EngineSet } from '../src/sandbox/multi/engine-set.js';
+import type { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import type { RecordedEpisode } from '../src/trajectory/index.js';
 import type { CorpusName } from '../training/loops/corpus-stage.js';
 import type { Exploration } from '../training/policy/candidates.js';

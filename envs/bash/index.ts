@@ -2,7 +2,7 @@ import { loadDataset } from '../../src/datasets/index.js';
 import type { EnvSpec } from '../../src/env/registry.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { BashEnv, type ExecMode } from './bash-env.js';

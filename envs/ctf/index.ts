@@ -3,7 +3,7 @@ import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import type { ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type ResourceLimits } from '../../src/sandbox/types.js';
 import { assetsBeside, TaskAssets } from './assets.js';

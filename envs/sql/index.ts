@@ -4,7 +4,7 @@ import type { EnvSpec } from '../../src/env/registry.js';
 import { ConfigError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import type { SqlBackend } from './backend.js';
 import { SqlGoldCache, sqlGoldStore } from './gold-cache.js';
 import type { SqlRewardOptions } from './reward.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { DatasetError, ImageError } from '../../src/errors.js';
 import type { BuildLog } from '../../src/images/image-builder.js';
 import { packagePath } from '../../src/package-path.js';
-import type { ImageProvisioning } from '../../src/sandbox/multi/engine-set.js';
+import type { ImageProvisioning } from '../../src/sandbox/backends/engine-set.js';
 import { DumpLoadError } from './errors.js';
 import { dumpFileName, sqlDataRecipe, type SqlDump } from './images.js';
 

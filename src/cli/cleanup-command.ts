@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
-import { backendOf } from '../sandbox/multi/backends.js';
+import { backendOf } from '../sandbox/backends/backends.js';
 import { addEngineFlag, engineTargets, type EngineFlags } from './engine-flag.js';
 
 interface CleanupFlags extends EngineFlags {

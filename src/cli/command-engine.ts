@@ -6,9 +6,9 @@ import { describeEngine, EpisodeEngine, type SandboxMode } from '../engine/index
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { positiveInteger } from '../env/flag-values.js';
-import { backendOf } from '../sandbox/multi/backends.js';
-import type { EngineStatus } from '../sandbox/multi/backend.js';
-import type { EngineSet } from '../sandbox/multi/engine-set.js';
+import { backendOf } from '../sandbox/backends/backends.js';
+import type { EngineStatus } from '../sandbox/backends/backend.js';
+import type { EngineSet } from '../sandbox/backends/engine-set.js';
 import type { SandboxRuntime } from '../sandbox/types.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
 import { startThreadedEnvs } from '../vec/threaded-envs.js';

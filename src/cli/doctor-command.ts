@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runDoctor, type CheckResult } from '../doctor/index.js';
-import { backendOf, SANDBOX_BACKENDS } from '../sandbox/multi/backends.js';
+import { backendOf, SANDBOX_BACKENDS } from '../sandbox/backends/backends.js';
 import { ConfigError } from '../errors.js';
 import { envImages, perTaskImages } from './images-command.js';
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { ConfigError, oneOf } from '../errors.js';
 import { defaultEndpoint } from '../sandbox/docker/engine.js';
-import type { EngineTarget } from '../sandbox/multi/backend.js';
-import { parseEngineTargets } from '../sandbox/multi/endpoints.js';
-import { EngineSet } from '../sandbox/multi/engine-set.js';
+import type { EngineTarget } from '../sandbox/backends/backend.js';
+import { parseEngineTargets } from '../sandbox/backends/endpoints.js';
+import { EngineSet } from '../sandbox/backends/engine-set.js';
 import { SANDBOX_KINDS, type SandboxSettings } from '../sandbox/types.js';
 
 /** Commander attribute of the flag {@link addEngineFlag} adds. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { installShutdownHandlers } from '../sandbox/lifecycle/shutdown.js';
-import { backendOf } from '../sandbox/multi/backends.js';
+import { backendOf } from '../sandbox/backends/backends.js';
 import { engineTargets } from './engine-flag.js';
 
 /**

@@ -3,7 +3,7 @@ import { ENV_PLUGINS, type EnvImage } from '../../envs/index.js';
 import { ConfigError } from '../errors.js';
 import { describeBuild, ensureImage, findImage, missingImages } from '../images/image-builder.js';
 import { connectEngine } from '../sandbox/docker/engine.js';
-import { ensureImageOnEngines } from '../sandbox/multi/image-provisioning.js';
+import { ensureImageOnEngines } from '../sandbox/backends/image-provisioning.js';
 
 /** An env's image, with the env it belongs to. */
 export interface NamedEnvImage extends EnvImage {

@@ -11,7 +11,7 @@ export { DockerSandbox } from './docker/docker-sandbox.js';
 export { MASKED_PATHS } from './docker/container-creation.js';
 export { cleanup } from './docker/cleanup.js';
 export * from './lifecycle/index.js';
-export * from './multi/index.js';
+export * from './backends/index.js';
 export * from './kubernetes/index.js';
 export { ShellSession, type ShellSessionOptions } from './shell/shell-session.js';
 export { IntercodeExecRunner } from './shell/intercode-exec-runner.js';

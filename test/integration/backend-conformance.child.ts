@@ -4,7 +4,7 @@
  * backend, creates one sandbox, prints `ready <id>` and waits to be killed. The sandbox
  * carries the parent's test label (INTERCODE_TEST_RUN is inherited).
  */
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS } from '../../src/sandbox/types.js';
 
 const [endpoint, image] = process.argv.slice(2);

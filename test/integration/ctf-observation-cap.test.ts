@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_CTF_ASSETS, BUILTIN_CTF_TASKS, CTF_LIMITS, CTF_TIMEOUT_MS, CtfEnv, TaskAssets } from '../../envs/ctf/index.js';
 import { loadDataset, type Task } from '../../src/datasets/index.js';
 import type { Workspace } from '../../src/pool/types.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { DEFAULT_SHELL_OPTIONS } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';

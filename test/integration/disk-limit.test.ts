@@ -13,7 +13,7 @@ import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnv } from '../../envs/bash/index.js';
 import { createPythonEnv } from '../../envs/python/index.js';
-import { transferImage } from '../../src/sandbox/multi/image-provisioning.js';
+import { transferImage } from '../../src/sandbox/backends/image-provisioning.js';
 import { createBtrfsDataRoot, btrfsDataRootUnavailable, type BtrfsDataRoot } from '../../src/sandbox/disk/btrfs-data-root.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { treeBytes } from '../../src/sandbox/disk/layer-usage.js';

@@ -17,7 +17,7 @@ import { sqlDataRecipe } from '../../envs/sql/images.js';
 import { goldText } from '../../src/datasets/index.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
-import { EngineSet, type EngineStatus } from '../../src/sandbox/multi/index.js';
+import { EngineSet, type EngineStatus } from '../../src/sandbox/backends/index.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { bashTestbedImage, buildImageUnlabelled, IN_CI, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';
 import { SecondDockerd, processesMentioning, secondDockerdUnavailable } from '../setup/second-dockerd.js';

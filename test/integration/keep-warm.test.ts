@@ -21,7 +21,7 @@ import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { parseContainerName, runName } from '../../src/sandbox/docker/warm-sandboxes.js';
 import { processAlive } from '../../src/sandbox/lifecycle/process-alive.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { dockerTestFile, gvisorGap, IN_CI, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 

@@ -16,8 +16,8 @@ import { KubernetesRuntime } from '../../src/sandbox/kubernetes/kubernetes-sandb
 import { cleanupPods } from '../../src/sandbox/kubernetes/pod-cleanup.js';
 import { whyNotRunning } from '../../src/sandbox/kubernetes/pod-watch.js';
 import { podRunLabelValue, sandboxPod, type PodOptions } from '../../src/sandbox/kubernetes/pod-spec.js';
-import { parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
-import { podRuntime } from '../../src/sandbox/multi/kubernetes-backend.js';
+import { parseEngineTargets } from '../../src/sandbox/backends/endpoints.js';
+import { podRuntime } from '../../src/sandbox/backends/kubernetes-backend.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
 import { HARNESS_CAPABILITY } from '../../src/sandbox/harness-capability.js';
 import { bashTestbedImage, probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';

@@ -11,7 +11,7 @@ import { SandboxError } from '../../src/errors.js';
 import type { ImageRecipe } from '../../src/images/recipe.js';
 import { connectEngine, defaultEndpoint } from '../../src/sandbox/docker/engine.js';
 import { liveSandboxes } from '../../src/sandbox/lifecycle/registry.js';
-import { EngineSandbox, MultiEngineRuntime } from '../../src/sandbox/multi/index.js';
+import { EngineSandbox, MultiEngineRuntime } from '../../src/sandbox/backends/index.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type SandboxSpec } from '../../src/sandbox/types.js';
 import { IN_CI, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testContainers } from '../setup/docker.js';

@@ -13,7 +13,7 @@ import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
 import { diffAgainstReference, readableLayers, referenceView } from '../../src/sandbox/docker/layer-diff.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import type { PoolVariation } from '../../src/sandbox/roots/root-pool.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';

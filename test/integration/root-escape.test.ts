@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { POOL_LABEL } from '../../src/sandbox/roots/root-pool.js';

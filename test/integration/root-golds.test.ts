@@ -22,7 +22,7 @@ import { createPythonEnvs } from '../../envs/python/index.js';
 import { goldText } from '../../src/datasets/index.js';
 import type { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import type { SandboxKind } from '../../src/sandbox/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { workspaceOf } from '../setup/fork-observer.js';

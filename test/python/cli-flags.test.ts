@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { pythonPlugin } from '../../envs/python/plugin.js';
 import { addEnvFlags, envFlagNames } from '../../src/cli/env-cli.js';
 import { ConfigError } from '../../src/errors.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 
 describe('python CLI flags', () => {
   it('offers --after-score and names it among its flags (so eval records it in run.json)', () => {

@@ -9,7 +9,7 @@ import { ENV_PLUGINS } from '../../envs/index.js';
 import { releaseEngines } from '../../src/cli/engine-flag.js';
 import { EnvServer, pooledEnvSlots } from '../../src/server/index.js';
 import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { probeEngine, requireEngine, skipWithoutEngine, startTestRun } from '../setup/docker.js';
 import { kubernetesTestFile, requireCluster, skipWithoutCluster } from '../setup/kubernetes.js';
 import { TestClient, until, startLoopbackServer } from './helpers.js';

@@ -36,7 +36,7 @@ import type { ImageRecipe } from '../../src/images/recipe.js';
 import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { connectEngine } from '../../src/sandbox/docker/engine.js';
 import { TEST_LABEL } from '../../src/sandbox/docker/labels.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
 import type { SandboxRuntime, SandboxSettings } from '../../src/sandbox/types.js';

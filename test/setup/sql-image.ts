@@ -1,6 +1,6 @@
 /** The SQL env's MariaDB image for tests: built once, without the test label, as the other images are. */
 import { builtinDump, ensureSqlImage } from '../../envs/sql/index.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 
 /** Runs `work` with the test label off (images are built unlabelled: see buildImageUnlabelled in docker.ts), then puts `testRun`'s back. */
 export async function unlabelled<T>(testRun: string, work: () => Promise<T>): Promise<T> {

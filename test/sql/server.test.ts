@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { builtinDump, createSqlEnvs, DumpLoadError, ensureSqlImage, type SqlEnvOptions } from '../../envs/sql/index.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { sqlEnvBehaviour } from './env-behaviour.js';

@@ -20,7 +20,7 @@ import { createTaskEnvs, readTaskDirs, type TaskDirEnv } from '../../envs/task/i
 import type { Task } from '../../src/datasets/index.js';
 import type { StepResult } from '../../src/env/types.js';
 import { ConfigError } from '../../src/errors.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();

@@ -17,7 +17,7 @@ import { writeHarborTask } from '../../envs/task/harbor-writer.js';
 import { createTaskEnvs, readTaskDirs, type TaskDirEnv } from '../../envs/task/index.js';
 import type { EnvPlugin } from '../../envs/plugin.js';
 import type { StepResult, TaskEnv } from '../../src/env/types.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { dockerTestFile, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();

@@ -34,6 +34,6 @@ describe('the backend seam', () => {
   // chaos bench killing containers or pods as such.
   it('only the Kubernetes backend asks whether a target is a cluster', () => {
     const asking = files.filter((f) => !f.path.startsWith('bench/') && /\bisClusterTarget\b/.test(f.text)).map((f) => f.path);
-    expect(asking.filter((path) => !path.startsWith('src/sandbox/kubernetes/') && path !== 'src/sandbox/multi/kubernetes-backend.ts')).toEqual([]);
+    expect(asking.filter((path) => !path.startsWith('src/sandbox/kubernetes/') && path !== 'src/sandbox/backends/kubernetes-backend.ts')).toEqual([]);
   });
 });

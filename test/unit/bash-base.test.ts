@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bashPlugin, chooseBashBase } from '../../envs/bash/plugin.js';
 import { bashRuntimeRecipe, bashTestbedRecipe, parseBashBase } from '../../envs/bash/images.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { ConfigError, ImageError } from '../../src/errors.js';
 import { DEBIAN_BOOKWORM, debootstrapArgs, slimLikeDebianImage, UBUNTU_JAMMY, verifyPinnedRelease, type BaseImage } from '../../src/images/base-images.js';
 import { recipeTag } from '../../src/images/recipe.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseEngineTarget, parseEngineTargets } from '../../src/sandbox/multi/endpoints.js';
-import { pickEngine } from '../../src/sandbox/multi/placement.js';
+import { parseEngineTarget, parseEngineTargets } from '../../src/sandbox/backends/endpoints.js';
+import { pickEngine } from '../../src/sandbox/backends/placement.js';
 
 describe('--engine values', () => {
   it('parses endpoints with and without weights', () => {

@@ -18,7 +18,7 @@ import { registerRunCommand } from '../../src/cli/run-command.js';
 import { registerTrainCommand } from '../../src/cli/train-command.js';
 import { ConfigError, EngineUnreachableError } from '../../src/errors.js';
 import { defaultEndpoint } from '../../src/sandbox/docker/engine.js';
-import { EngineSet } from '../../src/sandbox/multi/engine-set.js';
+import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 
 const ENV_COMMANDS = ['run', 'play', 'replay', 'eval', 'collect', 'train'];
 const NOWHERE_A = 'unix:///nonexistent/intercode-engine-a.sock';
