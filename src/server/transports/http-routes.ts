@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runStep } from '../env-tools.js';
+import { requestContext } from '../operations.js';
 import { parseResetData, parseStepData, SCHEMAS, WireError, type WireErrorCode } from '../protocol.js';
 import type { SessionLeases } from '../sessions.js';
 import type { EpisodeSession } from '../episode-session.js';
@@ -95,7 +96,7 @@ export class HttpRoutes {
         const data = parseResetData(body && typeof body === 'object' ? pick(body as Record<string, unknown>) : {});
         return this.once(async (session) => {
           await session.reset(data);
-          return runStep(session, envName, action);
+          return runStep(requestContext(session), envName, action);
         });
       }
     }

@@ -5,9 +5,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { EpisodeSession } from '../episode-session.js';
-import { checkpointToolDescription } from '../env-tools.js';
-import { MAX_FORK, WireError, type ObservationReply } from '../protocol.js';
+import { leaseContext, offeredOperations, runOperation, type Operation } from '../operations.js';
+import { WireError, type ObservationReply } from '../protocol.js';
 import type { Lease, SessionLeases } from '../sessions.js';
 import { readJsonBody, sendJson } from './http-body.js';
 
@@ -109,75 +108,19 @@ export class McpTransport {
   }
 
   private server(lease: Lease): McpServer {
-    const { leases, envName, version } = this.options;
+    const { leases, envName, version, checkpointTools } = this.options;
     const server = new McpServer({ name: `intercode-${envName}`, version });
-    const call = async (request: (session: EpisodeSession) => Promise<ObservationReply>): Promise<CallToolResult> => {
-      try {
-        return toolResult(await leases.run(lease, request));
-      } catch (error) {
-        const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error));
-        return { isError: true, content: [{ type: 'text', text: `${wire.code}: ${wire.message}` }] };
-      }
-    };
-    server.registerTool(
-      'reset',
-      {
-        description: `Start a new ${envName} episode in a clean sandbox. Returns the task's query. task_id: the dataset index (default: a random task, drawn from seed if given).`,
-        inputSchema: { task_id: z.number().int().min(0).optional(), seed: z.number().int().min(0).optional() },
-      },
-      ({ task_id, seed }) => call((session) => session.reset({ ...(task_id === undefined ? {} : { task_id }), ...(seed === undefined ? {} : { seed }) })),
-    );
-    server.registerTool(
-      'execute',
-      { description: `Run code in the episode's ${envName} sandbox; returns its output and exit code.`, inputSchema: { code: z.string() } },
-      ({ code }) => call((session) => session.step({ code })),
-    );
-    server.registerTool(
-      'submit',
-      {
-        description: 'End the episode and get its reward. answer: what the env\'s submit takes, if anything (the flag in CTF, the function name in Python).',
-        inputSchema: { answer: z.string().optional() },
-      },
-      ({ answer }) => call((session) => session.step({ code: answer ? `submit ${answer}` : 'submit' })),
-    );
-    if (this.options.checkpointTools) this.registerCheckpointTools(server, lease);
+    const context = leaseContext(leases, lease);
+    for (const operation of offeredOperations({ checkpointTools })) {
+      server.registerTool(operation.name, { description: operation.description(envName), inputSchema: zodShape(operation) }, async (args: Record<string, unknown>) => {
+        try {
+          return toolResult(operation, await runOperation(context, operation, withoutUndefined(args)));
+        } catch (error) {
+          return errorResult(operation, error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error)));
+        }
+      });
+    }
     return server;
-  }
-
-  /** The checkpoint extension's tools: each answers one JSON text item (the same data as its `/ws` reply). */
-  private registerCheckpointTools(server: McpServer, lease: Lease): void {
-    const { leases } = this.options;
-    const call = async (request: () => Promise<unknown>): Promise<CallToolResult> => {
-      try {
-        return { content: [{ type: 'text', text: JSON.stringify(await request()) }] };
-      } catch (error) {
-        const wire = error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error));
-        return { isError: true, content: [{ type: 'text', text: `${wire.code}: ${wire.message}` }, { type: 'text', text: JSON.stringify({ ...wire.extra, code: wire.code, retryable: wire.retryable }) }] };
-      }
-    };
-    server.registerTool(
-      'checkpoint',
-      { description: checkpointToolDescription('checkpoint'), inputSchema: {} },
-      () => call(() => leases.run(lease, (session) => session.checkpoint())),
-    );
-    server.registerTool(
-      'restore',
-      { description: checkpointToolDescription('restore'), inputSchema: { checkpoint_id: z.string().min(1) } },
-      ({ checkpoint_id }) => call(() => leases.run(lease, (session) => session.restore({ checkpoint_id }))),
-    );
-    server.registerTool(
-      'release',
-      { description: checkpointToolDescription('release'), inputSchema: { checkpoint_id: z.string().min(1) } },
-      ({ checkpoint_id }) => call(() => leases.run(lease, async (session) => session.release({ checkpoint_id }))),
-    );
-    server.registerTool(
-      'fork',
-      {
-        description: checkpointToolDescription('fork'),
-        inputSchema: { n: z.number().int().min(1).max(MAX_FORK) },
-      },
-      ({ n }) => call(() => leases.fork(lease, n)),
-    );
   }
 
   /** Ends every MCP session's transport (their leases end with the server's shutdown). */
@@ -187,10 +130,43 @@ export class McpTransport {
   }
 }
 
-function toolResult(reply: ObservationReply): CallToolResult {
+/**
+ * An operation's answer as MCP content. An episode operation: the output text, then a JSON
+ * line `{"reward","done","exit_code","task_id",…}`; a checkpoint operation: its reply as one
+ * JSON text (the same data as its `/ws` reply).
+ */
+function toolResult(operation: Operation, value: unknown): CallToolResult {
+  if (operation.checkpointExtension) return { content: [{ type: 'text', text: JSON.stringify(value) }] };
+  const reply = value as ObservationReply;
   const { output, exit_code, task, info } = reply.observation;
   const summary = { reward: reply.reward, done: reply.done, exit_code, task_id: task?.task_id ?? null, ...('reward_components' in info ? { reward_components: info.reward_components } : {}), ...('truncation' in info ? { truncation: info.truncation } : {}) };
   return { content: [{ type: 'text', text: output }, { type: 'text', text: JSON.stringify(summary) }] };
+}
+
+/** A refused call as a tool result with `isError` and the wire code, so a model sees it (a checkpoint operation's with its details as JSON too). */
+function errorResult(operation: Operation, wire: WireError): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: `${wire.code}: ${wire.message}` }];
+  if (operation.checkpointExtension) content.push({ type: 'text', text: JSON.stringify({ ...wire.extra, code: wire.code, retryable: wire.retryable }) });
+  return { isError: true, content };
+}
+
+/** An operation's arguments as the SDK's zod shape (the SDK checks a call against it before it runs). */
+function zodShape(operation: Operation): Record<string, z.ZodTypeAny> {
+  return Object.fromEntries(
+    Object.entries(operation.arguments).map(([key, spec]) => {
+      let schema: z.ZodTypeAny;
+      if (spec.type === 'integer') {
+        const integer = z.number().int().min(spec.minimum);
+        schema = spec.maximum === undefined ? integer : integer.max(spec.maximum);
+      } else schema = spec.minLength ? z.string().min(spec.minLength) : z.string();
+      return [key, spec.required ? schema : schema.optional()];
+    }),
+  );
+}
+
+/** The SDK gives an optional argument left out as undefined: the operation's check takes it as absent. */
+function withoutUndefined(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined));
 }
 
 function rpcError(code: number, message: string, wireCode: string, extra: Readonly<Record<string, unknown>> = {}) {

@@ -1,4 +1,5 @@
-import { callCheckpointTool, callTool, checkpointToolResult, envTools, isCheckpointTool, toolCallResult } from '../env-tools.js';
+import { envTools, toolCallResult } from '../env-tools.js';
+import { findOperation, leaseContext, runOperation } from '../operations.js';
 import { WireError } from '../protocol.js';
 import type { Lease, SessionLeases } from '../sessions.js';
 
@@ -72,21 +73,15 @@ export class OpenEnvRpc {
           lease = typeof params.session_id === 'string' ? (this.sessions.get(params.session_id) ?? this.adoptFork(params.session_id)) : undefined;
           if (!lease) return fail(RPC_ERRORS.invalidParams, `Unknown session_id: ${String(params.session_id).slice(0, 64)}`);
         }
-        if (this.options.checkpointTools && isCheckpointTool(name)) {
-          // A checkpoint lives in its session: one made for this call alone would die with it.
-          if (!lease) return fail(RPC_ERRORS.invalidParams, `${name} needs a session: call openenv/session/create and pass its session_id`);
-          try {
-            return ok(checkpointToolResult(await callCheckpointTool(leases, lease, name, args as Record<string, unknown>)));
-          } catch (error) {
-            return fail(RPC_ERRORS.server, ...wireFailure(error));
-          }
-        }
         try {
+          const operation = findOperation(name, { checkpointTools: this.options.checkpointTools });
+          // A checkpoint lives in its session: one made for this call alone would die with it.
+          if (operation.checkpointExtension && !lease) return fail(RPC_ERRORS.invalidParams, `${name} needs a session: call openenv/session/create and pass its session_id`);
           if (!lease) {
             lease = leases.open('openenv-mcp call', () => undefined);
             own = true;
           }
-          return ok(toolCallResult(await leases.run(lease, (session) => callTool(session, name, args as Record<string, unknown>))));
+          return ok(toolCallResult(operation, await runOperation(leaseContext(leases, lease), operation, args as Record<string, unknown>)));
         } catch (error) {
           return fail(RPC_ERRORS.server, ...wireFailure(error));
         } finally {

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { isCheckpointToolCall, runCheckpointToolAction, runStep } from '../env-tools.js';
+import { runStep } from '../env-tools.js';
+import { leaseContext } from '../operations.js';
 import { errorMessage, parseClientMessage, WireError, type ServerMessage } from '../protocol.js';
 import type { EndReason, Lease, SessionLeases } from '../sessions.js';
 import type { OpenEnvRpc } from './openenv-rpc.js';
@@ -91,9 +92,8 @@ export class WebSocketTransport {
           return;
         case 'step': {
           const { data } = message;
-          const tools = { checkpointTools: this.options.checkpointTools };
-          const reply = tools.checkpointTools && isCheckpointToolCall(data) ? runCheckpointToolAction(leases, lease, data) : leases.run(lease, (session) => runStep(session, this.options.envName, data, tools));
-          send(ws, { type: 'observation', data: await reply });
+          const reply = await runStep(leaseContext(leases, lease), this.options.envName, data, { checkpointTools: this.options.checkpointTools });
+          send(ws, { type: 'observation', data: reply });
           return;
         }
         case 'state':
