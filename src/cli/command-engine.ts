@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { CommonEnvFlags, EnvPlugin, EnvPurpose } from '../../envs/index.js';
-import { pluginShardFactory } from '../../envs/plugin-shards.js';
 import type { Task } from '../datasets/index.js';
 import { describeEngine, EpisodeEngine, type SandboxMode } from '../engine/index.js';
 import type { TaskEnv } from '../env/types.js';
@@ -11,7 +10,6 @@ import type { EngineStatus } from '../sandbox/backends/backend.js';
 import type { EngineSet } from '../sandbox/backends/engine-set.js';
 import type { SandboxRuntime } from '../sandbox/types.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
-import { startThreadedEnvs } from '../vec/threaded-envs.js';
 import { commandEngines, engineTargets, releaseEngines, sandboxSettings, type EngineFlags } from './engine-flag.js';
 import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
 
@@ -108,6 +106,8 @@ export async function openCommandEngine(
   const targets = engineTargets(flags);
   // A thread that dies has its sandboxes removed by label from the main thread: on Docker engines.
   if (targets.some((target) => backendOf(target.endpoint).name !== 'docker')) throw new ConfigError('--threads', 'needs Docker engines (--engine k8s…: use --threads 1)');
+  // Loaded here: a command on one thread (the default) never loads the thread pool.
+  const [{ startThreadedEnvs }, { pluginShardFactory }] = await Promise.all([import('../vec/threaded-envs.js'), import('../../envs/plugin-shards.js')]);
   const envs = await startThreadedEnvs({
     threads,
     count: parallel,
