@@ -232,7 +232,7 @@ export class FileProbe {
    * read after it, for its own before the shell reads it, every command of the probe (the
    * stop pass, the reads, the continue) runs by an exec of its own, sparing the shell: under
    * gVisor a `cat` of the shell's /proc/<pid>/fd/3 still took `git status` after the stop
-   * pass had found it stopped (the hostile suite under runsc: in both runs before this change).
+   * pass had found it stopped (seen in the hostile suite under runsc).
    * @throws SandboxError STATE_UNREADABLE when some process could not be stopped.
    */
   async whileAlone<T>(read: () => Promise<T>): Promise<T> {

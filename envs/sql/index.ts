@@ -87,7 +87,7 @@ async function openBackend(options: Partial<SqlEnvOptions>): Promise<{ backend: 
   const dumps = options.dumps?.length ? await readDumps(options.dumps) : [await builtinDump()];
   const image = await ensureSqlImage(engines, dumps, options.buildLog ?? (() => undefined));
   const server = { runtime: await engines.runtime(), image };
-  // The MariaDB client library loads in ~40 ms: only an env on a server pays for it.
+  // The MariaDB client library is slow to load: only an env on a server pays for it.
   const { PrivateServerBackend, SharedServerBackend } = await import('./mariadb/backends.js');
   if (writable) return { backend: new PrivateServerBackend({ ...server, ...(options.maxCheckpointBytes ? { maxCheckpointBytes: options.maxCheckpointBytes } : {}) }) };
   const [backend, id] = await Promise.all([SharedServerBackend.start(server), engines.imageId(image)]);

@@ -98,7 +98,7 @@ function systemFields(line: string | undefined): string {
 
 /**
  * Makes a used workspace clean again in place, as a new sandbox of the same image, instead
- * of replacing it (a replacement costs a container creation, ~0.1–0.3 s of CPU) — but only
+ * of replacing it (a replacement costs a container creation) — but only
  * where the result is indistinguishable from a new sandbox; otherwise it says so and the
  * caller replaces the sandbox.
  *

@@ -40,8 +40,8 @@ export function cleaningRestorer(factory: WorkspaceFactory, clean: CleanMode = '
  * Who borrows from a shared pool, which sets how many spare workspaces it keeps ready:
  * - `steps`: a VecEnv stepped back to back (a trainer, `collect`): a spare per env, two at
  *   least — an env's reset then finds a restored workspace while the one it left is being
- *   restored (measured with 4 envs under load: reset p50 24 ms with 2 spares, 7.6 ms with
- *   4, 7.2 ms with 8). An idle sandbox holds ~2 MiB.
+ *   restored (docs/performance.md, "Figures behind the code": reset latencies by spares, and what an idle
+ *   sandbox holds).
  * - `episodes`: the episode engine's whole episodes (`eval`, `run`): two, not one per env —
  *   a sandbox costs about ten restores of CPU to create, which a short run never earns back.
  * - `sessions`: the server's sessions, which come and go: {@link SESSION_SPARES} made ahead

@@ -117,7 +117,7 @@ export function channelRoot(): string {
  * FIFO pairs made per `mkfifo` process: a few first (a sandbox used for one episode needs
  * two pairs, for the control shell and the agent's), then many (a warm pool's sandbox
  * takes one per episode). A `mkfifo` process (run by the host command helper: see
- * HostCommands) costs ~1–2 ms to start and ~0.02 ms per FIFO on tmpfs.
+ * HostCommands) costs far more to start than a FIFO costs to make, so FIFOs are made in batches.
  */
 const FIFO_BATCHES = { first: 4, next: 64 };
 

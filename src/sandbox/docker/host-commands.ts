@@ -25,10 +25,9 @@ done
 /**
  * Runs short host commands (`nsenter` to pin a sandbox's next process id, `mkfifo` for its
  * channels: a few per episode) through one long-lived helper shell instead of one child of
- * this process each. Starting a child from Node forks the whole Node process: 3–5 ms of
- * this thread's CPU each on the project's VM, during which no env of the event loop moves
- * (measured: 0.6 s of a 40-episode `intercode run bash` second run's 1.5 s of CPU); the
- * helper is a small bash that forks in a fraction of that, off this thread. The helper is
+ * this process each. Starting a child from Node forks the whole Node process, on this
+ * thread, during which no env of the event loop moves (docs/performance.md, "Figures behind
+ * the code"); the helper is a small bash that forks in a fraction of that, off this thread. The helper is
  * started on first use, does not keep this process alive, and ends with it; one that dies
  * is started again by the next command.
  */

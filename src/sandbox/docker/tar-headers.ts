@@ -18,7 +18,7 @@ const TYPES: Record<string, TarHeader['type']> = { '0': 'file', '\0': 'file', '7
  * The members of the POSIX (ustar/pax) archive at `path`, read header by header: each
  * member's contents are skipped by its size, never read, so listing an archive costs one
  * read per header whatever its size (tar-stream, used elsewhere here, passes every byte of
- * contents through its stream: 4–12 ms for a 1 MiB layer on a fork's path, measured). GNU long-name members and global PAX headers
+ * contents through its stream, which a fork's path cannot afford). GNU long-name members and global PAX headers
  * are understood; a truncated or malformed archive throws.
  */
 export function readTarHeaders(path: string): TarHeader[] {

@@ -18,8 +18,8 @@ const MAX_SLEEP_MS = 5_000;
 async function keep(socketPath: string): Promise<void> {
   if (!takeLock()) return;
   try {
-    // Loaded once the lock is taken: the engine's client is most of the keeper's start-up
-    // (~0.2 s of CPU here, at niceness 19), and the pid file is what says a keeper runs.
+    // Loaded once the lock is taken: the engine's client is most of the keeper's start-up,
+    // and the pid file is what says a keeper runs.
     const [{ connectEngine }, { removeExpiredWarm }] = await Promise.all([import('./engine.js'), import('./warm-sandboxes.js')]);
     const docker = await connectEngine(`unix://${socketPath}`);
     for (;;) {

@@ -142,8 +142,8 @@ export class WarmParking {
     };
     child.on('error', gone);
     child.on('exit', gone);
-    // The lowest priority: its start-up alone (~0.3 s of CPU, measured) would otherwise take
-    // a share of the cores from the command that comes next, which it only has to outlive.
+    // The lowest priority: its start-up alone would otherwise take a share of the cores from
+    // the command that comes next, which it only has to outlive.
     try {
       if (child.pid !== undefined) setPriority(child.pid, KEEPER_NICENESS);
     } catch {

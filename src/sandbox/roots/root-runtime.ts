@@ -20,7 +20,8 @@ function poolKey(spec: SandboxSpec): string {
 /**
  * Sandboxes as episode roots (see docs/design/episode-roots.md): for each spec one pool
  * container on a local runc engine, whose helper makes every sandbox a new root file system
- * and namespaces in ~5 ms, equal to a new container of the image by construction.
+ * and namespaces in milliseconds (docs/design/episode-roots.md has the figures), equal to a
+ * new container of the image by construction.
  */
 export class EpisodeRootRuntime implements SandboxRuntime {
   readonly name = 'docker';

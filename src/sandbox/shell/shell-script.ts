@@ -30,8 +30,7 @@ const report = (seq: string, status: string, counters: string) => String.raw`
  * characters: `\` written as `\\` and every byte outside ASCII as `\xHH`, decoded with
  * `printf %b` (so quotes of every kind pass through untouched). bash reads a line from a
  * pipe a byte per system call, a fixed count (`read -N`) in blocks: only the header goes
- * byte by byte (measured: reading a control shell's commands a byte at a time was ~45 % of
- * its CPU). ASCII keeps the count the same in every locale the command may set. The
+ * byte by byte (a byte at a time, reading would be much of the shell's CPU). ASCII keeps the count the same in every locale the command may set. The
  * command is `eval`ed in the shell itself, so cd, variables and functions persist. Its
  * stdin is /dev/null (a command that reads stdin gets EOF); the protocol reads fd 3 and
  * reports on fd 4, both closed for the command and everything it starts.

@@ -62,8 +62,8 @@ export interface ShellRunOptions extends RunOptions {
   /**
    * Shell code the command needs in place first (function definitions, variables), sent
    * once per shell process: ahead of the first command that names it, and again after the
-   * shell is respawned. Bash parses a long text at ~0.4 µs a character, so a harness
-   * script sent with every command would cost more than the command.
+   * shell is respawned: bash parses a long text slowly enough that a harness script sent
+   * with every command would cost more than the command.
    */
   definitions?: readonly string[];
 }
