@@ -12,8 +12,7 @@ import type { TaskEnv } from '../src/env/types.js';
 import type { ImageRecipe } from '../src/images/recipe.js';
 import type { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import type { RecordedEpisode } from '../src/trajectory/index.js';
-import type { CorpusName } from '../training/loops/corpus-stage.js';
-import type { Exploration } from '../training/policy/candidates.js';
+import type { CorpusName, Exploration } from '../src/env/training-facts.js';
 import type { HarborTaskFiles } from './task/harbor-writer.js';
 
 /** Which command is asking: some defaults differ (bash replays in InterCode's exec mode). */

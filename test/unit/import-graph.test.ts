@@ -105,6 +105,12 @@ describe('the import graph', () => {
     expect(found).toEqual([]);
   });
 
+  it('the envs know nothing of the trainer, nor the library of either: envs/ imports no training/, src/ no bench/', () => {
+    const reaching = (from: string, to: string) => [...graph].flatMap(([file, targets]) => (file.startsWith(from) ? targets.filter((t) => t.startsWith(to)).map((t) => `${file} → ${t}`) : []));
+    expect(reaching('envs/', 'training/')).toEqual([]);
+    expect(reaching('src/', 'bench/')).toEqual([]);
+  });
+
   it('finds a circle where there is one (the checker itself)', () => {
     expect(circles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
   });

@@ -12,9 +12,8 @@ import { loadCorpus } from '../corpus/nl2bash-corpus.js';
 import type { TextPair } from '../corpus/near-duplicates.js';
 import type { DemoEpisode } from '../demos/demo-episode.js';
 import type { CandidatesOf } from './behaviour-cloning.js';
+import type { CorpusName } from '../../src/env/training-facts.js';
 
-/** Which corpus a run learns from: the shipped NL2Bash corpus, or none. */
-export type CorpusName = 'nl2bash' | 'none';
 
 /** The corpus's pairs less the removed indices (near-duplicates of held-out tasks). */
 export function corpusPairs(name: CorpusName | undefined, removed: readonly number[]): TextPair[] {

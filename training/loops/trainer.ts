@@ -16,7 +16,8 @@ import { demoTransitions, formatDemoLine, loadDemos, type DemoEpisode } from '..
 import { CommandRetriever } from '../corpus/command-retriever.js';
 import { NearDuplicateFilter, NEAR_DUPLICATE_RULE, type TextPair } from '../corpus/near-duplicates.js';
 import { loadCorpus } from '../corpus/nl2bash-corpus.js';
-import { CandidateSet, harvestActions, type Exploration } from '../policy/candidates.js';
+import { CandidateSet, harvestActions } from '../policy/candidates.js';
+import type { CorpusName, Exploration } from '../../src/env/training-facts.js';
 import { ScorerNetwork, type NetworkShape } from '../policy/network.js';
 import type { PolicyState } from '../policy/features.js';
 import { NeuralPolicy, RandomPolicy, RetrievalPolicy } from '../policy/neural-policy.js';
@@ -24,7 +25,7 @@ import { derive, shuffled } from '../rng.js';
 import { exportOptimizer, importOptimizer, type SavedTensor } from '../run/optimizer-state.js';
 import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, truncateMetrics, writeJson, type MetricRecord, type RunPaths } from '../run/run-files.js';
 import { behaviourCloningEpoch } from './behaviour-cloning.js';
-import { corpusImitation, corpusPairs, retrievalPairs, type CorpusName } from './corpus-stage.js';
+import { corpusImitation, corpusPairs, retrievalPairs } from './corpus-stage.js';
 import type { EpisodeRunner } from './episode-runner.js';
 import { notScoredOf, rolloutOutcome } from './rollout-outcome.js';
 import { outcomeOf, type Outcome } from './outcome.js';

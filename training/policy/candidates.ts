@@ -7,12 +7,8 @@
  */
 import type { CommandRetriever } from '../corpus/command-retriever.js';
 import type { PolicyState } from './features.js';
+import type { Exploration } from '../../src/env/training-facts.js';
 
-/** An env's exploratory actions: fixed ones, and ones read off the last observation (see EnvPlugin.exploration). */
-export interface Exploration {
-  fixed: readonly string[];
-  fromObservation: (observation: string) => string[];
-}
 
 /** Retrieved candidates: the adapted commands of the `perState` nearest descriptions. */
 export interface Retrieval {

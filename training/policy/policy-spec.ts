@@ -10,7 +10,7 @@ import { GoldPolicy, type Policy } from '../../src/policy/index.js';
 import { loadDemos } from '../demos/demo-episode.js';
 import { loadRunPolicy } from '../run/run-policy.js';
 import { selectBackend } from './backend.js';
-import type { Exploration } from './candidates.js';
+import type { Exploration } from '../../src/env/training-facts.js';
 import { ReplayPolicy } from './replay-policy.js';
 
 export interface ResolvedPolicy {

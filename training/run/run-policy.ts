@@ -2,7 +2,7 @@ import { ConfigError } from '../../src/errors.js';
 import { loadDemos } from '../demos/demo-episode.js';
 import { corpusPairs } from '../loops/corpus-stage.js';
 import { runCandidates, type RunConfig } from '../loops/trainer.js';
-import type { Exploration } from '../policy/candidates.js';
+import type { Exploration } from '../../src/env/training-facts.js';
 import { ScorerNetwork } from '../policy/network.js';
 import { NeuralPolicy } from '../policy/neural-policy.js';
 import { mulberry32 } from '../rng.js';
