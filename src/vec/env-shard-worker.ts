@@ -16,6 +16,9 @@ import { vecEnvFor } from './make-vec-env.js';
 import { serializeError, type ShardAnswer, type ShardHello, type ShardRequest, type ShardTask } from './shard-protocol.js';
 import type { VecEnv } from './vec-env.js';
 
+/** How long a closing shard waits for what it still tracks to be removed. */
+const CLOSE_DRAIN_MS = 30_000;
+
 type EnvFactory = (options: unknown, count: number, firstEnvId: number) => Promise<TaskEnv[]>;
 
 async function makeEnvs(task: ShardTask): Promise<{ envs: readonly TaskEnv[]; vec: VecEnv }> {
@@ -68,7 +71,11 @@ export default async function runShard(task: ShardTask): Promise<void> {
     const reply = (message: ShardAnswer) => port.postMessage(message);
     port.on('message', (request: ShardRequest) => {
       if (request.op === 'close') {
-        void vec.close().then(
+        // What the thread still tracks once its envs and pool are closed (an episode-root
+        // pool's container) is removed before the answer: a thread does not outlive its
+        // close, and the command that waits for it exits with nothing left behind, as the
+        // main thread's own exit drains its registry.
+        void vec.close().then(() => liveSandboxes.drain(CLOSE_DRAIN_MS)).then(
           () => reply({ id: request.id, ok: true, value: null }),
           (error: unknown) => reply({ id: request.id, ok: false, error: serializeError(error) }),
         ).finally(() => {
