@@ -1,5 +1,5 @@
 import type { EpisodeSession } from './episode-session.js';
-import { MAX_FORK, WireError, type ObservationReply } from './protocol.js';
+import { MAX_FORK, WireError } from './protocol.js';
 import type { Lease, SessionLeases } from './sessions.js';
 
 /**
@@ -40,8 +40,8 @@ export interface Operation {
   readonly checkpointExtension: boolean;
   description(envName: string): string;
   readonly arguments: Readonly<Record<string, OperationArgument>>;
-  /** Runs with arguments already checked against {@link arguments}. An episode operation answers an observation; the others their reply's data. */
-  run(context: OperationContext, args: Readonly<Record<string, unknown>>): Promise<ObservationReply | unknown>;
+  /** Runs with arguments already checked against {@link arguments}: an episode operation answers an ObservationReply, a checkpoint one its reply's data. */
+  run(context: OperationContext, args: Readonly<Record<string, unknown>>): Promise<unknown>;
 }
 
 /** OpenEnv's `ToolErrorType` values this server uses. */

@@ -102,8 +102,9 @@ export class VecEpisodeDriver {
 /**
  * One env id of the driver's VecEnv, as the TaskEnv an episode plays: `reset` and `step` go
  * through the VecEnv; `peekScore` (Try Again's reward after every action) is asked of the
- * env itself, which is idle then (its episode is between steps), so it needs no routing.
- * The driver owns the env: `close` is refused.
+ * env itself, which is idle then (its episode is between steps), so it needs no routing;
+ * so is `fork` (nothing may be in flight on the slot, as between two steps; the caller closes
+ * the forks). The driver owns the env: `close` is refused.
  */
 export class VecSlotEnv extends ForkingTaskEnvWrapper {
   constructor(

@@ -96,6 +96,7 @@ describe('intercode doctor: the Kubernetes cluster check', () => {
     expect(clusterCheck(down, true)).toMatchObject({ status: 'fail', summary: 'Kubernetes v1.20.2 (namespace ns on https://k:6443): no node can run a pod (n1: not Ready (Unknown, NodeStatusUnknown: Kubelet stopped posting node status.))', fix: expect.stringContaining('kubelet') });
     expect(clusterCheck(down, false)).toMatchObject({ status: 'warn' });
     expect(clusterCheck({ ...base, nodesAvailable: 1, nodesUnavailable: ['n2: cordoned'] }, true)).toEqual({ id: 'cluster', status: 'ok', summary: 'Kubernetes v1.20.2: pods may be created in namespace ns on https://k:6443; cannot run pods: n2: cordoned' });
+    expect(clusterCheck({ ...base, nodesAvailable: 0, nodesUnavailable: [] }, true)).toMatchObject({ status: 'fail', summary: expect.stringContaining('no node can run a pod (no node is listed)') });
     // Nodes not listed (a namespace-scoped identity): nothing is said of them.
     expect(clusterCheck({ ...base, nodesProblem: 'cannot list nodes: 403' }, true)).toMatchObject({ status: 'ok' });
   });

@@ -32,7 +32,7 @@ export async function probeCluster(): Promise<ClusterProbe> {
   const check = await checkCluster();
   if (!check.canCreatePods) return { ok: false, reason: check.problem ?? 'cannot create pods' };
   // A cluster none of whose nodes can take a pod fails every test at once, not each after its pods' time limit.
-  if (check.nodesAvailable === 0) return { ok: false, reason: `no node can run a pod: ${check.nodesUnavailable?.join('; ') ?? check.nodesProblem}` };
+  if (check.nodesAvailable === 0) return { ok: false, reason: `no node can run a pod: ${check.nodesUnavailable?.length ? check.nodesUnavailable.join('; ') : 'no node is listed'}` };
   return { ok: true, cluster: await loadCluster() };
 }
 

@@ -7,11 +7,11 @@ import type { ClusterCheck } from './cluster.js';
  */
 export function clusterCheck(found: ClusterCheck, required: boolean): HealthCheck {
   const where = `namespace ${found.namespace || '?'} on ${found.server || 'no cluster'}`;
-  if (found.reachable && found.canCreatePods && found.nodesAvailable === 0 && (found.nodesUnavailable?.length ?? 0) > 0) {
+  if (found.reachable && found.canCreatePods && found.nodesAvailable === 0) {
     return {
       id: 'cluster',
       status: required ? 'fail' : 'warn',
-      summary: `Kubernetes ${found.version} (${where}): no node can run a pod (${found.nodesUnavailable!.join('; ')})`,
+      summary: `Kubernetes ${found.version} (${where}): no node can run a pod (${found.nodesUnavailable?.length ? found.nodesUnavailable.join('; ') : 'no node is listed'})`,
       fix: "a node that is not Ready: see its kubelet's log and `kubectl describe node`; a cordoned or tainted one: `kubectl uncordon` or remove the taint",
     };
   }

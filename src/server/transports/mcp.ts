@@ -114,7 +114,7 @@ export class McpTransport {
     for (const operation of offeredOperations({ checkpointTools })) {
       server.registerTool(operation.name, { description: operation.description(envName), inputSchema: zodShape(operation) }, async (args: Record<string, unknown>) => {
         try {
-          return toolResult(operation, await runOperation(context, operation, withoutUndefined(args)));
+          return toolResult(operation, await runOperation(context, operation, args));
         } catch (error) {
           return errorResult(operation, error instanceof WireError ? error : new WireError('EXECUTION_ERROR', String(error)));
         }
@@ -162,11 +162,6 @@ function zodShape(operation: Operation): Record<string, z.ZodTypeAny> {
       return [key, spec.required ? schema : schema.optional()];
     }),
   );
-}
-
-/** The SDK gives an optional argument left out as undefined: the operation's check takes it as absent. */
-function withoutUndefined(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== undefined));
 }
 
 function rpcError(code: number, message: string, wireCode: string, extra: Readonly<Record<string, unknown>> = {}) {
