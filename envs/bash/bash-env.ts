@@ -1,4 +1,4 @@
-import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env-types.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import { CheckpointError, SandboxError } from '../../src/errors.js';
 import type { Score } from '../../src/env/types.js';

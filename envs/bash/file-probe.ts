@@ -1,4 +1,4 @@
-import { CONTROL_SHELL } from '../../src/env/sandbox-env.js';
+import { CONTROL_SHELL } from '../../src/pool/workspace-factory.js';
 import { SandboxError } from '../../src/errors.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import type { CommandResult, CommandRunner } from '../../src/sandbox/shell/types.js';

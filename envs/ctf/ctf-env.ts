@@ -1,4 +1,4 @@
-import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env-types.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { ResetOptions, ResetResult, Score, StepResult } from '../../src/env/types.js';
 import { ShellSession, type ShellSessionOptions } from '../../src/sandbox/shell/shell-session.js';

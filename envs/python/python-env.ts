@@ -1,6 +1,6 @@
 import type { Task } from '../../src/datasets/index.js';
 import type { ResetOptions, ResetResult } from '../../src/env/types.js';
-import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env-types.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { Score, StepOptions, StepResult } from '../../src/env/types.js';
 import { EnvStateError } from '../../src/errors.js';
@@ -8,7 +8,7 @@ import type { CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { PythonScorer } from './python-scorer.js';
 import { PythonObserver } from './python-observer.js';
-import type { EpisodeCheckpoint, ReplayedEpisodeState, ReplayObserver, SandboxEpisodeState } from '../../src/env/checkpoint.js';
+import type { EpisodeCheckpoint, ReplayedEpisodeState, ReplayObserver, SandboxEpisodeState } from '../../src/env/checkpoint/index.js';
 import { DEFAULT_PYTHON_SESSION_OPTIONS, PythonSession, type PythonSessionOptions } from './python-session.js';
 import { goldEntry, toPythonTask, type EntryRule, type PythonTask } from './python-task.js';
 import { appsReward, mbppReward, type PythonReward } from './reward.js';

@@ -3,7 +3,7 @@ import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extract } from 'tar-stream';
-import type { ReplayObserver } from '../../src/env/checkpoint.js';
+import type { ReplayObserver } from '../../src/env/checkpoint/index.js';
 import { CheckpointError } from '../../src/errors.js';
 import { CarryRefusal } from '../../src/sandbox/carry-refusal.js';
 import type { CommandRunner } from '../../src/sandbox/shell/types.js';

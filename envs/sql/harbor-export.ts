@@ -5,7 +5,8 @@ import { packagePath } from '../../src/package-path.js';
 import { ANSWER_DIR, exportedTaskName, verifierFiles, type HarborTaskFiles } from '../task/harbor-writer.js';
 import { SQL_DATA_REPOSITORY } from './images.js';
 import { hasTopLevelOrderBy } from './reward.js';
-import { goldRowsOf, type SqlEnv } from './sql-env.js';
+import type { SqlEnv } from './sql-env.js';
+import { goldRowsOf } from './outcome-text.js';
 
 /** Where the agent of an exported SQL task writes its final query. */
 export const ANSWER_FILE = `${ANSWER_DIR}/answer.sql`;

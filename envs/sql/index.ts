@@ -12,7 +12,8 @@ import { builtinDump, ensureSqlImage, readDumps } from './server-image.js';
 import { SqliteBackend } from './sqlite/sqlite-backend.js';
 import { SqlEnv } from './sql-env.js';
 
-export { SqlEnv, renderOutcome, handicapText, type SqlEnvConfig, type SqlStepResult, type SqlStepInfo } from './sql-env.js';
+export { SqlEnv, type SqlEnvConfig, type SqlStepResult, type SqlStepInfo } from './sql-env.js';
+export { renderOutcome, handicapText } from './outcome-text.js';
 export { sqlReward, hasTopLevelOrderBy, type ScoredRows, type SqlRewardOptions, type SqlRewardResult } from './reward.js';
 export { kendallTauB } from './kendall.js';
 export { SqlGoldCache, sqlGoldStore, SQL_OUTCOME_CODEC } from './gold-cache.js';

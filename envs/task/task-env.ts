@@ -1,6 +1,7 @@
 import { chooseTask, seededRandom } from '../../src/env/episode.js';
-import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env.js';
-import { otherImage, SandboxEnv } from '../../src/env/sandbox-env.js';
+import type { EpisodeState, SandboxEnvConfig } from '../../src/env/sandbox-env-types.js';
+import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import { otherImage } from '../../src/env/checkpoint/index.js';
 import type { ResetOptions, ResetResult, Score, StepResult } from '../../src/env/types.js';
 import { CheckpointError, EnvStateError } from '../../src/errors.js';
 import type { Task } from '../../src/datasets/index.js';

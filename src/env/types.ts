@@ -2,7 +2,7 @@ import type { Task } from '../datasets/index.js';
 import type { CommandEvent } from '../sandbox/shell/types.js';
 import type { DiskEnforcement } from '../sandbox/types.js';
 import type { UnscorableReason } from '../errors.js';
-import type { EpisodeCheckpoint } from './checkpoint.js';
+import type { EpisodeCheckpoint } from './checkpoint/index.js';
 
 /** Gymnasium-style step result. `terminated`: the task ended (submit, skip). `truncated`: cut off (turn limit, lost sandbox). */
 export interface StepResult {

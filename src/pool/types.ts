@@ -72,6 +72,13 @@ export interface WorkspaceSource {
   close(): Promise<void>;
 }
 
+/** A workspace an episode holds, and where it goes back when the episode is over. */
+export interface HeldWorkspace {
+  workspace: Workspace;
+  /** The source that lent it; null for one no source owns (made from a checkpoint's layer: removed when retired). */
+  returnTo: WorkspaceSource | null;
+}
+
 /**
  * The runner of a workspace whose agent runner is not open (an adopted one, until it is
  * cleaned: the in-place restore closes whatever runner there is and opens a new one, so

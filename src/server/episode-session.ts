@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { seededRandom } from '../env/episode.js';
-import type { EpisodeCheckpoint } from '../env/checkpoint.js';
+import type { EpisodeCheckpoint } from '../env/checkpoint/index.js';
 import { isCheckpointable, type CheckpointableEnv, type StepResult, type TaskEnv } from '../env/types.js';
 import { CheckpointError, EnvStateError, IntercodeError } from '../errors.js';
 import { capReply, WireError, type ActionData, type CheckpointRef, type CheckpointReply, type ObservationReply, type ResetData, type StateReply, type WireTask } from './protocol.js';

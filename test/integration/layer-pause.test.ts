@@ -4,11 +4,11 @@
  * after all, the retry finds it paused (HTTP 409 "is already paused") and the pause is done,
  * instead of failing the checkpoint (seen in test/server/server-fork.test.ts at load 40).
  */
+import { workspaceOf } from '../setup/fork-observer.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { pauseRetrying } from '../../src/sandbox/docker/layer-archive.js';
-import type { Workspace } from '../../src/pool/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
@@ -23,7 +23,7 @@ describe.skipIf(skipWithoutEngine(engine, 'layer pause') || gvisorGap('checkpoin
     const docker = requireEngine(engine);
     [env] = await createBashEnvs({}, 1);
     await env!.reset({ task: 0 });
-    const { sandbox } = (env as unknown as { workspace: Workspace }).workspace;
+    const { sandbox } = workspaceOf(env);
     const container = docker.getContainer(sandbox.id);
     let pauses = 0;
     // The engine froze it, but the answer said it had not (as runc's freezer timeout can).

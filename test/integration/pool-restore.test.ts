@@ -4,6 +4,7 @@
  * processes, IPC objects, /dev, the bind-mounted /etc files); and pooled envs under random
  * `docker kill`s end every episode scored or truncated with its cause, leaving nothing.
  */
+import { workspaceOf } from '../setup/fork-observer.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
@@ -239,7 +240,7 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
       for (const [task, action] of episodes) {
         const before = gitRuns.mock.calls.length;
         await pooled!.reset({ task });
-        restored.push((pooled as unknown as { workspace: Workspace }).workspace.reference !== undefined);
+        restored.push(workspaceOf(pooled).reference !== undefined);
         await pooled!.step(action);
         rewards.push((await pooled!.step('submit')).reward);
         gitRunsPerEpisode.push(gitRuns.mock.calls.length - before);
@@ -269,7 +270,7 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
     const [pooled] = await createBashEnvs({ engines }, 1);
     const env = pooled!;
     const { vec } = pooledVecEnv([env], { autoreset: 'disabled', pool: { minIdle: 1 } });
-    const workspace = () => (env as unknown as { workspace: Workspace }).workspace;
+    const workspace = () => workspaceOf(env);
     try {
       const task = env.tasks.findIndex((t) => goldText(t).startsWith('find /testbed -type f | wc -l'));
       const gold = goldText(env.tasks[task]!);
@@ -331,7 +332,7 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
           await env.reset({ task: i % tasks.length });
           const kill = random() < 0.3;
           if (kill) {
-            const id = (env as unknown as { workspace: Workspace }).workspace.sandbox.id;
+            const id = workspaceOf(env).sandbox.id;
             await target.kill(id);
           }
           const step = await env.step(Array.isArray(task.gold) ? task.gold.join(';') : task.gold);

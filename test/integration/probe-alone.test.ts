@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FileProbe } from '../../envs/bash/file-probe.js';
-import { CONTROL_SHELL } from '../../src/env/sandbox-env.js';
+import { CONTROL_SHELL } from '../../src/pool/workspace-factory.js';
 import { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, IDLE_PROCESS_NAME, type Sandbox, type SandboxRuntime } from '../../src/sandbox/types.js';
 import { bashTestbedImage, probeEngine, removeTestContainers, requireEngine, skipWithoutEngine, startTestRun, testRuntime } from '../setup/docker.js';

@@ -4,11 +4,11 @@
  * sandbox, with what a copy cannot keep cut (docs/fork.md).
  */
 import type { SandboxEnv } from '../../src/env/sandbox-env.js';
-import type { Workspace } from '../../src/pool/types.js';
+import type { WorkspaceLease } from '../../src/pool/workspace-lease.js';
 import { OBSERVER, PER_SANDBOX, wellFormed, withoutPerSandboxFields } from './restore-observer.js';
 
 /** The workspace an env's episode runs in (for the observers, which run through the engine, not the agent's shell). */
-export const workspaceOf = (env: SandboxEnv) => (env as unknown as { workspace: Workspace }).workspace;
+export const workspaceOf = (env: SandboxEnv) => (env as unknown as { lease: WorkspaceLease }).lease.held!.workspace;
 
 /** The observers' output in `env`'s sandbox; throws when it is not a sandbox's (see {@link wellFormed}). */
 export async function observeEnv(env: SandboxEnv): Promise<string> {

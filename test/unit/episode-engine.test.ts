@@ -1,13 +1,14 @@
 /**
  * The episode engine without Docker: which mode it picks (pooled, fresh, own), that pooled
- * envs take every workspace from one pool (their own gold-style borrowing included) and fresh
+ * envs take every workspace from one pool and fresh
  * ones a new workspace per reset, the first-episode clock, the --parallel default and the
  * --sandboxes check.
  */
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
 import { defaultParallel, EpisodeEngine, parseSandboxMode } from '../../src/engine/index.js';
-import { SandboxEnv, type EpisodeState } from '../../src/env/sandbox-env.js';
+import { SandboxEnv } from '../../src/env/sandbox-env.js';
+import type { EpisodeState } from '../../src/env/sandbox-env-types.js';
 import type { ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { FreshWorkspaces } from '../../src/pool/fresh-workspaces.js';
@@ -39,12 +40,11 @@ function countingFactory() {
   return { factory, counts };
 }
 
-/** A SandboxEnv over the scripted factory whose score, like bash's gold runs, borrows a clean workspace from the env's own source. */
+/** A SandboxEnv over the scripted factory, scoring every episode 1. */
 class ScriptedEnv extends SandboxEnv {
   readonly id = 'test/scripted-v0';
   protected readonly logName = 'scripted';
   override readonly sharesWorkspaces: boolean;
-  borrowed = 0;
 
   constructor(
     private readonly made: WorkspaceFactory,
@@ -65,10 +65,6 @@ class ScriptedEnv extends SandboxEnv {
   }
 
   protected async score(_episode: EpisodeState): Promise<Score> {
-    const source = this.workspaceSource();
-    const workspace = await source.acquire();
-    this.borrowed += 1;
-    source.release(workspace);
     return { reward: 1, parts: {}, details: {} };
   }
 }
@@ -84,28 +80,27 @@ async function playAll(engine: EpisodeEngine): Promise<number[]> {
 }
 
 describe('EpisodeEngine', () => {
-  it('puts envs that can share workspaces on one warm pool: resets and the envs\' own borrowing take pooled workspaces, close removes them all', async () => {
+  it('puts envs that can share workspaces on one warm pool: resets take pooled workspaces, close removes them all', async () => {
     const { factory, counts } = countingFactory();
     const envs = [new ScriptedEnv(factory), new ScriptedEnv(factory)];
     const engine = new EpisodeEngine(envs, { pool: { clean: 'replace' } });
     expect(engine.mode).toBe('pooled');
     expect(engine.pool).toBeDefined();
     expect(await playAll(engine)).toEqual([1, 1, 1, 1, 1, 1]);
-    expect(envs.reduce((n, e) => n + e.borrowed, 0)).toBe(TASKS.length);
     expect(engine.stats()!.created).toBe(counts.created);
     expect(engine.firstEpisodeAt).toBeGreaterThan(0);
     await engine.close();
     expect(counts.destroyed).toBe(counts.created);
   });
 
-  it('--sandboxes fresh: a new workspace per reset and per borrow, no pool', async () => {
+  it('--sandboxes fresh: a new workspace per reset, no pool', async () => {
     const { factory, counts } = countingFactory();
     const engine = new EpisodeEngine([new ScriptedEnv(factory), new ScriptedEnv(factory)], { sandboxes: 'fresh' });
     expect(engine.mode).toBe('fresh');
     expect(engine.pool).toBeUndefined();
     await playAll(engine);
     await engine.close();
-    expect(counts.created).toBe(2 * TASKS.length);
+    expect(counts.created).toBe(TASKS.length);
     expect(counts.destroyed).toBe(counts.created);
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
-import type { EpisodeCheckpoint } from '../../src/env/checkpoint.js';
+import type { EpisodeCheckpoint } from '../../src/env/checkpoint/index.js';
 import type { CheckpointableEnv, ResetResult, Score, StepResult } from '../../src/env/types.js';
 import { EnvStateError } from '../../src/errors.js';
 import { VecEnv } from '../../src/vec/index.js';

@@ -1,11 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Task } from '../datasets/index.js';
-import { ConfigError, EnvStateError } from '../errors.js';
-import type { ShellState } from '../sandbox/shell/shell-state.js';
-import type { LayerArchive, LayerLimits, Sandbox, SandboxSpec } from '../sandbox/types.js';
-import type { CommandRunner } from '../sandbox/shell/types.js';
+import { EnvStateError } from '../../errors.js';
 
 /** What a checkpoint did not carry, and what it cost. */
 export interface CheckpointInfo {
@@ -40,60 +36,6 @@ export interface EpisodeCheckpoint<State = unknown> {
   /** @internal what a restore needs. */
   readonly state: State;
 }
-
-/**
- * A sandbox env's episode (SandboxEnv.checkpoint): its sandbox's written files (an archive
- * on this host), its agent shell's state, its task, steps and last observation, and what
- * the env kind keeps of its own.
- */
-export interface SandboxEpisodeState extends EpisodeBookkeeping {
-  readonly spec: SandboxSpec;
-  readonly layer: LayerArchive;
-  readonly shell: ShellState;
-  /** What the sandbox held outside its layer (src/sandbox/outside-layer.ts): a restore's must be equal. */
-  readonly outside: string;
-}
-
-/** What every sandbox env's handle carries of its episode, however its state is carried. */
-export interface EpisodeBookkeeping {
-  readonly task: Task | null;
-  readonly steps: readonly { action: string; observation: string }[];
-  readonly lastObservation: string;
-  /** What the env kind keeps of its episode beyond the above (plain data; CTF: the flag submitted). */
-  readonly envEpisode: Readonly<Record<string, unknown>>;
-}
-
-/**
- * A sandbox env's episode carried by replay (SandboxEnv.replayObserver): its task, steps, last
- * observation and what the env kind keeps, and what the observer saw of its state at
- * checkpoint time; a restore replays the steps into a new sandbox and compares.
- */
-export interface ReplayedEpisodeState extends EpisodeBookkeeping {
-  readonly spec: SandboxSpec;
-  /** What {@link ReplayObserver.observe} gave at checkpoint time. */
-  readonly observed: unknown;
-}
-
-/**
- * How an env whose runner's state cannot be copied proves a replayed episode equal to the one
- * it continues: it reads the state of an episode's sandbox and runner as plain data, at
- * checkpoint time and again after a restore's replay, and says where two readings differ.
- */
-export interface ReplayObserver<Seen = unknown> {
-  /**
-   * The episode's state in `sandbox` with `runner`, as plain data (equal states: equal data).
-   * @throws CarryRefusal where it cannot be read exactly or passes `limits`.
-   */
-  observe(sandbox: Sandbox, runner: CommandRunner, limits: LayerLimits): Promise<Seen>;
-  /** Where `replayed` differs from `recorded` (plain data naming the part), or undefined when equal. */
-  difference(recorded: Seen, replayed: Seen): Record<string, unknown> | undefined;
-}
-
-/** Bounds a checkpoint's copy of the written layer (CHECKPOINT_REFUSED past them). */
-export const DEFAULT_LAYER_LIMITS: LayerLimits = { maxBytes: 512 * 1024 ** 2, maxPaths: 100_000, timeoutMs: 30_000 };
-
-/** The shell values {@link EpisodeCheckpoint} never carries (see shell-state.ts). */
-export const SHELL_VALUES_NOT_CARRIED: readonly string[] = ['RANDOM and SRANDOM sequences', '$$, BASHPID and PPID', '$_', 'background jobs'];
 
 /**
  * Where an env's checkpoints live: one folder per handle under a folder of this store's own
@@ -147,41 +89,3 @@ export class CheckpointStore {
 
 /** Which store owns each live handle (a handle restored in another env is checked against its owner). */
 const owners = new Map<string, CheckpointStore>();
-
-/** What {@link forkEpisode} needs of the env it forks: its checkpoint API. */
-interface Forking<State> {
-  checkpoint(): Promise<EpisodeCheckpoint<State>>;
-  releaseCheckpoint(checkpoint: EpisodeCheckpoint<State>): void;
-}
-
-/** What {@link forkEpisode} needs of a child: that it restores a checkpoint and closes. */
-interface ForkChild<State> {
-  restore(checkpoint: EpisodeCheckpoint<State>): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * `n` independent episodes continuing `env`'s from now: one checkpoint, restored into `n`
- * children `makeChild` gives, then released (the env's episode goes on unchanged). All or
- * none: when one child cannot be made or restored, those made are closed and the error thrown.
- * @throws ConfigError for an `n` that is not a positive integer; what checkpoint, makeChild and restore throw.
- */
-export async function forkEpisode<State, Child extends ForkChild<State>>(
-  env: Forking<State>,
-  n: number,
-  makeChild: () => Child,
-): Promise<Child[]> {
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError('fork(n)', 'n must be a positive integer');
-  const checkpoint = await env.checkpoint();
-  const children: Child[] = [];
-  try {
-    for (let i = 0; i < n; i++) children.push(makeChild());
-    await Promise.all(children.map((child) => child.restore(checkpoint)));
-    return children;
-  } catch (error) {
-    await Promise.all(children.map((child) => child.close().catch(() => undefined)));
-    throw error;
-  } finally {
-    env.releaseCheckpoint(checkpoint);
-  }
-}
