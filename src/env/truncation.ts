@@ -54,10 +54,7 @@ export async function failedStepEnd(error: unknown, sandbox: Sandbox, scorerBrea
   if (!(error instanceof SandboxError)) return undefined;
   if (scorerBreached) return { observation: lastObservation, truncation: SCORER_SHELL_BREACHED };
   const overDisk = await diskLimitEvent(sandbox).catch(() => undefined);
-  if (overDisk) {
-    const cut = overDiskEnd(overDisk, '');
-    return { ...cut, observation: `[intercode: the sandbox's processes were stopped: ${cut.truncation.message}]` };
-  }
+  if (overDisk) return overDiskEnd(overDisk, `[intercode: the sandbox's processes were stopped: ${untrustedEnd([overDisk])!.message}]`);
   if (error.code === 'STATE_UNREADABLE') return { observation: `[intercode: the sandbox's state could not be read: ${error.message}]`, truncation: { reason: 'state-unreadable', message: error.message } };
   return { observation: `[intercode: the sandbox was lost: ${error.message}]`, truncation: { reason: 'sandbox-lost', message: error.message } };
 }

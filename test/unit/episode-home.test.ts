@@ -3,7 +3,7 @@
  * log it writes once), the truncation rules and their order, the lease that hands a workspace
  * back to the source that lent it, and the checkpoint flow every env kind saves through.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -143,6 +143,7 @@ describe('EpisodeCheckpoints', () => {
   const numbers: Checkpointer<number, { value: number; file: string }> = {
     async save(live, _episode, dir) {
       if (live < 0) throw new CheckpointError('CHECKPOINT_REFUSED', 'negative', { details: { reason: 'negative' } });
+      mkdirSync(dir, { recursive: true });
       const file = join(dir, 'value');
       writeFileSync(file, String(live));
       return { part: { value: live, file }, info: { layer: { paths: 1, bytes: 1, archiveBytes: 1 }, dropped: { processes: [], shellValues: [] } } };

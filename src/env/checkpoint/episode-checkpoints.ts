@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { EnvStateError } from '../../errors.js';
 import type { EpisodeSnapshot } from '../episode-ledger.js';
 import { CheckpointStore, type CheckpointInfo, type EpisodeCheckpoint } from './handles.js';
@@ -11,8 +11,8 @@ import { CheckpointStore, type CheckpointInfo, type EpisodeCheckpoint } from './
  */
 export interface Checkpointer<Live, Part> {
   /**
-   * What `live` holds, as plain data a handle keeps; `dir`: a new folder of the handle's own
-   * for files (removed when this throws).
+   * What `live` holds, as plain data a handle keeps; `dir`: where the handle's files go (made
+   * by the checkpointer that writes some; removed when this throws).
    * @throws CheckpointError CHECKPOINT_UNSUPPORTED or CHECKPOINT_REFUSED (details.reason).
    */
   save(live: Live, episode: EpisodeSnapshot, dir: string): Promise<SavedPart<Part>>;
@@ -43,7 +43,6 @@ export class EpisodeCheckpoints {
   async save<Live, Part, Kept extends EpisodeSnapshot>(checkpointer: Checkpointer<Live, Part>, live: Live, kept: Kept): Promise<EpisodeCheckpoint<Kept & Part>> {
     const started = performance.now();
     const { id, dir } = this.store.allocate();
-    mkdirSync(dir, { recursive: true });
     try {
       const { part, info } = await checkpointer.save(live, kept, dir);
       return this.store.add({

@@ -6,4 +6,4 @@ export { LayerCheckpointer } from './layer-checkpointer.js';
 export { ReplayCheckpointer } from './replay-checkpointer.js';
 export { SandboxCheckpoints, type SandboxCheckpoint } from './sandbox-checkpoints.js';
 export { otherImage } from './refusals.js';
-export { DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeBookkeeping, type HeldWorkspace, type ReplayedEpisodeState, type ReplayObserver, type SandboxCheckpointHost, type SandboxEpisodeState } from './sandbox-states.js';
+export { DEFAULT_LAYER_LIMITS, SHELL_VALUES_NOT_CARRIED, type EpisodeBookkeeping, type ReplayedEpisodeState, type ReplayObserver, type SandboxCheckpointHost, type SandboxEpisodeState } from './sandbox-states.js';

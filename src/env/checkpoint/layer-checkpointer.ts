@@ -1,6 +1,7 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointError } from '../../errors.js';
-import type { Workspace, WorkspaceSource } from '../../pool/types.js';
+import type { HeldWorkspace, Workspace, WorkspaceSource } from '../../pool/types.js';
 import { CONTROL_SHELL } from '../../pool/workspace-factory.js';
 import { CarryRefusal } from '../../sandbox/carry-refusal.js';
 import { readOutsideLayer, requireSameOutsideLayer } from '../../sandbox/outside-layer.js';
@@ -12,7 +13,7 @@ import type { LayerArchive, SandboxSpec } from '../../sandbox/types.js';
 import type { EpisodeSnapshot } from '../episode-ledger.js';
 import type { Checkpointer, SavedPart } from './episode-checkpoints.js';
 import { refusedCheckpoint } from './refusals.js';
-import { SHELL_VALUES_NOT_CARRIED, type HeldWorkspace, type SandboxCheckpointHost } from './sandbox-states.js';
+import { SHELL_VALUES_NOT_CARRIED, type SandboxCheckpointHost } from './sandbox-states.js';
 
 /** What a {@link LayerCheckpointer} keeps of an episode (see SandboxEpisodeState). */
 export interface LayerPart {
@@ -48,6 +49,7 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
     try {
       // Before the capture, whose subshell is a process of the sandbox while it runs.
       const [left, outside] = await Promise.all([leftRunning(control, runner.pid), readOutsideLayer(control)]);
+      mkdirSync(dir, { recursive: true });
       // The shell's state is read while the layer is archived. With no process of the episode's
       // left (not even one without a command line), nothing writes meanwhile (the capture's
       // subshell runs builtins and writes nothing): the sandbox is not frozen. Otherwise it is,

@@ -1,10 +1,11 @@
+import type { HeldWorkspace } from '../../pool/types.js';
 import { renderObservation } from '../../sandbox/shell/types.js';
 import { CarryRefusal } from '../../sandbox/carry-refusal.js';
 import type { SandboxSpec } from '../../sandbox/types.js';
 import type { EpisodeSnapshot } from '../episode-ledger.js';
 import type { Checkpointer, SavedPart } from './episode-checkpoints.js';
 import { notReplayable, refusedCheckpoint } from './refusals.js';
-import type { HeldWorkspace, ReplayObserver, SandboxCheckpointHost } from './sandbox-states.js';
+import type { ReplayObserver, SandboxCheckpointHost } from './sandbox-states.js';
 
 /** What a {@link ReplayCheckpointer} keeps of an episode (see ReplayedEpisodeState). */
 export interface ReplayPart {

@@ -1,9 +1,10 @@
+import type { HeldWorkspace } from '../../pool/types.js';
 import { CheckpointError } from '../../errors.js';
 import { EpisodeCheckpoints } from './episode-checkpoints.js';
 import type { EpisodeCheckpoint } from './handles.js';
 import { LayerCheckpointer } from './layer-checkpointer.js';
 import { ReplayCheckpointer } from './replay-checkpointer.js';
-import type { EpisodeBookkeeping, HeldWorkspace, ReplayedEpisodeState, SandboxCheckpointHost, SandboxEpisodeState } from './sandbox-states.js';
+import type { EpisodeBookkeeping, ReplayedEpisodeState, SandboxCheckpointHost, SandboxEpisodeState } from './sandbox-states.js';
 
 /** A sandbox env's checkpoint handle: its episode carried by copy, or by replay. */
 export type SandboxCheckpoint = EpisodeCheckpoint<SandboxEpisodeState | ReplayedEpisodeState>;

@@ -1,7 +1,5 @@
 import type { Task } from '../../datasets/index.js';
-import type { HeldWorkspace, Workspace, WorkspaceSource } from '../../pool/types.js';
-
-export type { HeldWorkspace };
+import type { Workspace, WorkspaceSource } from '../../pool/types.js';
 import type { ShellState } from '../../sandbox/shell/shell-state.js';
 import type { CommandRunner } from '../../sandbox/shell/types.js';
 import type { LayerArchive, LayerLimits, Sandbox, SandboxRuntime, SandboxSpec } from '../../sandbox/types.js';
