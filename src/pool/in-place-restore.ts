@@ -97,6 +97,15 @@ function systemFields(line: string | undefined): string {
 }
 
 /**
+ * What a restore in place came to: clean, or refused with the first difference from a new
+ * sandbox it found (in words: for the pool's caller, a test's failure message, a bug report).
+ */
+export type RestoreOutcome = { readonly clean: true } | { readonly clean: false; readonly why: string };
+
+const CLEAN: RestoreOutcome = { clean: true };
+const refused = (why: string): RestoreOutcome => ({ clean: false, why });
+
+/**
  * Makes a used workspace clean again in place, as a new sandbox of the same image, instead
  * of replacing it (a replacement costs a container creation) — but only
  * where the result is indistinguishable from a new sandbox; otherwise it says so and the
@@ -261,9 +270,9 @@ export class InPlaceRestorer {
   /**
    * Restores `workspace` (its agent runner is closed and replaced by a new one, except an
    * unused one an adopted workspace brought along: see Workspace.unusedRunnerPid).
-   * @returns true when it is clean; false when it could not be made so (the caller removes it).
+   * @returns clean, or why it could not be made so (the caller removes it).
    */
-  async restore(workspace: Workspace): Promise<boolean> {
+  async restore(workspace: Workspace): Promise<RestoreOutcome> {
     try {
       return await this.restoreInPlace(workspace);
     } catch (error) {
@@ -282,7 +291,7 @@ export class InPlaceRestorer {
     if (template) await this.factory.destroy(template).catch(() => undefined);
   }
 
-  private async restoreInPlace(workspace: Workspace): Promise<boolean> {
+  private async restoreInPlace(workspace: Workspace): Promise<RestoreOutcome> {
     const { sandbox, control } = workspace;
     workspace.fromImage = false;
     // An adopted workspace's handed-over agent shell has run nothing: kept, no new one started.
@@ -295,23 +304,30 @@ export class InPlaceRestorer {
     const template = await this.templateWorkspace();
     const hostEtc = await this.hostEtcFiles(sandbox, template.sandbox, settle.etcFiles);
     const settled = await control.run(`__ic_settle ${hostEtc ? '-' : 'etc'}${keptRunner ? ` ${keptRunner}` : ''}`, { definitions: [settle.definition] });
-    if (settled.output !== 'clean\n') return false;
+    if (settled.output !== 'clean\n') return refused(`its processes, /dev or IPC objects could not be put back: ${JSON.stringify(settled.output.slice(0, 200))} (exit ${settled.exitCode})`);
     if (hostEtc) this.restoreHostEtc(hostEtc);
 
     // The root file system: clean only when its writable layer is a new sandbox's (see the class comment).
     // Its paths are compared before anything runs there: a program the episode replaced is one of them.
     const [paths, pristine] = await Promise.all([this.layerPaths(sandbox), this.templateLayer()]);
-    if (paths.length !== pristine.stats.size || paths.some((path) => !pristine.stats.has(path))) return false;
+    const added = paths.filter((path) => !pristine.stats.has(path));
+    const gone = [...pristine.stats.keys()].filter((path) => !paths.includes(path));
+    if (added.length > 0 || gone.length > 0) return refused(`its writable layer is not a new sandbox's: ${[...added.map((p) => `+${p}`), ...gone.map((p) => `-${p}`)].slice(0, 5).join(' ')}${added.length + gone.length > 5 ? ' …' : ''}`);
     // With the root folder and the system paths, which no listing of the layer shows changed.
-    const [root, ...stats] = (await this.statsOf(workspace, ['/', ...paths, ...pristine.systemPaths], pristine.setMtimes)) ?? [];
-    if (root !== pristine.root || paths.some((path, i) => pristine.stats.get(path) !== stats[i])) return false;
-    if (pristine.system.some((want, i) => systemFields(stats[paths.length + i]) !== want)) return false;
+    const read = await this.statsOf(workspace, ['/', ...paths, ...pristine.systemPaths], pristine.setMtimes);
+    if (!read) return refused('its root folder, layer paths or system paths could not be read');
+    const [root, ...stats] = read;
+    if (root !== pristine.root) return refused(`its root folder is "${root}", a new sandbox's "${pristine.root}"`);
+    const changed = paths.findIndex((path, i) => pristine.stats.get(path) !== stats[i]);
+    if (changed >= 0) return refused(`${paths[changed]} is "${stats[changed]}", a new sandbox's "${pristine.stats.get(paths[changed]!)}"`);
+    const system = pristine.system.findIndex((want, i) => systemFields(stats[paths.length + i]) !== want);
+    if (system >= 0) return refused(`${pristine.systemPaths[system]} is "${systemFields(stats[paths.length + system])}", a new sandbox's "${pristine.system[system]}"`);
     // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
     // process's (its control shell's was pinned when the sandbox was made).
     if (!keptRunner) workspace.runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));
     await sandbox.setNextPid?.(PINNED_PIDS.episode);
     workspace.reference = template.sandbox;
-    return true;
+    return CLEAN;
   }
 
   /** Removes the template sandbox, or keeps it warm (see the constructor). */

@@ -1,5 +1,6 @@
 import genericPool, { type Pool } from 'generic-pool';
 import { ConfigError, SandboxError } from '../errors.js';
+import type { RestoreOutcome } from './in-place-restore.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from './types.js';
 
 export interface WorkspacePoolOptions {
@@ -20,10 +21,10 @@ export interface WorkspacePoolOptions {
   /** After this many creations in a row fail, the pool stops retrying and fails every acquire with the cause. Default 3. */
   maxConsecutiveFailures: number;
   /**
-   * Restores a used workspace in place, returning true when it is clean again (it then goes
-   * back to the idle set); false or a throw removes it. Omitted: used workspaces are removed.
+   * Restores a used workspace in place: clean, it goes back to the idle set; refused (or a
+   * throw), it is removed. Omitted: used workspaces are removed.
    */
-  restore?: (workspace: Workspace) => Promise<boolean>;
+  restore?: (workspace: Workspace) => Promise<RestoreOutcome>;
   /**
    * When > 0 (and the factory can), the pool first adopts sandboxes an earlier process kept
    * warm (each restored before use), and on close keeps its clean idle ones warm for this
@@ -173,7 +174,7 @@ export class WorkspacePool implements WorkspaceSource {
       const workspace = await factory.adopt('workspace').catch(() => undefined);
       if (!workspace) return undefined;
       // Parked clean, but whatever happened to it since is undone before anyone gets it.
-      if (await restore(workspace).catch(() => false)) {
+      if ((await restore(workspace).catch(() => undefined))?.clean) {
         this.counters.adopted += 1;
         return workspace;
       }
@@ -254,8 +255,8 @@ export class WorkspacePool implements WorkspaceSource {
     const { restore } = this.options;
     const task = (async () => {
       if (restore && !this.failure) {
-        const clean = await restore(workspace).catch(() => false);
-        if (clean) {
+        const restored = await restore(workspace).catch(() => undefined);
+        if (restored?.clean) {
           this.dirty.delete(workspace);
           this.counters.restored += 1;
           this.cleanedAt.set(workspace, performance.now());

@@ -168,17 +168,17 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
     const restorer = new InPlaceRestorer(factory);
     const workspace = await factory.create();
     try {
-      expect(await restorer.restore(workspace)).toBe(true);
+      expect(await restorer.restore(workspace)).toEqual({ clean: true });
       const agentPid = (workspace.runner as ShellSession).pid;
       expect(agentPid).toBeGreaterThan(1);
       expect(await factory.park!(workspace, 'workspace', TTL_MS)).toBe(true);
       const adopted = (await factory.adopt!('workspace'))!;
       expect(adopted.unusedRunnerPid).toBe(agentPid);
-      expect(await restorer.restore(adopted)).toBe(true);
+      expect(await restorer.restore(adopted)).toEqual({ clean: true });
       expect(adopted.unusedRunnerPid).toBeUndefined();
       expect((await adopted.runner.run('echo $$ "[$LEFT]" $PWD; USED=1')).output).toBe(`${agentPid} [] /\n`);
       // Used now: the next restore replaces it (a new shell, started at the same pinned process id).
-      expect(await restorer.restore(adopted)).toBe(true);
+      expect(await restorer.restore(adopted)).toEqual({ clean: true });
       expect((await adopted.runner.run('echo $$ "[$USED]"; HANDED=1')).output).toBe(`${agentPid} []\n`);
       // Handed over again, then adopted by an env whose shells get another environment: a new agent shell.
       expect(await factory.park!(adopted, 'workspace', TTL_MS)).toBe(true);
@@ -188,7 +188,7 @@ describe.skipIf(skipWithoutEngine(engine, 'keep-warm tests') || withoutKeeper ||
       const taken = (await otherFactory.adopt!('workspace'))!;
       try {
         expect(taken.unusedRunnerPid).toBeUndefined();
-        expect(await otherRestorer.restore(taken)).toBe(true);
+        expect(await otherRestorer.restore(taken)).toEqual({ clean: true });
         expect((await taken.runner.run('echo "[$HANDED]" $OTHER')).output).toBe('[] 1\n');
         expect((await taken.runner.run('echo $OTHER')).output).toBe('1\n');
       } finally {

@@ -127,16 +127,16 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
       const done = await used.runner.run(OUTSIDE_THE_ROOT_FILE_SYSTEM);
       expect(done.exitCode).toBe(0);
       expect(await snapshot(used)).not.toBe(await snapshot(fresh));
-      expect(await restorer.restore(used)).toBe(true);
+      expect(await restorer.restore(used)).toEqual({ clean: true });
       expect(await snapshot(used)).toBe(await snapshot(fresh));
       const shell = await used.runner.run('echo "[$LEFT]" $PWD');
       expect(shell.output).toBe('[] /\n');
       // Restoring again (nothing changed since) is a no-op that keeps it identical.
-      expect(await restorer.restore(used)).toBe(true);
+      expect(await restorer.restore(used)).toEqual({ clean: true });
       expect(await snapshot(used)).toBe(await snapshot(fresh));
       // A written root file system cannot be made the image's again from inside (docs/fidelity.md): the pool replaces it.
       expect((await written.runner.run(DESTRUCTIVE)).exitCode).toBe(0);
-      expect(await restorer.restore(written)).toBe(false);
+      expect(await restorer.restore(written)).toEqual({ clean: false, why: expect.stringMatching(/^its writable layer is not a new sandbox's: [+-]\//) });
     } finally {
       await Promise.all([factory.destroy(used), factory.destroy(written), factory.destroy(fresh)]);
       await restorer.close();
@@ -159,7 +159,7 @@ for (const target of RUNTIMES) describe.skipIf(target.skip)(`warm pool restore i
       const done = await used.runner.run(`echo changed >> /testbed/README.md; echo new > /testbed/added; ${fake}; cp /tmp/fake /usr/bin/rm; cp /tmp/fake /usr/bin/tar`);
       expect(done.exitCode).toBe(0);
       expect((await used.runner.run('tar --version; rm --version; echo $?')).output).toBe('0\n');
-      expect(await restorer.restore(used)).toBe(false);
+      expect(await restorer.restore(used)).toEqual({ clean: false, why: expect.stringMatching(/^its writable layer is not a new sandbox's: \+\//) });
     } finally {
       await Promise.all([factory.destroy(used), factory.destroy(fresh)]);
       await restorer.close();

@@ -106,7 +106,7 @@ for (const dataset of DATASETS) {
           if (ran.exitCode === null) failedToRun.push(episode);
           // Each hostile episode changed what the observers see (but the one that only reads): else its restore proves nothing.
           if (hostile && episode !== READS_ONLY && compareObservations(reference, await observe(used)).length === 0) unchanged.push(episode);
-          if (!(await restorer.restore(used))) continue;
+          if (!(await restorer.restore(used)).clean) continue;
           restoredInPlace.push(episode);
           const differences = compareObservations(reference, await observe(used));
           if (differences.length > 0) mismatches.push({ episode, differences: differences.slice(0, 8) });
@@ -125,7 +125,7 @@ for (const dataset of DATASETS) {
       const used: Workspace = await factory.create();
       try {
         await used.runner.run('cat /etc/passwd > /dev/null', { timeoutMs: 60_000 });
-        expect(await restorer.restore(used), 'a read-only episode is restored in place').toBe(true);
+        expect(await restorer.restore(used), "a read-only episode is restored in place").toEqual({ clean: true });
         expect(compareObservations(reference, await observe(used))).toEqual([]);
         const changed = await used.sandbox.exec(CONTROL_CHANGE, { timeoutMs: 30_000 });
         expect(changed.exitCode, changed.output.toString()).toBe(0);

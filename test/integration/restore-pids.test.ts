@@ -45,7 +45,7 @@ describe.skipIf(skip)('a restored sandbox hands out the process ids of a new one
       expect(inA).toEqual(inB);
       expect(inA.split('\n')[0]).toMatch(/^\d+$/);
       await used.runner.run('for i in $(seq 400); do /bin/true; done; (sleep 1000 &); sleep 1000 & echo started');
-      expect(await restorer.restore(used)).toBe(true);
+      expect(await restorer.restore(used)).toEqual({ clean: true });
       expect(await observe(used)).toEqual(inA);
     } finally {
       await Promise.all([a, b, used].map((w) => factory.destroy(w)));

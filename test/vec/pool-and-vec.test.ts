@@ -83,7 +83,7 @@ describe('WorkspacePool', () => {
 
   it('returns a restored workspace to the idle set', async () => {
     const { factory } = scriptedFactory();
-    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => true });
+    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => ({ clean: true }) });
     const a = await pool.acquire();
     pool.release(a);
     await new Promise((r) => setTimeout(r, 20));
@@ -94,7 +94,7 @@ describe('WorkspacePool', () => {
 
   it('hands out a workspace just made or restored without a liveness round trip, and checks an older one', async () => {
     const { factory, runs } = scriptedFactory();
-    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => true });
+    const pool = new WorkspacePool(factory, { borrowers: 1, minIdle: 0, restore: async () => ({ clean: true }) });
     const a = await pool.acquire();
     expect(runs()).toBe(0);
     pool.release(a);
