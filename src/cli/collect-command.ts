@@ -86,7 +86,7 @@ export function registerCollectCommand(program: Command): void {
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const { resolvePolicy } = await import('../../training/policy/policy-spec.js');
+    const { resolvePolicy } = await import('../../training/run/policy-spec.js');
     const { demoFromRollout, demoTransitions, formatDemoLine } = await import('../../training/demos/demo-episode.js');
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');

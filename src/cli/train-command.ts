@@ -103,8 +103,8 @@ export function registerTrainCommand(program: Command): void {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const { createRun, train } = await import('../../training/loops/trainer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
-    const { selectBackend } = await import('../../training/policy/backend.js');
-    const { DEFAULT_SHAPE } = await import('../../training/policy/network.js');
+    const { selectBackend } = await import('../../training/scorer/backend.js');
+    const { DEFAULT_SHAPE } = await import('../../training/scorer/network.js');
     const { loadDemos } = await import('../../training/demos/demo-episode.js');
     const { describeMeanReward } = await import('../../training/loops/outcome.js');
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');

@@ -11,7 +11,7 @@ import { readTaskDir } from '../../envs/task/index.js';
 import { DatasetError } from '../../src/errors.js';
 import type { EnvSlots } from '../../src/server/env-slots.js';
 import { ServerMetrics } from '../../src/server/server-metrics.js';
-import { describeBackend, selectBackend } from '../../training/policy/backend.js';
+import { describeBackend, selectBackend } from '../../training/scorer/backend.js';
 import { tempDir } from '../setup/temp-dirs.js';
 
 const dir = tempDir('ic-message-texts-');

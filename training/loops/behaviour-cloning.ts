@@ -9,7 +9,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { ReplayBuffer } from '../buffer/replay-buffer.js';
 import type { Transition } from '../buffer/types.js';
 import type { Random } from '../rng.js';
-import { disposeBatch, type ScorerNetwork } from '../policy/network.js';
+import { disposeBatch, type ScorerNetwork } from '../scorer/network.js';
 
 /** The candidates offered in a transition's state; the demonstrated action must be among them. */
 export type CandidatesOf = (transition: Transition) => string[];

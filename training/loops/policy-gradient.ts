@@ -12,9 +12,9 @@ import type { Rollout } from '../../src/policy/index.js';
 import { ReplayBuffer } from '../buffer/replay-buffer.js';
 import type { Episode } from '../buffer/types.js';
 import { demoFromRollout, demoTransitions } from '../demos/demo-episode.js';
-import type { CandidateSet } from '../policy/candidates.js';
-import type { PolicyState } from '../policy/features.js';
-import { disposeBatch, type ScorerNetwork } from '../policy/network.js';
+import type { CandidateSet } from '../scorer/candidates.js';
+import type { PolicyState } from '../scorer/features.js';
+import { disposeBatch, type ScorerNetwork } from '../scorer/network.js';
 
 export interface PolicyGradientOptions {
   /** Actions the policy chose per episode; a submit forced at the limit is not one of them. */

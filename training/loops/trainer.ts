@@ -16,11 +16,11 @@ import { demoTransitions, formatDemoLine, loadDemos, type DemoEpisode } from '..
 import { CommandRetriever } from '../corpus/command-retriever.js';
 import { NearDuplicateFilter, NEAR_DUPLICATE_RULE, type TextPair } from '../corpus/near-duplicates.js';
 import { loadCorpus } from '../corpus/nl2bash-corpus.js';
-import { CandidateSet, harvestActions } from '../policy/candidates.js';
+import { CandidateSet, harvestActions } from '../scorer/candidates.js';
 import type { CorpusName, Exploration } from '../../src/env/training-facts.js';
-import { ScorerNetwork, type NetworkShape } from '../policy/network.js';
-import type { PolicyState } from '../policy/features.js';
-import { NeuralPolicy, RandomPolicy, RetrievalPolicy } from '../policy/neural-policy.js';
+import { ScorerNetwork, type NetworkShape } from '../scorer/network.js';
+import type { PolicyState } from '../scorer/features.js';
+import { NeuralPolicy, RandomPolicy, RetrievalPolicy } from '../scorer/neural-policy.js';
 import { derive, shuffled } from '../rng.js';
 import { exportOptimizer, importOptimizer, type SavedTensor } from '../run/optimizer-state.js';
 import { loadCheckpoint, readRunConfig, readMetrics, runPaths, saveCheckpoint, truncateMetrics, writeJson, type MetricRecord, type RunPaths } from '../run/run-files.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Packr } from 'msgpackr';
 import { parseJson } from '../../src/datasets/json.js';
 import { ConfigError, DatasetError, TrajectoryError } from '../../src/errors.js';
-import type { WeightValues } from '../policy/network.js';
+import type { WeightValues } from '../scorer/network.js';
 import type { SavedTensor } from './optimizer-state.js';
 
 export interface RunPaths {

@@ -3,8 +3,8 @@ import { loadDemos } from '../demos/demo-episode.js';
 import { corpusPairs } from '../loops/corpus-stage.js';
 import { runCandidates, type RunConfig } from '../loops/trainer.js';
 import type { Exploration } from '../../src/env/training-facts.js';
-import { ScorerNetwork } from '../policy/network.js';
-import { NeuralPolicy } from '../policy/neural-policy.js';
+import { ScorerNetwork } from '../scorer/network.js';
+import { NeuralPolicy } from '../scorer/neural-policy.js';
 import { mulberry32 } from '../rng.js';
 import { loadCheckpoint, readRunConfig, runPaths } from './run-files.js';
 

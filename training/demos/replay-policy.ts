@@ -1,6 +1,6 @@
 import { TrajectoryError } from '../../src/errors.js';
 import type { Agent, EpisodeContext, Policy } from '../../src/policy/index.js';
-import type { DemoEpisode } from '../demos/demo-episode.js';
+import type { DemoEpisode } from './demo-episode.js';
 
 /** Plays recorded demonstrations back: for each task, the actions of its first recorded episode. */
 export class ReplayPolicy implements Policy {

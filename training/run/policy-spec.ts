@@ -8,10 +8,10 @@ import type { Task } from '../../src/datasets/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { GoldPolicy, type Policy } from '../../src/policy/index.js';
 import { loadDemos } from '../demos/demo-episode.js';
-import { loadRunPolicy } from '../run/run-policy.js';
-import { selectBackend } from './backend.js';
+import { loadRunPolicy } from './run-policy.js';
+import { selectBackend } from '../scorer/backend.js';
 import type { Exploration } from '../../src/env/training-facts.js';
-import { ReplayPolicy } from './replay-policy.js';
+import { ReplayPolicy } from '../demos/replay-policy.js';
 
 export interface ResolvedPolicy {
   policy: Policy;
