@@ -1,6 +1,6 @@
 /**
  * The rollouts bench: episodes/s through `serve`'s POST /rollouts against `collect`'s
- * in-process sampling (sampleGroups on an EpisodeEngine), the same tasks, K, parallelism and
+ * in-process sampling (sampleGroups on an EpisodeScheduler), the same tasks, K, parallelism and
  * recorded model. Options and method: {@link ROLLOUTS_USAGE}.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { createBashEnvs, GoldCache } from '../envs/bash/index.js';
 import { bashPlugin } from '../envs/bash/plugin.js';
 import { createStrategy, OpenAiChatClient } from '../src/agents/index.js';
 import { goldText, type Task } from '../src/datasets/index.js';
-import { EpisodeEngine } from '../src/engine/index.js';
+import { EpisodeScheduler } from '../src/scheduler/index.js';
 import { ConfigError } from '../src/errors.js';
 import { RecordedModel, startMockServer, type MockServer } from '../src/mock-llm/index.js';
 import { sampleGroups } from '../src/rollouts/index.js';
@@ -55,7 +55,7 @@ export const ROLLOUTS_USAGE = `Usage: npm run bench -- rollouts [options]
 Rollouts as a service against collect in-process, in one run: bash envs on a warm pool,
 the recorded model (every built-in task answered with its gold as an execute call, tools
 strategy, token ids asked for) served on 127.0.0.1 in this process.
-  - in-process: sampleGroups on an EpisodeEngine, what \`collect --policy llm:…\` runs;
+  - in-process: sampleGroups on an EpisodeScheduler, what \`collect --policy llm:…\` runs;
   - endpoint: \`serve\`'s server (in this process) and one POST /rollouts with the same
     tasks, samples per task and parallelism, the NDJSON stream read to its end line.
 Both pools are warm before the clock starts; one uncounted round of one sample per task
@@ -105,19 +105,19 @@ async function measure(options: RolloutsBenchOptions, log: (line: string) => voi
   if (options.tasks !== undefined && options.tasks > all.length) throw new ConfigError('--tasks', `must be at most ${all.length} (the built-in bash tasks)`);
   const tasks = all.slice(0, options.tasks ?? all.length);
   const model = await goldRecording(dir, tasks);
-  const engine = new EpisodeEngine(inProcessEnvs);
+  const scheduler = new EpisodeScheduler(inProcessEnvs);
   const slots = pooledEnvSlots('bash', await createBashEnvs({ goldCache }, P), { spares: 2 });
   let server: EnvServer | undefined;
   let belowOne = 0;
   try {
-    await Promise.all([engine.pool?.ready(), slots.ready()]);
+    await Promise.all([scheduler.pool?.ready(), slots.ready()]);
     server = await EnvServer.start({ ...SERVER_DEFAULTS, slots, agentFacts: bashPlugin, port: 0, metadata: { name: 'intercode-bash', description: 'rollouts bench', version: '0' }, log: () => undefined });
     const client = new OpenAiChatClient({ baseUrl: model.baseUrl, model: 'recorded', tokens: 'ids', temperature: 1 });
     const strategy = createStrategy('tools', { model: client, prompt: bashPlugin.prompt });
     const inProcess = async (K: number): Promise<number> => {
       let n = 0;
       await sampleGroups({
-        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'bench', strategy, model: 'recorded', tasks, executor: engine, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
+        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'bench', strategy, model: 'recorded', tasks, executor: scheduler, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
         scaleAdvantages: false, stamp: 'bench',
         onGroup: (records) => {
           n += records.length;
@@ -180,7 +180,7 @@ async function measure(options: RolloutsBenchOptions, log: (line: string) => voi
   } finally {
     await server?.close();
     if (!server) await slots.close();
-    await engine.close();
+    await scheduler.close();
     await model.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@ export * from './errors.js';
 export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './env/registry.js';
 export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepOptions, StepResult, TaskEnv } from './env/types.js';
 export { VecEnv, pooledVecEnv, vecEnvFor, type AutoresetMode, type EnvStep, type PooledVecEnvOptions, type VecEnvOptions } from './vec/index.js';
-export { EpisodeEngine, type EpisodeEngineOptions } from './engine/index.js';
+export { EpisodeScheduler, type EpisodeSchedulerOptions } from './scheduler/index.js';
 export { EngineSet, type EngineSetOptions } from './sandbox/backends/engine-set.js';
 export type { ResourceLimits, SandboxSettings } from './sandbox/types.js';
 export * from '../envs/library.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { SUBMIT_AS_IS } from '../../src/agents/index.js';
-import { keepWarmMs, parseSandboxMode } from '../../src/engine/index.js';
+import { keepWarmMs, parseSandboxMode } from '../../src/scheduler/index.js';
 import { positiveInteger, timeoutMs } from '../../src/env/flag-values.js';
 import { ConfigError, DatasetError } from '../../src/errors.js';
 import type { CommonEnvFlags, EnvPlugin } from '../plugin.js';

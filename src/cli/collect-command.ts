@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { appendFileSync, writeFileSync } from 'node:fs';
-import { addThreadsFlag, commandEngineSettings, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
+import { addThreadsFlag, commandSchedulerSettings, openCommandScheduler, threadCount, type ThreadsFlags } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS, envPlugin } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { ConfigError } from '../errors.js';
-import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { addSchedulerFlags, type SchedulerFlags } from './scheduler-flags.js';
 import { STRATEGIES } from '../agents/index.js';
 import { ROLLOUT_FORMATS } from '../rollouts/index.js';
 import { collectWithLlm, type LlmCollectFlags } from './collect-llm.js';
@@ -17,7 +17,7 @@ import type { Task } from '../datasets/index.js';
 import { join, resolve } from 'node:path';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface CollectFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
+interface CollectFlags extends CommonEnvFlags, SchedulerFlags, ThreadsFlags {
   env: string;
   policy: string;
   episodes?: string;
@@ -64,7 +64,7 @@ export function registerCollectCommand(program: Command): void {
   addModelFlags(command, '1');
   addRunDirFlag(command, 'the episodes (unless --out says where)');
   addThreadsFlag(command);
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
+  addSchedulerFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: CollectFlags, self: Command) => {
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const startedAt = new Date();
     const llm = flags.policy.startsWith('llm:');
@@ -82,7 +82,7 @@ export function registerCollectCommand(program: Command): void {
     for (const [flag, given] of [['--format', flags.format !== 'jsonl'], ['--samples-per-task', flags.samplesPerTask !== '1'], ['--branch-at', flags.branchAt !== undefined], ['--branches', flags.branches !== undefined]] as const) {
       if (given) throw new ConfigError(flag, `needs --policy llm:MODEL (the ${flags.policy} policy writes demonstrations: a .jsonl file or a replay-buffer folder)`);
     }
-    const engineSettings = commandEngineSettings(plugin, flags as CollectFlags & Record<string, unknown>);
+    const engineSettings = commandSchedulerSettings(plugin, flags as CollectFlags & Record<string, unknown>);
     const turnLimit = positiveInteger('--turn-limit', flags.turnLimit);
     const capacity = positiveInteger('--capacity', flags.capacity);
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -91,8 +91,8 @@ export function registerCollectCommand(program: Command): void {
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
     const resolved = await resolvePolicy(flags.policy, (task) => plugin.goldActions(task), (env) => envPlugin(env, '--policy').exploration, log);
-    const { engine, releaseEngines } = await openCommandEngine(plugin, flags as CollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
-    const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
+    const { scheduler, releaseEngines } = await openCommandScheduler(plugin, flags as CollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
+    const runner = new VecEpisodeRunner(plugin.name, scheduler.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);
     const toJsonl = out.endsWith('.jsonl');
     const buffer = toJsonl ? undefined : ReplayBuffer.open(out, { capacity }).buffer;

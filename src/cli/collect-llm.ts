@@ -2,8 +2,8 @@ import { createStrategy } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { BranchingModel, formatRecord, parseRolloutFormat, RolloutFile, sampleBranchedGroups, sampleGroups, type RolloutRecord, type SampleOptions } from '../rollouts/index.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
-import { commandEngineSettings, openCommandEngine, type CommandEngine } from './command-engine.js';
-import type { EpisodeEngineFlags } from './engine-options.js';
+import { commandSchedulerSettings, openCommandScheduler, type CommandScheduler } from './command-scheduler.js';
+import type { SchedulerFlags } from './scheduler-flags.js';
 import { experimentSettings, type CommonEnvFlags } from './env-cli.js';
 import type { EnvPlugin } from '../../envs/index.js';
 import { positiveInteger } from '../env/flag-values.js';
@@ -15,7 +15,7 @@ import { countByReason, describeUnscored, meanOfScored, type Unscored } from '..
 import type { Task } from '../datasets/index.js';
 
 /** The flags `collect --policy llm:MODEL` reads. */
-export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, EpisodeEngineFlags {
+export interface LlmCollectFlags extends CommonEnvFlags, ModelFlags, SchedulerFlags {
   env: string;
   policy: string;
   out: string;
@@ -48,7 +48,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const format = parseRolloutFormat(flags.format);
   const toFile = flags.out.endsWith('.jsonl');
   if (!toFile && format !== 'jsonl') throw new ConfigError('--out', `--format ${format} writes JSON Lines: give a path ending in .jsonl, got "${flags.out}"`);
-  const engineSettings = commandEngineSettings(plugin, flags as LlmCollectFlags & Record<string, unknown>);
+  const engineSettings = commandSchedulerSettings(plugin, flags as LlmCollectFlags & Record<string, unknown>);
   const turns = positiveInteger('--turn-limit', flags.turnLimit);
   const branching = branchFlags(flags);
   if (branching && format !== 'jsonl') {
@@ -90,7 +90,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const { demoTransitions } = await import('../../training/demos/demo-episode.js');
   const file = toFile ? RolloutFile.open(flags.out, settings, samplesPerTask) : undefined;
   const buffer = toFile ? undefined : ReplayBuffer.open(flags.out, { capacity }).buffer;
-  let opened: CommandEngine | undefined;
+  let opened: CommandScheduler | undefined;
   let progress: Progress | undefined;
   const stop = new AbortController();
   const unregister = windDownOnSignal(() => {
@@ -104,8 +104,8 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const started = performance.now();
   let chosen: readonly Task[] = [];
   try {
-    opened = await openCommandEngine(plugin, flags as LlmCollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
-    const executor = opened.engine;
+    opened = await openCommandScheduler(plugin, flags as LlmCollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
+    const executor = opened.scheduler;
     const all = opened.tasks;
     const limited = limit === undefined ? all : all.slice(0, limit);
     chosen = limited;
@@ -160,7 +160,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     progress?.stop();
     unregister();
     buffer?.close();
-    await opened?.engine.close();
+    await opened?.scheduler.close();
     opened?.releaseEngines();
   }
   const elapsedSec = (performance.now() - started) / 1000;

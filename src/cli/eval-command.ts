@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { createStrategy, knownPrices, OpenAiChatClient, parsePrices, STRATEGIES, CLIENT_DEFAULTS } from '../agents/index.js';
 import { ConfigError } from '../errors.js';
 import { runEval, type EvalSummary } from '../eval/index.js';
-import { describeEngine } from '../engine/index.js';
+import { describeScheduler } from '../scheduler/index.js';
 import { readRunSettings } from '../eval/journal.js';
-import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { addThreadsFlag, commandEngineSettings, openCommandEngine, type ThreadsFlags } from './command-engine.js';
+import { addSchedulerFlags, type SchedulerFlags } from './scheduler-flags.js';
+import { addThreadsFlag, commandSchedulerSettings, openCommandScheduler, type ThreadsFlags } from './command-scheduler.js';
 import { addEnvFlags, experimentSettings, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -15,7 +15,7 @@ import { modelEndpoint, nonNegativeInteger } from './model-flags.js';
 import { describeUnscored } from '../policy/index.js';
 import { announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface EvalFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
+interface EvalFlags extends CommonEnvFlags, SchedulerFlags, ThreadsFlags {
   env: string;
   strategy: string;
   turns: string;
@@ -74,12 +74,12 @@ export function registerEvalCommand(program: Command): void {
     .option('--limit <n>', 'evaluate only the first n tasks')
     .option('--json', 'print one JSON object: {"episodes","successRate","avgMaxReward","avgTurns","invalidActionRate","byHardness","truncated","notScored","notScoredByReason","usage"}');
   addThreadsFlag(command);
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: EvalFlags, self: Command) => {
+  addSchedulerFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: EvalFlags, self: Command) => {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const plugin = selectEnvPlugin(ENV_PLUGINS, '--env', flags.env, self);
     const turns = positiveInteger('--turns', flags.turns);
     const refineTurns = nonNegativeInteger('--refine-turns', flags.refineTurns);
-    const engineSettings = commandEngineSettings(plugin, flags as EvalFlags & Record<string, unknown>);
+    const engineSettings = commandSchedulerSettings(plugin, flags as EvalFlags & Record<string, unknown>);
     const retries = nonNegativeInteger('--retries', flags.retries);
     const timeoutSec = Number(flags.requestTimeout);
     if (!(timeoutSec > 0)) throw new ConfigError('--request-timeout', `must be a positive number of seconds, got "${flags.requestTimeout}"`);
@@ -94,8 +94,8 @@ export function registerEvalCommand(program: Command): void {
     if (flags.out !== undefined) await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
     const startedAt = new Date();
 
-    const opened = await openCommandEngine(plugin, flags as EvalFlags & Record<string, unknown>, engineSettings, 'eval', log);
-    const executor = opened.engine;
+    const opened = await openCommandScheduler(plugin, flags as EvalFlags & Record<string, unknown>, engineSettings, 'eval', log);
+    const executor = opened.scheduler;
     const all = opened.tasks;
     const tasks = limit === undefined ? all : all.slice(0, limit);
     const out = openRunFolder('eval', flags.out);
@@ -140,7 +140,7 @@ export function registerEvalCommand(program: Command): void {
     log(`result log: ${result.logPath} (${result.played} episodes played now, ${result.resumed} resumed${result.remaining ? `, ${result.remaining} left: ${again}` : ''})`);
     const { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage } = result.summary;
     const figures = { episodes, successRate, avgMaxReward, avgTurns, invalidActionRate, byHardness, truncated, notScored, notScoredByReason, usage };
-    writeRunResult(out, { command: 'eval', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(executor) }, files: { episodes: 'episodes.jsonl', log: result.logPath } });
+    writeRunResult(out, { command: 'eval', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeScheduler(executor) }, files: { episodes: 'episodes.jsonl', log: result.logPath } });
     if (flags.json) process.stdout.write(`${JSON.stringify(figures)}\n`);
     else printSummary(result.summary);
     announceRunFolder(out, flags.json);

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import { formatRecord, parseRolloutFormat, readEpisodeTurns, readRolloutRecords, ROLLOUT_FORMATS, toIntercodeLayout } from '../rollouts/index.js';
-import { openCommandEnvs } from './command-engine.js';
+import { openCommandEnvs } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS, writeHarborTask } from '../../envs/index.js';
 import { nonNegativeInteger } from './model-flags.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors.js';
 import { createInterface } from 'node:readline/promises';
-import { openCommandEnvs } from './command-engine.js';
+import { openCommandEnvs } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { describeEngine, parseSandboxMode } from '../engine/index.js';
+import { describeScheduler, parseSandboxMode } from '../scheduler/index.js';
 import { ConfigError, oneOf } from '../errors.js';
 import { detectProtocol, replayTrajectories, type RecordingProtocol, type ReplayReport } from '../replay/replay.js';
 import { QUERY_MISMATCH_POLICIES } from '../replay/task-match.js';
 import { readRecordedTrajectories } from '../trajectory/index.js';
-import { openCommandEngine } from './command-engine.js';
+import { openCommandScheduler } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -100,10 +100,10 @@ export function registerReplayCommand(program: Command): void {
     const protocol = flags.protocol === 'auto' ? detectProtocol(episodes) : (flags.protocol as RecordingProtocol);
     log(`recording protocol: ${protocol}`);
     const runDir = openRunFolder('replay', flags.runDir);
-    // Replay steps and scores the envs itself; bound to the engine, they take pooled sandboxes when they can share them.
-    const opened = await openCommandEngine(plugin, flags as ReplayFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'replay', log, { recording: episodes });
-    const { engine } = opened;
-    const envs = engine.envs;
+    // Replay steps and scores the envs itself; bound to the scheduler, they take pooled sandboxes when they can share them.
+    const opened = await openCommandScheduler(plugin, flags as ReplayFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'replay', log, { recording: episodes });
+    const { scheduler } = opened;
+    const envs = scheduler.envs;
     const progress = new Progress('episodes', episodes.length);
     let report: ReplayReport;
     try {
@@ -119,12 +119,12 @@ export function registerReplayCommand(program: Command): void {
       });
     } finally {
       progress.stop();
-      await engine.close();
+      await scheduler.close();
       opened.releaseEngines();
     }
     const { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches } = report;
     const figures = { episodes: n, steps, agreeingSteps, agreement, successRate, recordedSuccessRate, notExecuted, queryMismatches };
-    writeRunResult(runDir, { command: 'replay', startedAt, figures, dataset: datasetFacts(flags.data, envs[0]!.tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine), protocol }, files: { recording: resolve(file) } });
+    writeRunResult(runDir, { command: 'replay', startedAt, figures, dataset: datasetFacts(flags.data, envs[0]!.tasks), engine: { ...engineFacts(flags), episodes: describeScheduler(scheduler), protocol }, files: { recording: resolve(file) } });
     if (flags.json) process.stdout.write(`${JSON.stringify(figures)}\n`);
     else printReport(report, show);
     announceRunFolder(runDir, flags.json);

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { describeEngine, parseSandboxMode } from '../engine/index.js';
+import { describeScheduler, parseSandboxMode } from '../scheduler/index.js';
 import type { Unscored } from '../policy/index.js';
 import { rescoreEpisodes, type RescoreReport } from '../replay/rescore.js';
 import { readEpisodeTurns } from '../rollouts/index.js';
 import { resolve } from 'node:path';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
-import { openCommandEngine } from './command-engine.js';
+import { openCommandScheduler } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
@@ -76,18 +76,18 @@ export function registerRescoreCommand(program: Command): void {
       const episodes = readEpisodeTurns(file);
       const runDir = openRunFolder('rescore', flags.runDir);
       // The envs `collect` and `serve` make (not replay's InterCode-compatible ones): the rollouts were played there.
-      const opened = await openCommandEngine(plugin, flags as RescoreFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'collect', log);
-      const { engine, tasks } = opened;
+      const opened = await openCommandScheduler(plugin, flags as RescoreFlags & Record<string, unknown>, { parallel: Math.min(parallel, episodes.length), sandboxes, keepWarmMs: 0, threads: 1 }, 'collect', log);
+      const { scheduler, tasks } = opened;
       const progress = new Progress('episodes', episodes.length);
       let report: RescoreReport;
       try {
-        report = await rescoreEpisodes(engine, plugin, tasks, episodes, (done) => progress.update(done));
+        report = await rescoreEpisodes(scheduler, plugin, tasks, episodes, (done) => progress.update(done));
       } finally {
         progress.stop();
-        await engine.close();
+        await scheduler.close();
         opened.releaseEngines();
       }
-      writeRunResult(runDir, { command: 'rescore', startedAt, figures: report, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { rollouts: resolve(file) } });
+      writeRunResult(runDir, { command: 'rescore', startedAt, figures: report, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeScheduler(scheduler) }, files: { rollouts: resolve(file) } });
       if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
       else printReport(report, show);
       announceRunFolder(runDir, flags.json);

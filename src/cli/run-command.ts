@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { countByReason, describeUnscored, GoldPolicy, meanOfScored, rollout, unscoredRollout, type Unscored } from '../policy/index.js';
-import { describeEngine, longestFirst } from '../engine/index.js';
-import { addThreadsFlag, commandEngineSettings, openCommandEngine, type ThreadsFlags } from './command-engine.js';
-import { addEpisodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { describeScheduler, longestFirst } from '../scheduler/index.js';
+import { addThreadsFlag, commandSchedulerSettings, openCommandScheduler, type ThreadsFlags } from './command-scheduler.js';
+import { addSchedulerFlags, type SchedulerFlags } from './scheduler-flags.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
@@ -12,7 +12,7 @@ import { printable } from './error-boundary.js';
 import { ALLOW_FAILING_GOLDS, checkGolds } from './gold-check.js';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface RunFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
+interface RunFlags extends CommonEnvFlags, SchedulerFlags, ThreadsFlags {
   json?: boolean;
   allowFailingGolds?: boolean;
   runDir?: string;
@@ -36,7 +36,7 @@ export interface TaskOutcome {
 /**
  * `intercode run <env>`: the main job. Builds the images if missing, plays every task with
  * its gold command as the agent (reset, gold, submit) and prints each reward and a summary.
- * Episodes go through the {@link EpisodeEngine} (a warm pool restored in place by default),
+ * Episodes go through the {@link EpisodeScheduler} (a warm pool restored in place by default),
  * the tasks whose golds took longest when verified first.
  */
 export function registerRunCommand(program: Command): void {
@@ -57,16 +57,16 @@ export function registerRunCommand(program: Command): void {
     );
   addRunDirFlag(command, 'trajectories/ (an InterCode log per episode, unless --trajectories says where)');
   addThreadsFlag(command);
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
+  addSchedulerFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (envName: string, flags: RunFlags, self: Command) => {
     const started = performance.now();
     const startedAt = new Date();
     const plugin = selectEnvPlugin(ENV_PLUGINS, '<env>', envName, self);
-    const settings = commandEngineSettings(plugin, flags as RunFlags & Record<string, unknown>);
+    const settings = commandSchedulerSettings(plugin, flags as RunFlags & Record<string, unknown>);
     const runDir = openRunFolder('run', flags.runDir);
     flags.trajectories ??= join(runDir, 'trajectories');
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const opened = await openCommandEngine(plugin, flags as RunFlags & Record<string, unknown>, settings, 'run', log, { atMostOnePerTask: true });
-    const { engine, tasks } = opened;
+    const opened = await openCommandScheduler(plugin, flags as RunFlags & Record<string, unknown>, settings, 'run', log, { atMostOnePerTask: true });
+    const { scheduler, tasks } = opened;
     const gold = new GoldPolicy((context) => plugin.goldActions(context.task));
     const outcomes: TaskOutcome[] = [];
     const progress = new Progress('tasks', tasks.length);
@@ -76,8 +76,8 @@ export function registerRunCommand(program: Command): void {
     try {
       // Longest golds first (as measured when they were verified): a long one left for last
       // would run alone while the other envs sit idle.
-      const durations = await Promise.all(tasks.map((task) => engine.envs[0]!.goldDurationMs?.(task)));
-      await engine.forEach(
+      const durations = await Promise.all(tasks.map((task) => scheduler.envs[0]!.goldDurationMs?.(task)));
+      await scheduler.forEach(
         longestFirst(
           tasks.map((task, index) => ({ task, index })),
           ({ index }) => durations[index],
@@ -95,12 +95,12 @@ export function registerRunCommand(program: Command): void {
     } finally {
       ended = performance.now();
       progress.stop();
-      await engine.close();
+      await scheduler.close();
     }
     const sandboxKind = await opened.sandboxKind();
     const engineStatus = opened.engineStatus();
     opened.releaseEngines();
-    const firstEpisode = engine.firstEpisodeAt ?? ended;
+    const firstEpisode = scheduler.firstEpisodeAt ?? ended;
     const solved = outcomes.filter((o) => o.reward !== null && isSolved(o.reward)).length;
     const notScoredByReason = countByReason(outcomes.flatMap((o) => (o.truncation ? [o.truncation] : [])));
     const notScored = outcomes.filter((o) => o.truncation).length;
@@ -115,14 +115,14 @@ export function registerRunCommand(program: Command): void {
       episodesPerSec: outcomes.length / Math.max(1e-6, (ended - firstEpisode) / 1000),
       parallel: settings.parallel,
       ...(settings.threads > 1 ? { threads: settings.threads } : {}),
-      sandboxes: engine.mode,
+      sandboxes: scheduler.mode,
       ...(sandboxKind ? { sandboxKind } : {}),
       notScored,
       notScoredByReason,
       ...(engineStatus ? { engines: engineStatus } : {}),
     };
     const figures = { ...summary, tasks: outcomes.map(({ index, reward, parts, truncation }) => ({ index, reward, parts, ...(truncation ? { truncation } : {}) })) };
-    writeRunResult(runDir, { command: 'run', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeEngine(engine) }, files: { trajectories: flags.trajectories } });
+    writeRunResult(runDir, { command: 'run', startedAt, figures, dataset: datasetFacts(flags.data, tasks), engine: { ...engineFacts(flags), episodes: describeScheduler(scheduler) }, files: { trajectories: flags.trajectories } });
     if (flags.json) {
       process.stdout.write(`${JSON.stringify(figures)}\n`);
     } else {

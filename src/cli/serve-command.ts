@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { packageVersion } from './package-version.js';
 import { windDownOnSignal } from '../sandbox/lifecycle/shutdown.js';
 import { checkListening, EnvServer, pooledEnvSlots, reservePort, SERVER_DEFAULTS } from '../server/index.js';
-import { openCommandEnvs, type CommandEnvs } from './command-engine.js';
+import { openCommandEnvs, type CommandEnvs } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { SESSION_SPARES } from '../vec/index.js';

@@ -2,15 +2,15 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { addEpisodeEngineFlags, episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
-import { addThreadsFlag, openCommandEngine, threadCount, type ThreadsFlags } from './command-engine.js';
+import { addSchedulerFlags, schedulerFlags, type SchedulerFlags } from './scheduler-flags.js';
+import { addThreadsFlag, openCommandScheduler, threadCount, type ThreadsFlags } from './command-scheduler.js';
 import { addEnvFlags, selectEnvPlugin, type CommonEnvFlags } from './env-cli.js';
 import { positiveInteger } from '../env/flag-values.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { Progress } from './progress.js';
 import { addRunDirFlag, announceRunFolder, datasetFacts, engineFacts, openRunFolder, writeRunResult } from './run-folder.js';
 
-interface TrainFlags extends CommonEnvFlags, EpisodeEngineFlags, ThreadsFlags {
+interface TrainFlags extends CommonEnvFlags, SchedulerFlags, ThreadsFlags {
   env?: string;
   demos?: string;
   run?: string;
@@ -96,7 +96,7 @@ export function registerTrainCommand(program: Command): void {
     .option('--json', 'print one JSON object: the run summary (see README: train --json)');
   addThreadsFlag(command);
   addRunDirFlag(command, 'config, demonstrations, metrics, checkpoints');
-  addEpisodeEngineFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
+  addSchedulerFlags(addEnvFlags(command, ENV_PLUGINS)).action(async (flags: TrainFlags, self: Command) => {
     const startedAt = new Date();
     if (flags.run !== undefined && flags.runDir !== undefined) throw new ConfigError('--run-dir', 'names the run folder, as --run does (<checkpoints>/<name>): give one of them');
     if (flags.resume && flags.run === undefined && flags.runDir === undefined) throw new ConfigError('--resume', 'needs the run to continue: --run NAME or --run-dir DIR');
@@ -110,7 +110,7 @@ export function registerTrainCommand(program: Command): void {
     const { readRunConfig, runPaths } = await import('../../training/run/run-files.js');
     const dir = flags.run !== undefined ? join(flags.checkpoints, flags.run) : flags.resume ? flags.runDir! : openRunFolder('train', flags.runDir);
     const paths = runPaths(dir);
-    const engineSettings = { ...episodeEngineFlags(flags), threads: threadCount(flags) };
+    const engineSettings = { ...schedulerFlags(flags), threads: threadCount(flags) };
     let envName: string;
     if (flags.resume) {
       if (!existsSync(paths.config)) throw new ConfigError('--resume', `found no run at ${dir}`);
@@ -149,8 +149,8 @@ export function registerTrainCommand(program: Command): void {
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
-    const { engine, releaseEngines } = await openCommandEngine(plugin, flags as TrainFlags & Record<string, unknown>, engineSettings, 'eval', log);
-    const runner = new VecEpisodeRunner(plugin.name, engine.vec, log);
+    const { scheduler, releaseEngines } = await openCommandScheduler(plugin, flags as TrainFlags & Record<string, unknown>, engineSettings, 'eval', log);
+    const runner = new VecEpisodeRunner(plugin.name, scheduler.vec, log);
     let progress: Progress | undefined;
     try {
       if (settings) createRun(dir, settings, runner.tasks, demos);

@@ -42,7 +42,7 @@ export function cleaningRestorer(factory: WorkspaceFactory, clean: CleanMode = '
  *   least — an env's reset then finds a restored workspace while the one it left is being
  *   restored (docs/performance.md, "Figures behind the code": reset latencies by spares, and what an idle
  *   sandbox holds).
- * - `episodes`: the episode engine's whole episodes (`eval`, `run`): two, not one per env —
+ * - `episodes`: the episode scheduler's whole episodes (`eval`, `run`): two, not one per env —
  *   a sandbox costs about ten restores of CPU to create, which a short run never earns back.
  * - `sessions`: the server's sessions, which come and go: {@link SESSION_SPARES} made ahead
  *   (fewer with fewer envs), and a session past them gets one made when it starts — not one

@@ -55,7 +55,7 @@ describe('run folders', () => {
     expect(result).toMatchObject({ command: 'run', commandLine: 'intercode run sql --embedded --json', argv: ['run', 'sql', '--embedded', '--json'], dataset: { source: '(built-in)', tasks: 34 } });
     expect(result.dataset.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(result.versions.intercode).toMatch(/^\d+\.\d+\.\d+/);
-    expect(result.engine.episodes).toMatch(/^episode engine/);
+    expect(result.engine.episodes).toMatch(/^episode scheduler/);
     expect(readdirSync(join(dir, 'trajectories'))).toHaveLength(34);
     const catalogue = await discoverRuns([dir], dir);
     expect(catalogue.sources.map((s) => s.title)).toEqual(['InterCode episode logs (--trajectories): trajectories/']);

@@ -16,14 +16,14 @@ import {
   type CtfEnv,
 } from '../../envs/ctf/index.js';
 import type { Task } from '../../src/datasets/index.js';
-import { EpisodeEngine } from '../../src/engine/index.js';
+import { EpisodeScheduler } from '../../src/scheduler/index.js';
 import { EnvStateError } from '../../src/errors.js';
 import { detectProtocol, replayTrajectories } from '../../src/replay/replay.js';
 import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, writeTree } from '../setup/docker.js';
 import { runSolvers, solverFiles } from './solvers.js';
 
-const { engine } = await dockerTestFile();
+const { scheduler } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () => {
   let env: CtfEnv;
@@ -119,14 +119,14 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
     expect(await run('ls -A /ctf/3; ls /tmp/marker')).toBe("secret.bin\nls: cannot access '/tmp/marker': No such file or directory\n");
   });
 
-  it('on the episode engine\'s warm pool: each episode finds what a fresh sandbox shows, its own task\'s files and none of the last episode\'s', async () => {
+  it('on the episode scheduler\'s warm pool: each episode finds what a fresh sandbox shows, its own task\'s files and none of the last episode\'s', async () => {
     // Two envs and no spare. Every CTF episode writes its task's files, so no sandbox is restored
     // in place (docs/fidelity.md): each episode gets a new one.
     const jobs = [3, 6, 1, 3, 6, 1].map((i) => tasks[i]!);
-    const play = async (engine: EpisodeEngine) => {
+    const play = async (scheduler: EpisodeScheduler) => {
       const seen = new Map<number, string>();
       try {
-        await engine.forEach(jobs.map((task, k) => ({ task, k })), async (slot, { task, k }) => {
+        await scheduler.forEach(jobs.map((task, k) => ({ task, k })), async (slot, { task, k }) => {
           await slot.reset({ task });
           // The last episode's `sleep 300` must be gone (a process count would also count a
           // new sandbox's shells while they start, which differs from moment to moment).
@@ -136,16 +136,16 @@ describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () =>
           await slot.step('skip');
         });
       } finally {
-        await engine.close();
+        await scheduler.close();
       }
       return [...seen].sort(([a], [b]) => a - b).map(([, look]) => look);
     };
-    const pooledEngine = new EpisodeEngine(await createCtfEnvs({}, 2), { pool: { pool: { minIdle: 0 } } });
+    const pooledEngine = new EpisodeScheduler(await createCtfEnvs({}, 2), { pool: { pool: { minIdle: 0 } } });
     expect(pooledEngine.mode).toBe('pooled');
     const pooled = await play(pooledEngine);
     expect(pooledEngine.stats()!.restored).toBe(0);
     expect(pooledEngine.stats()!.created).toBeGreaterThanOrEqual(jobs.length);
-    const fresh = await play(new EpisodeEngine(await createCtfEnvs({}, 2), { sandboxes: 'fresh' }));
+    const fresh = await play(new EpisodeScheduler(await createCtfEnvs({}, 2), { sandboxes: 'fresh' }));
     const timeless = (looks: string[]) => looks.map((look) => look.replace(/ [A-Z][a-z]{2} [ \d]\d \d\d:\d\d /g, ' <time> '));
     expect(timeless(pooled)).toEqual(timeless(fresh));
     expect(pooled.join('')).not.toMatch(/junk|other|left|drwx------/);

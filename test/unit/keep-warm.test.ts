@@ -3,7 +3,7 @@
  * how long sandboxes are kept warm: `--keep-warm`, INTERCODE_KEEP_WARM, the default.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KEEP_WARM_SECONDS, keepWarmMs } from '../../src/engine/keep-warm.js';
+import { DEFAULT_KEEP_WARM_SECONDS, keepWarmMs } from '../../src/scheduler/keep-warm.js';
 import { ConfigError } from '../../src/errors.js';
 import { containerRun, parseContainerName, runName, warmName } from '../../src/sandbox/docker/warm-sandboxes.js';
 

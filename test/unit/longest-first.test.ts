@@ -1,6 +1,6 @@
 /** The order `run` plays its tasks in: unknown durations first, then longest first (see longestFirst). */
 import { describe, expect, it } from 'vitest';
-import { longestFirst } from '../../src/engine/longest-first.js';
+import { longestFirst } from '../../src/scheduler/longest-first.js';
 
 describe('longestFirst', () => {
   it('puts jobs of unknown duration first in their order, then the known ones longest first, ties in their order', () => {

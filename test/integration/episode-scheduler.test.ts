@@ -1,5 +1,5 @@
 /**
- * The episode engine in real sandboxes: `intercode run bash` end to end (pooled by default,
+ * The episode scheduler in real sandboxes: `intercode run bash` end to end (pooled by default,
  * `--sandboxes fresh`, the gold cache on disk across processes, `setupSec`/`episodesPerSec`,
  * bad flags), and a hostile agent whose leftovers must not reach the gold verification (which
  * runs in new sandboxes, and whose pool's sandboxes an episode wrote to are replaced, not restored).
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_BASH_TASKS, createBashEnvs } from '../../envs/bash/index.js';
 import { goldText } from '../../src/datasets/index.js';
-import { EpisodeEngine } from '../../src/engine/index.js';
+import { EpisodeScheduler } from '../../src/scheduler/index.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
 import { dockerTestFile, requireEngine, skipWithoutEngine, testContainers } from '../setup/docker.js';
 import { intercodeFromSource } from '../setup/cli.js';
@@ -30,7 +30,7 @@ interface RunJson {
 
 const TASKS = 6;
 
-describe.skipIf(skipWithoutEngine(engine, 'episode engine tests'))('the episode engine', () => {
+describe.skipIf(skipWithoutEngine(engine, 'episode scheduler tests'))('the episode scheduler', () => {
   let data: Awaited<ReturnType<typeof makeTempDir>>;
   let tasksFile: string;
 
@@ -55,7 +55,7 @@ describe.skipIf(skipWithoutEngine(engine, 'episode engine tests'))('the episode 
     expect(one.setupSec).toBeGreaterThan(0);
     expect(one.setupSec).toBeLessThan(one.elapsedSec);
     expect(one.episodesPerSec).toBeGreaterThan(0);
-    expect(first.stderr).toMatch(/episode engine: 2 env\(s\) on a warm pool/);
+    expect(first.stderr).toMatch(/episode scheduler: 2 env\(s\) on a warm pool/);
     const entries = await readdir(golds);
     expect(entries.length).toBe(TASKS);
     const entry = JSON.parse(await readFile(join(golds, entries[0]!), 'utf8')) as { stable: boolean; key: { imageId: string } };
@@ -104,7 +104,7 @@ describe.skipIf(skipWithoutEngine(engine, 'episode engine tests'))('the episode 
 
     const envs = await createBashEnvs({ data: file, goldCacheDir: pooledDir }, 1);
     // One spare: the episode's sandbox and one other; the verification's two runs take new sandboxes of their own.
-    const pooled = new EpisodeEngine(envs, { pool: { pool: { minIdle: 1 } } });
+    const pooled = new EpisodeScheduler(envs, { pool: { pool: { minIdle: 1 } } });
     const task = envs[0]!.tasks[0]!;
     try {
       await pooled.forEach([0, 1, 2], async (env) => {
@@ -134,7 +134,7 @@ describe.skipIf(skipWithoutEngine(engine, 'episode engine tests'))('the episode 
     }
 
     const freshEnvs = await createBashEnvs({ data: file, goldCacheDir: freshDir }, 1);
-    const fresh = new EpisodeEngine(freshEnvs, { sandboxes: 'fresh' });
+    const fresh = new EpisodeScheduler(freshEnvs, { sandboxes: 'fresh' });
     try {
       await fresh.forEach([0], async (env) => {
         await env.reset({ task });

@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js';
 
 /**
  * How long a command's clean pooled sandboxes stay warm after it ends, for the next command
- * of the same configuration to adopt (see docs/episode-engine.md), when `--keep-warm` is not
+ * of the same configuration to adopt (see docs/episode-scheduler.md), when `--keep-warm` is not
  * given: INTERCODE_KEEP_WARM (seconds), else 60 — long enough to carry a pool from one
  * command to the next one typed, short enough that nothing idles for long.
  */

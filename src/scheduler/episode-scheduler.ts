@@ -9,7 +9,7 @@ import { VecEpisodeDriver } from '../vec/episode-driver.js';
 /**
  * Where an episode's sandbox comes from. `pooled` (the default): a warm pool shared by the
  * command's envs, used sandboxes restored in place off the hot path. `fresh`: a new sandbox
- * per episode, removed after it (slower: see docs/episode-engine.md for the measured cost).
+ * per episode, removed after it (slower: see docs/episode-scheduler.md for the measured cost).
  */
 export const SANDBOX_MODES = ['pooled', 'fresh'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -19,7 +19,7 @@ export function parseSandboxMode(value: string, option = '--sandboxes'): Sandbox
   return oneOf(option, value, SANDBOX_MODES);
 }
 
-export interface EpisodeEngineOptions {
+export interface EpisodeSchedulerOptions {
   /** Default `pooled`. */
   sandboxes?: SandboxMode;
   /** Pool sizing and cleaning (pooled mode only); see {@link pooledVecEnv}. */
@@ -32,12 +32,12 @@ export interface EpisodeEngineOptions {
 }
 
 /**
- * How the engine ended up running a command's episodes: `pooled` when its envs share a warm
+ * How the scheduler ended up running a command's episodes: `pooled` when its envs share a warm
  * pool; otherwise why not (`fresh` asked for, or envs that cannot share workspaces: SQL keeps
  * its sessions on its own servers, bash's
  * `--reset intercode` keeps its own sandboxes).
  */
-export type EngineMode = 'pooled' | 'fresh' | 'own';
+export type SchedulerMode = 'pooled' | 'fresh' | 'own';
 
 /**
  * The one way commands (run, eval, collect, train, replay; servers too) drive episodes:
@@ -48,19 +48,19 @@ export type EngineMode = 'pooled' | 'fresh' | 'own';
  * soon as the first sandbox is ready) and restores used sandboxes in place.
  *
  * The envs are bound to the pool too: code that steps them directly (replay, which scores
- * between actions) gets pooled sandboxes as well. Close the engine, not the envs.
+ * between actions) gets pooled sandboxes as well. Close the scheduler, not the envs.
  */
-export class EpisodeEngine {
+export class EpisodeScheduler {
   readonly vec: VecEnv;
   readonly driver: VecEpisodeDriver;
-  readonly mode: EngineMode;
+  readonly mode: SchedulerMode;
   /** The shared pool, in `pooled` mode. */
   readonly pool: WorkspacePool | undefined;
 
   /** @throws ConfigError when `envs` is empty. */
   constructor(
     readonly envs: readonly TaskEnv[],
-    options: EpisodeEngineOptions = {},
+    options: EpisodeSchedulerOptions = {},
   ) {
     const poolable = sharePool(envs);
     const wanted = options.sandboxes ?? 'pooled';
@@ -94,7 +94,7 @@ export class EpisodeEngine {
 
   private firstReset: number | undefined;
 
-  /** Plays `play` once per job on the engine's envs (see {@link VecEpisodeDriver.forEach}). */
+  /** Plays `play` once per job on the scheduler's envs (see {@link VecEpisodeDriver.forEach}). */
   forEach<T>(jobs: readonly T[], play: (env: TaskEnv, job: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
     const started = () => void (this.firstReset ??= performance.now());
     return this.driver.forEach(jobs, (env, job) => play(new ResetWatch(env, started), job), signal);
@@ -106,7 +106,7 @@ export class EpisodeEngine {
   }
 }
 
-/** A slot env that calls `onReset` after each reset returns (the engine's first-episode clock). */
+/** A slot env that calls `onReset` after each reset returns (the scheduler's first-episode clock). */
 class ResetWatch extends ForkingTaskEnvWrapper {
   constructor(
     env: TaskEnv,
@@ -122,17 +122,17 @@ class ResetWatch extends ForkingTaskEnvWrapper {
   }
 }
 
-/** One sentence for stderr saying how the engine runs episodes. */
-export function describeEngine(engine: EpisodeEngine): string {
-  const n = engine.envs.length;
-  switch (engine.mode) {
+/** One sentence for stderr saying how the scheduler runs episodes. */
+export function describeScheduler(scheduler: EpisodeScheduler): string {
+  const n = scheduler.envs.length;
+  switch (scheduler.mode) {
     case 'pooled': {
-      const kept = engine.keepWarmMs > 0 ? `, kept warm ${engine.keepWarmMs / 1000} s after exit for the next command (--keep-warm 0: removed at exit)` : '';
-      return `episode engine: ${n} env(s) on a warm pool, each used sandbox made new off the episode's path (restored in place, or replaced: episode roots, gVisor)${kept} (--sandboxes fresh for a new sandbox per episode)`;
+      const kept = scheduler.keepWarmMs > 0 ? `, kept warm ${scheduler.keepWarmMs / 1000} s after exit for the next command (--keep-warm 0: removed at exit)` : '';
+      return `episode scheduler: ${n} env(s) on a warm pool, each used sandbox made new off the episode's path (restored in place, or replaced: episode roots, gVisor)${kept} (--sandboxes fresh for a new sandbox per episode)`;
     }
     case 'fresh':
-      return `episode engine: ${n} env(s), a new sandbox per episode`;
+      return `episode scheduler: ${n} env(s), a new sandbox per episode`;
     case 'own':
-      return `episode engine: ${n} env(s), each keeping its own sandboxes or sessions (this env or mode does not share a pool)`;
+      return `episode scheduler: ${n} env(s), each keeping its own sandboxes or sessions (this env or mode does not share a pool)`;
   }
 }

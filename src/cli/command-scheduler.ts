@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CommonEnvFlags, EnvPlugin, EnvPurpose } from '../../envs/index.js';
 import type { Task } from '../datasets/index.js';
-import { describeEngine, EpisodeEngine, type SandboxMode } from '../engine/index.js';
+import { describeScheduler, EpisodeScheduler, type SandboxMode } from '../scheduler/index.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { positiveInteger } from '../env/flag-values.js';
@@ -11,14 +11,14 @@ import type { EngineSet } from '../sandbox/backends/engine-set.js';
 import type { SandboxRuntime } from '../sandbox/types.js';
 import type { RecordedEpisode } from '../trajectory/index.js';
 import { commandEngines, engineTargets, releaseEngines, sandboxSettings, type EngineFlags } from './engine-flag.js';
-import { episodeEngineFlags, type EpisodeEngineFlags } from './engine-options.js';
+import { schedulerFlags, type SchedulerFlags } from './scheduler-flags.js';
 
 /** Commander attribute of `--threads`. */
 export interface ThreadsFlags {
   threads?: string;
 }
 
-/** Adds `--threads <n>` to a command whose envs {@link openCommandEngine} makes. */
+/** Adds `--threads <n>` to a command whose envs {@link openCommandScheduler} makes. */
 export function addThreadsFlag(command: Command): Command {
   return command.option(
     '--threads <n>',
@@ -29,15 +29,15 @@ export function addThreadsFlag(command: Command): Command {
 }
 
 /** How a command plays its episodes: its engine flags' checked values, and `--threads`. */
-export interface CommandEngineSettings {
+export interface CommandSchedulerSettings {
   parallel: number;
   sandboxes: SandboxMode;
   keepWarmMs: number;
   threads: number;
 }
 
-/** The flags a command's {@link openCommandEngine} reads. */
-export type CommandEngineFlags = CommonEnvFlags & EngineFlags & EpisodeEngineFlags & ThreadsFlags & Record<string, unknown>;
+/** The flags a command's {@link openCommandScheduler} reads. */
+export type CommandSchedulerFlags = CommonEnvFlags & EngineFlags & SchedulerFlags & ThreadsFlags & Record<string, unknown>;
 
 /**
  * The checked values of a command's `--parallel` (default: the env's own where it sustains
@@ -45,8 +45,8 @@ export type CommandEngineFlags = CommonEnvFlags & EngineFlags & EpisodeEngineFla
  * where the command has no such flag).
  * @throws ConfigError naming the flag.
  */
-export function commandEngineSettings(plugin: EnvPlugin, flags: CommandEngineFlags): CommandEngineSettings {
-  return { ...episodeEngineFlags(flags, plugin.defaultParallel?.(flags)), threads: threadCount(flags) };
+export function commandSchedulerSettings(plugin: EnvPlugin, flags: CommandSchedulerFlags): CommandSchedulerSettings {
+  return { ...schedulerFlags(flags, plugin.defaultParallel?.(flags)), threads: threadCount(flags) };
 }
 
 /** `--threads`, checked (1 where the command has no such flag). @throws ConfigError naming it. */
@@ -57,16 +57,16 @@ export function threadCount(flags: ThreadsFlags): number {
 /** What the sandboxes of a command were (`--sandbox-kind auto` picks by the engine), said in its figures; none: its envs used no engine. */
 export type SandboxKindShown = 'episode-roots' | 'containers' | 'pods' | 'none';
 
-/** A command's episode engine, and what to ask and call around it. */
-export interface CommandEngine {
-  engine: EpisodeEngine;
+/** A command's episode scheduler, and what to ask and call around it. */
+export interface CommandScheduler {
+  scheduler: EpisodeScheduler;
   /** The envs' tasks (every env of a command has the same). */
   tasks: readonly Task[];
   /** What the envs' sandboxes were; undefined with --threads (each thread's engines decide, as this thread's would). */
   sandboxKind(): Promise<SandboxKindShown | undefined>;
   /** With several engines, each one's counts (on this thread's engines: undefined with --threads, whose engines are the threads'). */
   engineStatus(): EngineStatus[] | undefined;
-  /** Stops the engines' health checks (after the engine's envs are closed). */
+  /** Stops the engines' health checks (after the scheduler's envs are closed). */
   releaseEngines(): void;
 }
 
@@ -74,32 +74,32 @@ export interface CommandEngine {
 export interface CommandEnvsOptions {
   /** `replay`: the recorded episodes (envs on this thread only). */
   recording?: readonly RecordedEpisode[];
-  /** Close the envs beyond the dataset's number of tasks before the engine starts (`run`: each task is played once). */
+  /** Close the envs beyond the dataset's number of tasks before the scheduler starts (`run`: each task is played once). */
   atMostOnePerTask?: boolean;
 }
 
 /**
- * The episode engine of a command over `settings.parallel` envs of `plugin`: on this thread
+ * The episode scheduler of a command over `settings.parallel` envs of `plugin`: on this thread
  * (`threads` 1), or in worker threads, each thread's envs made by the plugin from the same
  * flags (see pluginShardEnvs) and on a warm pool of that thread's own. What every command
  * that plays episodes does between its flags and its first episode, in one place.
  * @throws ConfigError for --threads with --sandboxes fresh, a Kubernetes engine or a recording; what making the envs threw (the engines released).
  */
-export async function openCommandEngine(
+export async function openCommandScheduler(
   plugin: EnvPlugin,
-  flags: CommandEngineFlags,
-  settings: CommandEngineSettings,
+  flags: CommandSchedulerFlags,
+  settings: CommandSchedulerSettings,
   purpose: EnvPurpose,
   log: (line: string) => void,
   options: CommandEnvsOptions = {},
-): Promise<CommandEngine> {
+): Promise<CommandScheduler> {
   const { parallel, sandboxes, keepWarmMs, threads } = settings;
   if (threads === 1) {
     const { envs, engines, release } = await openCommandEnvs(plugin, flags, parallel, purpose, log, options);
     const used = options.atMostOnePerTask ? await atMostOnePerTask(envs) : envs;
-    const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
-    log(describeEngine(engine));
-    return { engine, tasks: used[0]!.tasks, sandboxKind: async () => (engines.connected ? kindOfSandboxes(await engines.runtime()) : 'none'), engineStatus: () => engines.status(), releaseEngines: release };
+    const scheduler = new EpisodeScheduler(used, { sandboxes, keepWarmMs });
+    log(describeScheduler(scheduler));
+    return { scheduler, tasks: used[0]!.tasks, sandboxKind: async () => (engines.connected ? kindOfSandboxes(await engines.runtime()) : 'none'), engineStatus: () => engines.status(), releaseEngines: release };
   }
   if (sandboxes === 'fresh') throw new ConfigError('--threads', 'puts each thread\'s envs on a warm pool of its own: use it with --sandboxes pooled (the default)');
   if (options.recording) throw new ConfigError('--threads', 'replays on one thread (use --threads 1)');
@@ -116,10 +116,10 @@ export async function openCommandEngine(
     engines: targets.map((target) => target.endpoint),
   });
   const used = options.atMostOnePerTask ? await atMostOnePerTask(envs) : envs;
-  const engine = new EpisodeEngine(used, { sandboxes, keepWarmMs });
-  log(`episode engine: ${used.length} env(s) in ${Math.min(threads, used.length)} worker threads, each stepping its share on its own event loop with its own engine connections and warm pool`);
+  const scheduler = new EpisodeScheduler(used, { sandboxes, keepWarmMs });
+  log(`episode scheduler: ${used.length} env(s) in ${Math.min(threads, used.length)} worker threads, each stepping its share on its own event loop with its own engine connections and warm pool`);
   return {
-    engine,
+    scheduler,
     tasks: used[0]!.tasks,
     sandboxKind: async () => undefined,
     engineStatus: () => undefined,

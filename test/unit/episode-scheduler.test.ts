@@ -1,12 +1,12 @@
 /**
- * The episode engine without Docker: which mode it picks (pooled, fresh, own), that pooled
+ * The episode scheduler without Docker: which mode it picks (pooled, fresh, own), that pooled
  * envs take every workspace from one pool and fresh
  * ones a new workspace per reset, the first-episode clock, the --parallel default and the
  * --sandboxes check.
  */
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
-import { defaultParallel, EpisodeEngine, parseSandboxMode } from '../../src/engine/index.js';
+import { defaultParallel, EpisodeScheduler, parseSandboxMode } from '../../src/scheduler/index.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { EpisodeState } from '../../src/env/sandbox-env-types.js';
 import type { ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
@@ -69,9 +69,9 @@ class ScriptedEnv extends SandboxEnv {
   }
 }
 
-async function playAll(engine: EpisodeEngine): Promise<number[]> {
+async function playAll(scheduler: EpisodeScheduler): Promise<number[]> {
   const rewards: number[] = [];
-  await engine.forEach(TASKS, async (env, task) => {
+  await scheduler.forEach(TASKS, async (env, task) => {
     await env.reset({ task });
     await env.step('echo hi');
     rewards[task.index] = (await env.step('submit')).reward;
@@ -79,34 +79,34 @@ async function playAll(engine: EpisodeEngine): Promise<number[]> {
   return rewards;
 }
 
-describe('EpisodeEngine', () => {
+describe('EpisodeScheduler', () => {
   it('puts envs that can share workspaces on one warm pool: resets take pooled workspaces, close removes them all', async () => {
     const { factory, counts } = countingFactory();
     const envs = [new ScriptedEnv(factory), new ScriptedEnv(factory)];
-    const engine = new EpisodeEngine(envs, { pool: { clean: 'replace' } });
-    expect(engine.mode).toBe('pooled');
-    expect(engine.pool).toBeDefined();
-    expect(await playAll(engine)).toEqual([1, 1, 1, 1, 1, 1]);
-    expect(engine.stats()!.created).toBe(counts.created);
-    expect(engine.firstEpisodeAt).toBeGreaterThan(0);
-    await engine.close();
+    const scheduler = new EpisodeScheduler(envs, { pool: { clean: 'replace' } });
+    expect(scheduler.mode).toBe('pooled');
+    expect(scheduler.pool).toBeDefined();
+    expect(await playAll(scheduler)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(scheduler.stats()!.created).toBe(counts.created);
+    expect(scheduler.firstEpisodeAt).toBeGreaterThan(0);
+    await scheduler.close();
     expect(counts.destroyed).toBe(counts.created);
   });
 
   it('--sandboxes fresh: a new workspace per reset, no pool', async () => {
     const { factory, counts } = countingFactory();
-    const engine = new EpisodeEngine([new ScriptedEnv(factory), new ScriptedEnv(factory)], { sandboxes: 'fresh' });
-    expect(engine.mode).toBe('fresh');
-    expect(engine.pool).toBeUndefined();
-    await playAll(engine);
-    await engine.close();
+    const scheduler = new EpisodeScheduler([new ScriptedEnv(factory), new ScriptedEnv(factory)], { sandboxes: 'fresh' });
+    expect(scheduler.mode).toBe('fresh');
+    expect(scheduler.pool).toBeUndefined();
+    await playAll(scheduler);
+    await scheduler.close();
     expect(counts.created).toBe(TASKS.length);
     expect(counts.destroyed).toBe(counts.created);
   });
 
   it('steps envs that cannot share workspaces as they are (own), and any TaskEnv that is not a SandboxEnv', async () => {
     const { factory } = countingFactory();
-    expect(new EpisodeEngine([new ScriptedEnv(factory, false)]).mode).toBe('own');
+    expect(new EpisodeScheduler([new ScriptedEnv(factory, false)]).mode).toBe('own');
     const plain: TaskEnv = {
       id: 'plain',
       tasks: TASKS,
@@ -115,18 +115,18 @@ describe('EpisodeEngine', () => {
       peekScore: async () => ({ reward: 1, parts: {} }),
       close: async () => undefined,
     };
-    const engine = new EpisodeEngine([plain, plain]);
-    expect(engine.mode).toBe('own');
-    expect(await playAll(engine)).toEqual([1, 1, 1, 1, 1, 1]);
-    await engine.close();
+    const scheduler = new EpisodeScheduler([plain, plain]);
+    expect(scheduler.mode).toBe('own');
+    expect(await playAll(scheduler)).toEqual([1, 1, 1, 1, 1, 1]);
+    await scheduler.close();
   });
 
   it('refuses no envs', () => {
-    expect(() => new EpisodeEngine([])).toThrow(ConfigError);
+    expect(() => new EpisodeScheduler([])).toThrow(ConfigError);
   });
 });
 
-describe('engine flags', () => {
+describe('scheduler flags', () => {
   it('--parallel defaults to one per core, at least 2', () => {
     expect(defaultParallel(1)).toBe(2);
     expect(defaultParallel(2)).toBe(2);

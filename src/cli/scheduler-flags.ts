@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { DEFAULT_KEEP_WARM_SECONDS, defaultParallel, keepWarmMs, parseSandboxMode, type SandboxMode } from '../engine/index.js';
+import { DEFAULT_KEEP_WARM_SECONDS, defaultParallel, keepWarmMs, parseSandboxMode, type SandboxMode } from '../scheduler/index.js';
 import { positiveInteger } from '../env/flag-values.js';
 
-/** Commander attributes of the flags {@link addEpisodeEngineFlags} adds. */
-export interface EpisodeEngineFlags {
+/** Commander attributes of the flags {@link addSchedulerFlags} adds. */
+export interface SchedulerFlags {
   parallel?: string;
   sandboxes?: string;
   keepWarm?: string;
@@ -12,15 +12,15 @@ export interface EpisodeEngineFlags {
 /**
  * Adds `--parallel <n>` (default: {@link defaultParallel}, what this machine sustains),
  * `--sandboxes pooled|fresh` and `--keep-warm <seconds>` to a command that plays episodes
- * through the episode engine.
+ * through the episode scheduler.
  */
-export function addEpisodeEngineFlags(command: Command): Command {
+export function addSchedulerFlags(command: Command): Command {
   return command
     .option('--parallel <n>', `episodes in flight (default: ${defaultParallel()}, one per CPU core, at least 2, or the env's own where it sustains more (docs/performance.md); more for an LLM agent, which waits on the model)`)
     .option(
       '--sandboxes <mode>',
       'pooled (default: a warm pool shared by the envs, each used sandbox restored in place) or fresh ' +
-        '(a new sandbox per episode and per gold run, removed after it; several times slower, see docs/episode-engine.md)',
+        '(a new sandbox per episode and per gold run, removed after it; several times slower, see docs/episode-scheduler.md)',
       'pooled',
     )
     .option(
@@ -35,7 +35,7 @@ export function addEpisodeEngineFlags(command: Command): Command {
  * The checked values. @throws ConfigError naming the flag.
  * @param envDefault episodes in flight without --parallel where the env sustains more than {@link defaultParallel} (EnvPlugin.defaultParallel).
  */
-export function episodeEngineFlags(flags: EpisodeEngineFlags, envDefault?: number): { parallel: number; sandboxes: SandboxMode; keepWarmMs: number } {
+export function schedulerFlags(flags: SchedulerFlags, envDefault?: number): { parallel: number; sandboxes: SandboxMode; keepWarmMs: number } {
   return {
     parallel: flags.parallel === undefined ? (envDefault ?? defaultParallel()) : positiveInteger('--parallel', flags.parallel),
     sandboxes: parseSandboxMode(flags.sandboxes ?? 'pooled'),
