@@ -111,13 +111,13 @@ async function measure(options: RolloutsBenchOptions, log: (line: string) => voi
   let belowOne = 0;
   try {
     await Promise.all([scheduler.pool?.ready(), slots.ready()]);
-    server = await EnvServer.start({ ...SERVER_DEFAULTS, slots, agentFacts: bashPlugin, port: 0, metadata: { name: 'intercode-bash', description: 'rollouts bench', version: '0' }, log: () => undefined });
+    server = await EnvServer.start({ ...SERVER_DEFAULTS, slots, agentFacts: bashPlugin.agent, port: 0, metadata: { name: 'intercode-bash', description: 'rollouts bench', version: '0' }, log: () => undefined });
     const client = new OpenAiChatClient({ baseUrl: model.baseUrl, model: 'recorded', tokens: 'ids', temperature: 1 });
-    const strategy = createStrategy('tools', { model: client, prompt: bashPlugin.prompt });
+    const strategy = createStrategy('tools', { model: client, prompt: bashPlugin.agent.prompt });
     const inProcess = async (K: number): Promise<number> => {
       let n = 0;
       await sampleGroups({
-        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'bench', strategy, model: 'recorded', tasks, executor: scheduler, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
+        envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'bench', strategy, model: 'recorded', tasks, executor: scheduler, turns: 10, samplesPerTask: K, seed: 0, temperature: 1,
         scaleAdvantages: false, stamp: 'bench',
         onGroup: (records) => {
           n += records.length;

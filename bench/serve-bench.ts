@@ -107,7 +107,7 @@ async function serverRow(envs: readonly BashEnv[], durationMs: number): Promise<
   const server = await EnvServer.start({
     ...SERVER_DEFAULTS,
     slots,
-    agentFacts: bashPlugin,
+    agentFacts: bashPlugin.agent,
     port: 0,
     metadata: { name: 'intercode-bash', description: 'serve bench', version: '0' },
     log: () => undefined,

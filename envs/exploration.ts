@@ -1,4 +1,4 @@
-/** What the envs' exploration rules (EnvPlugin.exploration) share: reading names off an observation. */
+/** What the envs' exploration rules (EnvPlugin.training) share: reading names off an observation. */
 
 /** An absolute path, as `ls`, `find` or an error message prints it. */
 export const PATH = /\/(?:[\w.-]+\/)*[\w.-]+/g;

@@ -18,7 +18,7 @@ export const ENV_PLUGINS: readonly EnvPlugin[] = [bashPlugin, sqlPlugin, pythonP
 for (const plugin of ENV_PLUGINS) registerEnv(plugin.spec);
 
 /** The fence tag of the env an InterCode log's `environment` field names (`ic_<name>`), as its prompt asks for; '' for none. */
-export const recordedEnvFence = (environment: string): string => ENV_PLUGINS.find((p) => `ic_${p.name}` === environment)?.prompt.fence ?? '';
+export const recordedEnvFence = (environment: string): string => ENV_PLUGINS.find((p) => `ic_${p.name}` === environment)?.agent.prompt.fence ?? '';
 
 /** The env named `name`. @throws ConfigError naming `flag` and the known envs. */
 export function envPlugin(name: string, flag: string): EnvPlugin {
@@ -27,7 +27,7 @@ export function envPlugin(name: string, flag: string): EnvPlugin {
   return plugin;
 }
 
-export type { CommonEnvFlags, CreateEnvsOptions, EnvFlag, EnvImage, EnvPlugin, EnvPurpose } from './plugin.js';
+export type { CommonEnvFlags, CreateEnvsOptions, EnvAgentSide, EnvConstruction, EnvFlag, EnvHarborExport, EnvImage, EnvImages, EnvPlugin, EnvPurpose } from './plugin.js';
 
-/** `export --format harbor` writes what an env's {@link EnvPlugin.harborTask} gives as a task directory. */
+/** `export --format harbor` writes what an env's {@link EnvPlugin.harbor} gives as a task directory. */
 export { writeHarborTask } from './task/harbor-writer.js';

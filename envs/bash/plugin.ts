@@ -120,22 +120,25 @@ export const bashPlugin: EnvPlugin = {
     );
   },
   goldActions: (task) => [goldText(task), 'submit'],
-  prompt: BASH_PROMPT,
-  stepScoring: SUBMIT_AS_IS,
-  exploration: {
-    fixed: ['ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]).filter((p) => /\.\w+$/.test(p)), MAX_DERIVED).map((p) => `cat ${p}`),
-  },
-  // NL2Bash: the corpus InterCode's bash tasks were adapted from (near-duplicates of held-out tasks are removed by train).
-  trainingCorpus: { corpus: 'nl2bash', retrievedPerState: 8 },
-  images: ({ testbed }) => [
-    { name: 'bash', usedBy: 'every bash command on Debian 12 (the default --base)', byDefault: true, recipe: () => bashTestbedRecipe(testbed) },
-    {
-      name: 'bash:ubuntu-jammy',
-      usedBy: "replay and --base ubuntu-jammy (InterCode's Ubuntu 22.04, bootstrapped from an Ubuntu mirror)",
-      byDefault: false,
-      recipe: () => bashTestbedRecipe(testbed, 'ubuntu-jammy'),
+  agent: { prompt: BASH_PROMPT, stepScoring: SUBMIT_AS_IS },
+  training: {
+    exploration: {
+      fixed: ['ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd'],
+      fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]).filter((p) => /\.\w+$/.test(p)), MAX_DERIVED).map((p) => `cat ${p}`),
     },
-  ],
-  harborTask: (env, task, flags: BashFlags) => bashHarborTask(env as BashEnv, task, (flags.hash ?? 'intercode') as HashMode, 'bash'),
+    // NL2Bash: the corpus InterCode's bash tasks were adapted from (near-duplicates of held-out tasks are removed by train).
+    corpus: { name: 'nl2bash', retrievedPerState: 8 },
+  },
+  images: {
+    list: ({ testbed }) => [
+      { name: 'bash', usedBy: 'every bash command on Debian 12 (the default --base)', byDefault: true, recipe: () => bashTestbedRecipe(testbed) },
+      {
+        name: 'bash:ubuntu-jammy',
+        usedBy: "replay and --base ubuntu-jammy (InterCode's Ubuntu 22.04, bootstrapped from an Ubuntu mirror)",
+        byDefault: false,
+        recipe: () => bashTestbedRecipe(testbed, 'ubuntu-jammy'),
+      },
+    ],
+  },
+  harbor: { task: (env, task, flags: BashFlags) => bashHarborTask(env as BashEnv, task, (flags.hash ?? 'intercode') as HashMode, 'bash') },
 };

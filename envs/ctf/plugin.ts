@@ -42,12 +42,13 @@ export const ctfPlugin: EnvPlugin = {
     );
   },
   goldActions: (task) => [`submit ${String(task.gold)}`],
-  harborTask: (env, task) => ctfHarborTask(env as CtfEnv, task),
-  images: () => [{ name: 'ctf', usedBy: 'every ctf command', byDefault: true, recipe: ctfRecipe }],
-  prompt: CTF_PROMPT,
-  stepScoring: SUBMIT_AS_IS,
-  exploration: {
-    fixed: ['ls -la', 'find . -maxdepth 2 -type f', 'pwd'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]), MAX_DERIVED).map((p) => `cat ${p}`),
+  agent: { prompt: CTF_PROMPT, stepScoring: SUBMIT_AS_IS },
+  training: {
+    exploration: {
+      fixed: ['ls -la', 'find . -maxdepth 2 -type f', 'pwd'],
+      fromObservation: (obs) => firstDistinct([...obs.matchAll(PATH)].map((m) => m[0]), MAX_DERIVED).map((p) => `cat ${p}`),
+    },
   },
+  images: { list: () => [{ name: 'ctf', usedBy: 'every ctf command', byDefault: true, recipe: ctfRecipe }] },
+  harbor: { task: (env, task) => ctfHarborTask(env as CtfEnv, task) },
 };

@@ -73,9 +73,10 @@ export const jqPlugin: EnvPlugin = {
   flags: [],
   createEnvs: (flags, count, { log, engines }) => createJqEnvs(flags, count, engines, log),
   goldActions: (task) => [String(task.gold), 'submit'],
-  images: () => [{ name: 'jq', usedBy: 'every jq command (the bash env\'s runtime image, which has jq)', byDefault: true, recipe: () => bashRuntimeRecipe() }],
-  prompt: { ...prompt, reactExample: prompt.reactExample.join('\n'), planExample: prompt.planExample.join('\n') },
-  stepScoring: SUBMIT_AS_IS,
-  // The document's shape; then each object key an output shows ("key":), looked up wherever it lies.
-  exploration: { fixed: ['.', 'keys', 'length', '.[0]', 'map(keys)'], fromObservation: (obs) => firstDistinct([...obs.matchAll(/"([A-Za-z_]\w*)":/g)].map((m) => `.. | .${m[1]}? // empty`), MAX_DERIVED) },
+  agent: { prompt: { ...prompt, reactExample: prompt.reactExample.join('\n'), planExample: prompt.planExample.join('\n') }, stepScoring: SUBMIT_AS_IS },
+  training: {
+    // The document's shape; then each object key an output shows ("key":), looked up wherever it lies.
+    exploration: { fixed: ['.', 'keys', 'length', '.[0]', 'map(keys)'], fromObservation: (obs) => firstDistinct([...obs.matchAll(/"([A-Za-z_]\w*)":/g)].map((m) => `.. | .${m[1]}? // empty`), MAX_DERIVED) },
+  },
+  images: { list: () => [{ name: 'jq', usedBy: 'every jq command (the bash env\'s runtime image, which has jq)', byDefault: true, recipe: () => bashRuntimeRecipe() }] },
 };

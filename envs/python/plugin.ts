@@ -77,16 +77,17 @@ export const pythonPlugin: EnvPlugin = {
     if (python.kind === 'apps') return [appsGoldAction(python.gold), `submit ${APPS_DEFAULT_FUNCTION}`];
     return [python.gold, `submit ${goldEntry(python, 'tested')}`];
   },
-  prompt: PYTHON_PROMPT,
-  stepScoring: pythonStepScoring,
-  exploration: { fixed: ['print(dir())', 'help()'], fromObservation: () => [] },
-  images: () => [{ name: 'python', usedBy: 'every python command', byDefault: true, recipe: pythonRecipe }],
-  harborTask(env, task, flags: PythonFlags) {
-    return pythonHarborTask(env as SandboxEnv, task, {
-      entryRule: (flags.entry ?? 'tested') as EntryRule,
-      testTimeoutSec: flags.testTimeout !== undefined ? Number(flags.testTimeout) : 5,
-      memoryBytes: DEFAULT_PYTHON_SESSION_OPTIONS.memoryBytes,
-      dataFile: flags.data ?? 'the built-in tasks',
-    });
+  agent: { prompt: PYTHON_PROMPT, stepScoring: pythonStepScoring },
+  training: { exploration: { fixed: ['print(dir())', 'help()'], fromObservation: () => [] } },
+  images: { list: () => [{ name: 'python', usedBy: 'every python command', byDefault: true, recipe: pythonRecipe }] },
+  harbor: {
+    task(env, task, flags: PythonFlags) {
+      return pythonHarborTask(env as SandboxEnv, task, {
+        entryRule: (flags.entry ?? 'tested') as EntryRule,
+        testTimeoutSec: flags.testTimeout !== undefined ? Number(flags.testTimeout) : 5,
+        memoryBytes: DEFAULT_PYTHON_SESSION_OPTIONS.memoryBytes,
+        dataFile: flags.data ?? 'the built-in tasks',
+      });
+    },
   },
 };

@@ -80,23 +80,25 @@ export const sqlPlugin: EnvPlugin = {
   // The read-only server only: embedded SQLite runs in this process, and --writable starts a server per env.
   defaultParallel: (flags: SqlFlags) => (flags.sqlite?.length || flags.embedded || flags.writable ? undefined : SQL_SERVER_PARALLEL),
   goldActions: (task) => [goldText(task), 'submit'],
-  harborTask: (env, task) => sqlHarborTask(env as SqlEnv, task),
-  reactCommand: intercodeSqlReactCommand,
-  images: () => [
-    {
-      name: 'sql',
-      usedBy: 'the MariaDB backend over the built-in database (--embedded and --sqlite need none; each set of --dump files gets its own, on first use)',
-      byDefault: true,
-      // Loading the built-in database takes ~7 s; another dump's time depends on its size.
-      recipe: async () => ({ ...(await sqlDataRecipe([await builtinDump()])), typicalBuildSeconds: 7 }),
+  agent: { prompt: SQL_PROMPT, stepScoring: SUBMIT_AS_IS, reactCommand: intercodeSqlReactCommand },
+  training: {
+    exploration: {
+      fixed: ['SHOW TABLES'],
+      fromObservation: (obs) => firstDistinct([...obs.matchAll(TABLE_NAME)].map((m) => (m[1] ?? m[2])!), MAX_DERIVED).map((t) => `DESCRIBE ${t}`),
     },
-  ],
-  prompt: SQL_PROMPT,
-  stepScoring: SUBMIT_AS_IS,
-  exploration: {
-    fixed: ['SHOW TABLES'],
-    fromObservation: (obs) => firstDistinct([...obs.matchAll(TABLE_NAME)].map((m) => (m[1] ?? m[2])!), MAX_DERIVED).map((t) => `DESCRIBE ${t}`),
   },
+  images: {
+    list: () => [
+      {
+        name: 'sql',
+        usedBy: 'the MariaDB backend over the built-in database (--embedded and --sqlite need none; each set of --dump files gets its own, on first use)',
+        byDefault: true,
+        // Loading the built-in database takes ~7 s; another dump's time depends on its size.
+        recipe: async () => ({ ...(await sqlDataRecipe([await builtinDump()])), typicalBuildSeconds: 7 }),
+      },
+    ],
+  },
+  harbor: { task: (env, task) => sqlHarborTask(env as SqlEnv, task) },
 };
 
 /**

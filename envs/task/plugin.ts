@@ -51,9 +51,7 @@ export const taskPlugin: EnvPlugin = {
     }
     return [...(Array.isArray(task.gold) ? task.gold : [task.gold]), 'submit'];
   },
-  prompt: TASK_PROMPT,
-  stepScoring: SUBMIT_AS_IS,
-  exploration: { fixed: [], fromObservation: () => [] },
-  images: () => [],
-  imagesPerTask: "one per Harbor task directory, built from its environment/ on the task's first run (its build_timeout_sec applies)",
+  agent: { prompt: TASK_PROMPT, stepScoring: SUBMIT_AS_IS },
+  training: { exploration: { fixed: [], fromObservation: () => [] } },
+  images: { list: () => [], perTask: "one per Harbor task directory, built from its environment/ on the task's first run (its build_timeout_sec applies)" },
 };

@@ -74,7 +74,7 @@ export interface Strategy extends Policy {
   begin(context: EpisodeContext): StrategyAgent;
 }
 
-/** What strategies and the evaluation read of an env (its EnvPlugin gives both): what the model is told, and what is scored after each action. */
+/** What strategies and the evaluation read of an env (EnvPlugin.agent): what the model is told, and what is scored after each action. */
 export interface EnvAgentFacts {
   prompt: EnvPrompt;
   stepScoring: StepScoringRule;

@@ -90,7 +90,7 @@ export function registerCollectCommand(program: Command): void {
     const { demoFromRollout, demoTransitions, formatDemoLine } = await import('../../training/demos/demo-episode.js');
     const { ReplayBuffer } = await import('../../training/buffer/replay-buffer.js');
     const { VecEpisodeRunner } = await import('../../training/loops/episode-runner.js');
-    const resolved = await resolvePolicy(flags.policy, (task) => plugin.goldActions(task), (env) => envPlugin(env, '--policy').exploration, log);
+    const resolved = await resolvePolicy(flags.policy, (task) => plugin.goldActions(task), (env) => envPlugin(env, '--policy').training.exploration, log);
     const { scheduler, releaseEngines } = await openCommandScheduler(plugin, flags as CollectFlags & Record<string, unknown>, engineSettings, 'collect', log);
     const runner = new VecEpisodeRunner(plugin.name, scheduler.vec, log);
     const tasks = runner.tasks.filter(resolved.covers);

@@ -64,7 +64,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
   const branchingModel = branching ? new BranchingModel(model.client) : undefined;
   const strategy = createStrategy(flags.strategy, {
     model: branchingModel ?? model.client,
-    prompt: plugin.prompt,
+    prompt: plugin.agent.prompt,
     ...(model.prices ? { prices: model.prices } : {}),
     ...(dialogueLimit ? { dialogueLimit } : {}),
     refineTurns,
@@ -114,7 +114,7 @@ export async function collectWithLlm(plugin: EnvPlugin, flags: LlmCollectFlags, 
     const shown = (progress = new Progress('episodes', tasks.length * samplesPerTask));
     const sampling: SampleOptions = {
       envName: plugin.name,
-      stepScoring: plugin.stepScoring,
+      stepScoring: plugin.agent.stepScoring,
       dataset: flags.data ?? `(built-in ${plugin.name} tasks)`,
       strategy,
       model: modelName,

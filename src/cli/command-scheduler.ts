@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CommonEnvFlags, EnvPlugin, EnvPurpose } from '../../envs/index.js';
+import type { CommonEnvFlags, EnvConstruction, EnvPurpose } from '../../envs/index.js';
 import type { Task } from '../datasets/index.js';
 import { describeScheduler, EpisodeScheduler, type SandboxMode } from '../scheduler/index.js';
 import type { TaskEnv } from '../env/types.js';
@@ -41,11 +41,11 @@ export type CommandSchedulerFlags = CommonEnvFlags & EngineFlags & SchedulerFlag
 
 /**
  * The checked values of a command's `--parallel` (default: the env's own where it sustains
- * more, see EnvPlugin.defaultParallel), `--sandboxes`, `--keep-warm` and `--threads` (1
+ * more, see EnvConstruction.defaultParallel), `--sandboxes`, `--keep-warm` and `--threads` (1
  * where the command has no such flag).
  * @throws ConfigError naming the flag.
  */
-export function commandSchedulerSettings(plugin: EnvPlugin, flags: CommandSchedulerFlags): CommandSchedulerSettings {
+export function commandSchedulerSettings(plugin: EnvConstruction, flags: CommandSchedulerFlags): CommandSchedulerSettings {
   return { ...schedulerFlags(flags, plugin.defaultParallel?.(flags)), threads: threadCount(flags) };
 }
 
@@ -86,7 +86,7 @@ export interface CommandEnvsOptions {
  * @throws ConfigError for --threads with --sandboxes fresh, a Kubernetes engine or a recording; what making the envs threw (the engines released).
  */
 export async function openCommandScheduler(
-  plugin: EnvPlugin,
+  plugin: EnvConstruction,
   flags: CommandSchedulerFlags,
   settings: CommandSchedulerSettings,
   purpose: EnvPurpose,
@@ -139,7 +139,7 @@ export interface CommandEnvs {
  * `count` envs of `plugin` on this thread, over the engines the command's flags name.
  * @throws what making the envs threw, after the engines are released.
  */
-export async function openCommandEnvs(plugin: EnvPlugin, flags: CommonEnvFlags & EngineFlags & Record<string, unknown>, count: number, purpose: EnvPurpose, log: (line: string) => void, options: Pick<CommandEnvsOptions, 'recording'> = {}): Promise<CommandEnvs> {
+export async function openCommandEnvs(plugin: EnvConstruction, flags: CommonEnvFlags & EngineFlags & Record<string, unknown>, count: number, purpose: EnvPurpose, log: (line: string) => void, options: Pick<CommandEnvsOptions, 'recording'> = {}): Promise<CommandEnvs> {
   const engines = commandEngines(flags, log);
   const release = () => releaseEngines(engines, log);
   try {

@@ -1,9 +1,9 @@
 import { Help, Option, type Command } from 'commander';
-import type { CommonEnvFlags as EnvCommonFlags, EnvFlag, EnvPlugin } from '../../envs/index.js';
+import type { CommonEnvFlags as EnvCommonFlags, EnvConstruction, EnvFlag, EnvPlugin } from '../../envs/index.js';
 import { ConfigError } from '../errors.js';
 import { addSandboxFlags, type EngineFlags } from './engine-flag.js';
 
-/** Flags every env command shares; each env adds its own (its {@link EnvPlugin.flags}). */
+/** Flags every env command shares; each env adds its own (its {@link EnvConstruction.flags}). */
 export interface CommonEnvFlags extends EnvCommonFlags, EngineFlags {}
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -15,7 +15,7 @@ function envOption(flag: EnvFlag): Option {
 }
 
 /** Commander attribute names of an env's flags (how their values arrive). */
-export const envFlagNames = (plugin: EnvPlugin): string[] => plugin.flags.map((f) => new Option(f.flags).attributeName());
+export const envFlagNames = (plugin: EnvConstruction): string[] => plugin.flags.map((f) => new Option(f.flags).attributeName());
 
 /** The heading env flags are listed under in `--help`, after the flags every env shares. */
 export const ENV_FLAGS_HEADING = 'Env options (each for the envs its description names; `--help` after an env name shows that env\'s only):';
@@ -32,7 +32,7 @@ function namedEnv(command: Command): string | undefined {
  * each env's own under {@link ENV_FLAGS_HEADING}. `--help` after an env name (`run bash
  * --help`, `eval --env sql --help`) lists the shared flags and that env's only.
  */
-export function addEnvFlags(command: Command, plugins: readonly EnvPlugin[]): Command {
+export function addEnvFlags(command: Command, plugins: readonly EnvConstruction[]): Command {
   addSandboxFlags(command)
     .option('--data <file>', 'task file: InterCode JSON, JSONL, CSV or TSV (default: the env\'s built-in tasks)')
     .option('--timeout <seconds>', 'time limit per action (default: the env\'s, 10 s for bash)')
@@ -84,7 +84,7 @@ const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}
  * rollout file must match it): the env, the task file and each of the env's own flags as a
  * JSON scalar, but those that change no result (where verified golds are kept).
  */
-export function experimentSettings(plugin: EnvPlugin, flags: CommonEnvFlags): Record<string, string | number | boolean | null> {
+export function experimentSettings(plugin: EnvConstruction, flags: CommonEnvFlags): Record<string, string | number | boolean | null> {
   const given = flags as unknown as Record<string, unknown>;
   const envFlags = plugin.flags
     .filter((f) => f.changesResults !== false)

@@ -88,7 +88,7 @@ export function registerEvalCommand(program: Command): void {
     const { baseUrl, apiKey } = modelEndpoint(flags, process.env);
     const prices = flags.prices ? parsePrices(flags.prices) : knownPrices(modelName);
     const model = new OpenAiChatClient({ baseUrl, model: modelName, timeoutMs: timeoutSec * 1000, retries, ...(apiKey ? { apiKey } : {}) });
-    const strategy = createStrategy(flags.strategy, { model, prompt: plugin.prompt, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
+    const strategy = createStrategy(flags.strategy, { model, prompt: plugin.agent.prompt, ...(prices ? { prices } : {}), ...(dialogueLimit ? { dialogueLimit } : {}), refineTurns });
 
     const limit = flags.limit === undefined ? undefined : positiveInteger('--limit', flags.limit);
     if (flags.out !== undefined) await readRunSettings(flags.out); // a broken run folder fails before any sandbox starts
@@ -118,7 +118,7 @@ export function registerEvalCommand(program: Command): void {
     try {
       result = await runEval({
         envName: plugin.name,
-        stepScoring: plugin.stepScoring,
+        stepScoring: plugin.agent.stepScoring,
         dataset: flags.data ?? `(built-in ${plugin.name} tasks)`,
         turns,
         strategy,

@@ -27,7 +27,7 @@ export function registerExportCommand(program: Command): void {
     .argument(
       '<source>',
       'a rollout file: `collect --policy llm:… --format jsonl` records (any --format), or hf-messages/ATIF lines (--format intercode); ' +
-        `with --format harbor, an env (${ENV_PLUGINS.filter((c) => c.harborTask).map((c) => c.name).join(', ')}) whose tasks (--data, default built-in) are exported`,
+        `with --format harbor, an env (${ENV_PLUGINS.filter((c) => c.harbor).map((c) => c.name).join(', ')}) whose tasks (--data, default built-in) are exported`,
     )
     .description(
       'convert LLM rollouts: records to hf-messages or ATIF v1.4 (one episode per line), or rollouts in any format back to ' +
@@ -68,13 +68,13 @@ export function registerExportCommand(program: Command): void {
  */
 async function exportHarbor(envName: string, flags: ExportFlags, self: Command): Promise<number> {
   const plugin = selectEnvPlugin(ENV_PLUGINS, '<source>', envName, self);
-  if (!plugin.harborTask) throw new ConfigError('<source>', `harbor: the ${plugin.name} env's tasks are not exported (exported: ${ENV_PLUGINS.filter((c) => c.harborTask).map((c) => c.name).join(', ')})`);
+  if (!plugin.harbor) throw new ConfigError('<source>', `harbor: the ${plugin.name} env's tasks are not exported (exported: ${ENV_PLUGINS.filter((c) => c.harbor).map((c) => c.name).join(', ')})`);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const opened = await openCommandEnvs(plugin, flags as ExportFlags & Record<string, unknown>, 1, 'run', log);
   const [env] = opened.envs;
   try {
     await mkdir(flags.out, { recursive: true });
-    for (const task of env!.tasks) await writeHarborTask(flags.out, await plugin.harborTask(env!, task, flags as ExportFlags & Record<string, unknown>));
+    for (const task of env!.tasks) await writeHarborTask(flags.out, await plugin.harbor.task(env!, task, flags as ExportFlags & Record<string, unknown>));
     return env!.tasks.length;
   } finally {
     await env!.close();

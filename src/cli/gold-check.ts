@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
-import type { EnvPlugin } from '../../envs/index.js';
+import type { EnvConstruction } from '../../envs/index.js';
 import { GoldsFailingError } from '../errors.js';
 
 /** `run` checks golds: fewer than this share of the scored ones solving their task is a mismatch, not a measurement. */
@@ -21,7 +21,7 @@ const real = (path: string) => {
  * The likely reason the golds of `dataFile` fail in `plugin`'s env: the file is another env's
  * built-in task file, or lies in that env's folder of the datasets; else the general causes.
  */
-export function likelyMismatch(plugin: EnvPlugin, plugins: readonly EnvPlugin[], dataFile: string | undefined): string {
+export function likelyMismatch(plugin: EnvConstruction, plugins: readonly EnvConstruction[], dataFile: string | undefined): string {
   if (dataFile !== undefined) {
     const file = real(dataFile);
     for (const other of plugins) {
@@ -42,7 +42,7 @@ export function likelyMismatch(plugin: EnvPlugin, plugins: readonly EnvPlugin[],
  *   episode not scored, its sandbox lost or its verifier silent, counts for neither side;
  *   none scored at all is no evidence of a mismatch either).
  */
-export function checkGolds(plugin: EnvPlugin, plugins: readonly EnvPlugin[], dataFile: string | undefined, solved: number, scored: number): void {
+export function checkGolds(plugin: EnvConstruction, plugins: readonly EnvConstruction[], dataFile: string | undefined, solved: number, scored: number): void {
   if (scored === 0 || solved >= GOLD_CHECK_SHARE * scored) return;
   throw new GoldsFailingError(
     `only ${solved} of ${scored} ${scored === 1 ? 'gold' : 'golds'} scored 1 (run checks golds: at least half should); likely cause: ${likelyMismatch(plugin, plugins, dataFile)}; ` +

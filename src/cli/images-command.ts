@@ -12,12 +12,12 @@ export interface NamedEnvImage extends EnvImage {
 
 /** Every image the envs declare (their {@link EnvImage}s), in the order envs are listed; `testbed` as `images build --testbed`. */
 export function envImages(testbed?: string): NamedEnvImage[] {
-  return ENV_PLUGINS.flatMap((plugin) => plugin.images(testbed === undefined ? {} : { testbed }).map((image) => ({ ...image, env: plugin.name })));
+  return ENV_PLUGINS.flatMap((plugin) => plugin.images.list(testbed === undefined ? {} : { testbed }).map((image) => ({ ...image, env: plugin.name })));
 }
 
 /** What envs make images per task (none listed ahead), in words: `name: how`. */
 export function perTaskImages(): string[] {
-  return ENV_PLUGINS.flatMap((plugin) => (plugin.imagesPerTask ? [`${plugin.name}: ${plugin.imagesPerTask}`] : []));
+  return ENV_PLUGINS.flatMap((plugin) => (plugin.images.perTask ? [`${plugin.name}: ${plugin.images.perTask}`] : []));
 }
 
 /**
@@ -33,7 +33,7 @@ export function chooseImages(names: readonly string[], all: boolean, flag: strin
     const isEnv = ENV_PLUGINS.some((plugin) => plugin.name === name);
     const picked = images.filter((image) => (isEnv ? image.env === name && (all || image.byDefault) : image.name === name));
     if (picked.length === 0) {
-      const perTask = ENV_PLUGINS.find((plugin) => plugin.name === name)?.imagesPerTask;
+      const perTask = ENV_PLUGINS.find((plugin) => plugin.name === name)?.images.perTask;
       if (perTask) throw new ConfigError(flag, `names env "${name}", whose images are made per task (${perTask}): nothing to build ahead`);
       throw new ConfigError(flag, `names no env or image "${name}"; known: ${images.map((image) => image.name).join(', ')}`);
     }
@@ -125,7 +125,7 @@ export function registerImagesCommand(program: Command): void {
     .argument('[envs...]', `envs or images (the same as --env)`)
     .option(
       '--env <name>',
-      `an env's images (${ENV_PLUGINS.filter((p) => p.images({}).length > 0).map((p) => p.name).join(', ')}) or one image by name (${listed.map((i) => i.name).join(', ')}); repeatable; default: every env's`,
+      `an env's images (${ENV_PLUGINS.filter((p) => p.images.list({}).length > 0).map((p) => p.name).join(', ')}) or one image by name (${listed.map((i) => i.name).join(', ')}); repeatable; default: every env's`,
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--all', `also the images most runs never need (${listed.filter((i) => !i.byDefault).map((i) => `${i.name}: ${i.usedBy}`).join('; ')})`)

@@ -63,7 +63,7 @@ async function listEnvs(): Promise<EnvListing[]> {
     const builtinTasks = plugin.builtInTasks ? (await loadDataset(plugin.builtInTasks)).length : null;
     let image: EnvListing['image'] = null;
     // The env's main image (named after it), as `images build` builds it.
-    const recipe = plugin.images({}).find((i) => i.name === plugin.name)?.recipe;
+    const recipe = plugin.images.list({}).find((i) => i.name === plugin.name)?.recipe;
     if (recipe) {
       if (typeof engine === 'string') image = { state: 'unknown', reason: engine };
       else {

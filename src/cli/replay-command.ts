@@ -115,7 +115,7 @@ export function registerReplayCommand(program: Command): void {
         onQueryMismatch,
         file,
         onEpisode: (done) => progress.update(done),
-        ...(plugin.reactCommand ? { reactCommand: (action: string) => plugin.reactCommand!(action) } : {}),
+        ...(plugin.agent.reactCommand ? { reactCommand: (action: string) => plugin.agent.reactCommand!(action) } : {}),
       });
     } finally {
       progress.stop();

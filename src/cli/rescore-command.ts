@@ -81,7 +81,7 @@ export function registerRescoreCommand(program: Command): void {
       const progress = new Progress('episodes', episodes.length);
       let report: RescoreReport;
       try {
-        report = await rescoreEpisodes(scheduler, plugin, tasks, episodes, (done) => progress.update(done));
+        report = await rescoreEpisodes(scheduler, { name: plugin.name, ...plugin.agent }, tasks, episodes, (done) => progress.update(done));
       } finally {
         progress.stop();
         await scheduler.close();

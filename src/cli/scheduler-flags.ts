@@ -33,7 +33,7 @@ export function addSchedulerFlags(command: Command): Command {
 
 /**
  * The checked values. @throws ConfigError naming the flag.
- * @param envDefault episodes in flight without --parallel where the env sustains more than {@link defaultParallel} (EnvPlugin.defaultParallel).
+ * @param envDefault episodes in flight without --parallel where the env sustains more than {@link defaultParallel} (EnvConstruction.defaultParallel).
  */
 export function schedulerFlags(flags: SchedulerFlags, envDefault?: number): { parallel: number; sandboxes: SandboxMode; keepWarmMs: number } {
   return {

@@ -95,7 +95,7 @@ export function registerServeCommand(program: Command): void {
       await reserved.release();
       server = await EnvServer.start({
         slots,
-        agentFacts: plugin,
+        agentFacts: plugin.agent,
         host: flags.host,
         port: reserved.port,
         ...(token ? { token } : {}),

@@ -142,10 +142,10 @@ export function registerTrainCommand(program: Command): void {
           evalEvery: positiveInteger('--eval-every', flags.evalEvery),
           shape: DEFAULT_SHAPE,
           removeNearDuplicates: true,
-          corpus: corpusName(flags.corpus ?? plugin.trainingCorpus?.corpus ?? 'none'),
+          corpus: corpusName(flags.corpus ?? plugin.training.corpus?.name ?? 'none'),
           corpusEpochs: nonNegativeInteger('--corpus-epochs', flags.corpusEpochs),
           corpusPairsPerEpoch: positiveInteger('--corpus-pairs', flags.corpusPairs),
-          retrieved: nonNegativeInteger('--retrieved', flags.retrieved ?? String(plugin.trainingCorpus?.retrievedPerState ?? 0)),
+          retrieved: nonNegativeInteger('--retrieved', flags.retrieved ?? String(plugin.training.corpus?.retrievedPerState ?? 0)),
         };
     if (settings && !Number.isInteger(settings.seed)) throw new ConfigError('--seed', `must be an integer, got "${flags.seed}"`);
     const demos = settings ? loadDemos(flags.demos!) : [];
@@ -156,7 +156,7 @@ export function registerTrainCommand(program: Command): void {
       if (settings) createRun(dir, settings, runner.tasks, demos);
       const summary = await train(dir, {
         runner,
-        exploration: plugin.exploration,
+        exploration: plugin.training.exploration,
         resume: flags.resume ?? false,
         log,
         onIteration: (record, total) => {

@@ -1,6 +1,5 @@
 /**
- * What an env tells a trainer about itself, as plain data (see EnvPlugin.exploration and
- * EnvPlugin.trainingCorpus): here, below both the envs and training/, so that an env states
+ * What an env tells a trainer about itself, as plain data (EnvPlugin.training): here, below both the envs and training/, so that an env states
  * them without knowing the trainer, and the trainer reads them without knowing the env.
  */
 
@@ -12,3 +11,11 @@ export interface Exploration {
 
 /** Which corpus a run learns from: the shipped NL2Bash corpus, or none. */
 export type CorpusName = 'nl2bash' | 'none';
+
+/** An env's facts for the in-process trainer. */
+export interface EnvTrainingFacts {
+  /** Exploratory actions the trained policy may take besides the demonstrated ones. */
+  readonly exploration: Exploration;
+  /** The corpus `train` imitates and retrieves candidates from by default, and how many per state; absent: none. */
+  readonly corpus?: { readonly name: CorpusName; readonly retrievedPerState: number };
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { extractAction } from '../../src/agents/index.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 
-const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.prompt]));
+const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.agent.prompt]));
 
 const bash = ENV_PROMPTS.bash!.syntax;
 const sql = ENV_PROMPTS.sql!.syntax;

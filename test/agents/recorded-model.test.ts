@@ -7,7 +7,7 @@ import { RecordedModel } from '../../src/mock-llm/index.js';
 import { ENV_PLUGINS } from '../../envs/index.js';
 import { recordedEnvFence } from '../../envs/index.js';
 
-const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.prompt]));
+const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.agent.prompt]));
 
 let dir: string;
 beforeAll(async () => {

@@ -29,11 +29,11 @@ class FunctionEnv extends FakeEnv {
 
 describe('what every-step scoring submits (InterCode eval_n_turn.py)', () => {
   it('submits as it is for bash, sql and ctf', () => {
-    for (const plugin of ENV_PLUGINS.filter((p) => ['bash', 'sql', 'ctf'].includes(p.name))) expect(plugin.stepScoring('def f(x): pass')).toEqual({ kind: 'submit' });
+    for (const plugin of ENV_PLUGINS.filter((p) => ['bash', 'sql', 'ctf'].includes(p.name))) expect(plugin.agent.stepScoring('def f(x): pass')).toEqual({ kind: 'submit' });
   });
 
   it('python: the function the action defines on its first line, else nothing is scored', () => {
-    const stepScoring = pythonPlugin.stepScoring;
+    const stepScoring = pythonPlugin.agent.stepScoring;
     expect(stepScoring('def second_largest(xs):\n    return sorted(xs)[-2]')).toEqual({ kind: 'submit', submission: 'second_largest' });
     expect(stepScoring('import math\ndef f(x):\n    return x')).toEqual({ kind: 'unscored' });
     expect(stepScoring('print(1)')).toEqual({ kind: 'unscored' });
@@ -48,7 +48,7 @@ describe('what every-step scoring submits (InterCode eval_n_turn.py)', () => {
       '```python\nprint(helper([1, 2]))\n```',
       '```python\ndef second_largest(xs):\n    return sorted(set(xs))[-2]\n```',
     ]);
-    const log = await playEpisode(env, createStrategy('try-again', { model, prompt: pythonPlugin.prompt }), T, { envName: 'python', stepScoring: pythonPlugin.stepScoring, dataset: 'd.json', turns: 5 });
+    const log = await playEpisode(env, createStrategy('try-again', { model, prompt: pythonPlugin.agent.prompt }), T, { envName: 'python', stepScoring: pythonPlugin.agent.stepScoring, dataset: 'd.json', turns: 5 });
     expect(env.submissions).toEqual(['helper', 'second_largest']);
     expect(log.turn_history.rewards).toEqual([0, 0, 1]);
     expect(log.summary).toMatchObject({ max_reward: 1, turns_taken: 3 });

@@ -47,10 +47,10 @@ function options(envs: FakeEnv[], out: string, overrides: Partial<EvalOptions> =
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', backoffMs: 1 });
   return {
     envName: 'bash',
-    stepScoring: bashPlugin.stepScoring,
+    stepScoring: bashPlugin.agent.stepScoring,
     dataset: 'tasks.json',
     turns: 10,
-    strategy: createStrategy('try-again', { prompt: bashPlugin.prompt, model, prices: { input: 1, output: 2 } }),
+    strategy: createStrategy('try-again', { prompt: bashPlugin.agent.prompt, model, prices: { input: 1, output: 2 } }),
     model: 'recorded',
     tasks: TASKS,
     executor: new VecEpisodeDriver(new VecEnv(envs, { autoreset: 'disabled' })),

@@ -61,7 +61,7 @@ describe.skipIf(skipWithoutEngine(engine, 'eval over unscorable episodes'))('eva
 
   const play = async (submits: boolean): Promise<EvalEpisodeLog[]> => {
     const logs: EvalEpisodeLog[] = [];
-    for (const task of env.tasks) logs.push(await playEpisode(env, goldStrategy(submits), task, { envName: 'task', stepScoring: taskPlugin.stepScoring, dataset: 'fixtures', turns: 5 }));
+    for (const task of env.tasks) logs.push(await playEpisode(env, goldStrategy(submits), task, { envName: 'task', stepScoring: taskPlugin.agent.stepScoring, dataset: 'fixtures', turns: 5 }));
     return logs;
   };
 

@@ -18,12 +18,12 @@ class ScriptedModel implements ChatModel {
 }
 
 const T = task(0, 'Print the word hello', 'echo hello');
-const settings = { envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd.json', turns: 4 };
+const settings = { envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'd.json', turns: 4 };
 
 describe('evaluation protocols', () => {
   it('Try Again feeds output and reward back, counts a reply without code as an invalid turn, and stops at 1', async () => {
     const model = new ScriptedModel(['', '```bash\necho hell\n```', '```bash\necho hello\n```', '```bash\nnever asked\n```']);
-    const log = await playEpisode(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.prompt, model }), T, settings);
+    const log = await playEpisode(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.agent.prompt, model }), T, settings);
     expect(log.turn_history.actions).toEqual(['', 'echo hell', 'echo hello']);
     expect(log.turn_history.valid_action).toEqual([false, true, true]);
     expect(log.turn_history.rewards).toEqual([0, 0, 1]);
@@ -38,20 +38,20 @@ describe('evaluation protocols', () => {
 
   it('single turn plays one action and is scored on it', async () => {
     const model = new ScriptedModel(['```bash\necho hello | tr h h\n```']);
-    const log = await playEpisode(new FakeEnv([T]), createStrategy('single-turn', { prompt: bashPlugin.prompt, model }), T, settings);
+    const log = await playEpisode(new FakeEnv([T]), createStrategy('single-turn', { prompt: bashPlugin.agent.prompt, model }), T, settings);
     expect(log.turn_history.rewards).toEqual([0.5]);
     expect(log.summary).toMatchObject({ max_reward: 0.5, turns_taken: 1, turns_max: 1 });
   });
 
   it('ReAct scores only the submit, and the runner submits at the turn limit (a turn not counted as taken)', async () => {
     const model = new ScriptedModel(['Thought: try\nAction: execute[echo hello]\nObservation: hello', 'Thought: done\nAction: submit']);
-    const solved = await playEpisode(new FakeEnv([T]), createStrategy('react', { prompt: bashPlugin.prompt, model }), T, settings);
+    const solved = await playEpisode(new FakeEnv([T]), createStrategy('react', { prompt: bashPlugin.agent.prompt, model }), T, settings);
     expect(solved.turn_history.actions).toEqual(['echo hello', 'submit']);
     expect(solved.turn_history.rewards).toEqual([0, 1]);
     expect(solved.summary).toMatchObject({ max_reward: 1, turns_taken: 2 });
 
     const looping = new ScriptedModel(['Thought: again\nAction: execute[echo hi]', 'I would rather chat.']);
-    const cut = await playEpisode(new FakeEnv([T]), createStrategy('react', { prompt: bashPlugin.prompt, model: looping }), T, { ...settings, turns: 3 });
+    const cut = await playEpisode(new FakeEnv([T]), createStrategy('react', { prompt: bashPlugin.agent.prompt, model: looping }), T, { ...settings, turns: 3 });
     expect(cut.turn_history.actions).toEqual(['echo hi', 'I would rather chat.', 'I would rather chat.', 'submit']);
     expect(cut.turn_history.valid_action).toEqual([true, false, false, true]);
     expect(cut.summary).toMatchObject({ max_reward: 0, turns_taken: 3 });
@@ -60,7 +60,7 @@ describe('evaluation protocols', () => {
 
   it('Plan & Solve runs every plan step (not stopping at 1), then refines only when unsolved', async () => {
     const model = new ScriptedModel(['Plan:\n1. Print it.\n2. Check it.', '```bash\necho hello\n```', '```bash\necho again\n```', '```bash\necho hello\n```']);
-    const strategy = createStrategy('plan-solve', { prompt: bashPlugin.prompt, model, refineTurns: 2 });
+    const strategy = createStrategy('plan-solve', { prompt: bashPlugin.agent.prompt, model, refineTurns: 2 });
     const log = await playEpisode(new FakeEnv([T]), strategy, T, settings);
     expect(log.turn_history.actions).toEqual(['echo hello', 'echo again', 'echo hello']);
     expect(log.turn_history.rewards).toEqual([1, 0, 1]);
@@ -72,7 +72,7 @@ describe('evaluation protocols', () => {
 
   it('keeps the opening messages and the most recent ones under a dialogue limit', async () => {
     const model = new ScriptedModel(['```bash\necho a\n```']);
-    await playEpisode(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.prompt, model, dialogueLimit: 3 }), T, settings);
+    await playEpisode(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.agent.prompt, model, dialogueLimit: 3 }), T, settings);
     const last = model.requests.at(-1)!;
     expect(last).toHaveLength(5);
     expect(last.slice(0, 2).map((m) => m.role)).toEqual(['system', 'user']);
@@ -82,7 +82,7 @@ describe('evaluation protocols', () => {
 
   it('a strategy is a Policy that rollout drives to a submit', async () => {
     const model = new ScriptedModel(['Let me think', '```bash\necho hello\n```']);
-    const played = await rollout(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.prompt, model }), { envName: 'bash', task: T, turnLimit: 2 });
+    const played = await rollout(new FakeEnv([T]), createStrategy('try-again', { prompt: bashPlugin.agent.prompt, model }), { envName: 'bash', task: T, turnLimit: 2 });
     expect(played.turns.map((t) => t.action)).toEqual(['Let me think', 'echo hello', 'submit']);
     expect(played.reward).toBe(1);
   });

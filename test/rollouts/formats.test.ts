@@ -36,7 +36,7 @@ async function sample(tokens: 'none' | 'ids', strategyName = 'tools'): Promise<R
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', tokens, temperature: 1, backoffMs: 1 });
   const out: RolloutRecord[] = [];
   await sampleGroups({
-    envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', strategy: createStrategy(strategyName, { prompt: bashPlugin.prompt, model }), model: 'recorded', tasks: TASKS,
+    envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'd', strategy: createStrategy(strategyName, { prompt: bashPlugin.agent.prompt, model }), model: 'recorded', tasks: TASKS,
     executor: new VecEpisodeDriver(new VecEnv([new FakeEnv(TASKS), new FakeEnv(TASKS)], { autoreset: 'disabled' })),
     turns: 4, samplesPerTask: 3, seed: 100, temperature: 1, scaleAdvantages: false, stamp: 'run',
     onGroup: (group) => void out.push(...group),

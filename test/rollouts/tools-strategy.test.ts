@@ -13,7 +13,7 @@ import { ENV_PLUGINS } from '../../envs/index.js';
 import { bashPlugin } from '../../envs/bash/plugin.js';
 import { recordedEnvFence } from '../../envs/index.js';
 
-const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.prompt]));
+const ENV_PROMPTS = Object.fromEntries(ENV_PLUGINS.map((p) => [p.name, p.agent.prompt]));
 
 const TASKS = [task(0, 'List the files in /srv', 'ls /srv'), task(1, 'Print the date', 'date')];
 let closers: (() => Promise<void>)[] = [];
@@ -26,9 +26,9 @@ async function play(replies: Parameters<typeof scriptedServer>[0], turns = 10) {
   const server = await scriptedServer(replies);
   closers.push(server.close);
   const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'm', backoffMs: 1 });
-  const strategy = createStrategy('tools', { prompt: bashPlugin.prompt, model });
+  const strategy = createStrategy('tools', { prompt: bashPlugin.agent.prompt, model });
   let agent: StrategyAgent | undefined;
-  const log = await playEpisode(new FakeEnv(TASKS), strategy, TASKS[0]!, { envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', turns, seed: 7 }, (a) => (agent = a));
+  const log = await playEpisode(new FakeEnv(TASKS), strategy, TASKS[0]!, { envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'd', turns, seed: 7 }, (a) => (agent = a));
   const record = buildRecord({ envName: 'bash', task: TASKS[0]!, log, agent: agent!.record(), strategy, model: 'm', sample: { index: 0, seed: 7, temperature: 0 }, sessionId: 's' });
   return { log, record, bodies: server.bodies };
 }
@@ -107,7 +107,7 @@ describe('eval --strategy tools against the recorded model', () => {
     for (const name of ['tools', 'try-again']) {
       const model = new OpenAiChatClient({ baseUrl: server.baseUrl, model: 'recorded', backoffMs: 1 });
       const result = await runEval({
-        envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', turns: 3, strategy: createStrategy(name, { prompt: bashPlugin.prompt, model }), model: 'recorded', tasks: TASKS,
+        envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'd', turns: 3, strategy: createStrategy(name, { prompt: bashPlugin.agent.prompt, model }), model: 'recorded', tasks: TASKS,
         executor: new VecEpisodeDriver(new VecEnv([new FakeEnv(TASKS)], { autoreset: 'disabled' })), out: join(dir, name), settings: { strategy: name },
       });
       results[name] = result.summary.successRate;

@@ -29,8 +29,8 @@ describe('export sql --format harbor without a server image', () => {
   it('refuses the embedded SQLite backend with a ConfigError (a task image is FROM the data image)', async () => {
     const [embedded] = (await sqlPlugin.createEnvs({ embedded: true }, 1, { purpose: 'run', log: () => undefined, engines: EngineSet.local() })) as SqlEnv[];
     try {
-      await expect(sqlPlugin.harborTask!(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(ConfigError);
-      await expect(sqlPlugin.harborTask!(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(/read-only MariaDB server only/);
+      await expect(sqlPlugin.harbor!.task(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(ConfigError);
+      await expect(sqlPlugin.harbor!.task(embedded!, embedded!.tasks[0]!, {})).rejects.toThrow(/read-only MariaDB server only/);
     } finally {
       await embedded!.close();
     }
@@ -80,8 +80,8 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export of SQL tasks'))('export
     out = await mkdtemp(join(tmpdir(), 'intercode-harbor-export-sql-'));
     [sql] = (await sqlPlugin.createEnvs({}, 1, { purpose: 'run', log: () => undefined, engines })) as SqlEnv[];
     expect(sql!.tasks.map((t) => t.id).slice(0, 6)).toEqual(['0', '1', '2', '3', '4', '5']);
-    for (const id of IDS) await writeHarborTask(out, await sqlPlugin.harborTask!(sql!, sql!.tasks.find((t) => t.id === id)!, {}));
-    for (const task of OWN) await writeHarborTask(out, await sqlPlugin.harborTask!(sql!, task, {}));
+    for (const id of IDS) await writeHarborTask(out, await sqlPlugin.harbor!.task(sql!, sql!.tasks.find((t) => t.id === id)!, {}));
+    for (const task of OWN) await writeHarborTask(out, await sqlPlugin.harbor!.task(sql!, task, {}));
     [tasks] = await createTaskEnvs({ data: out, keepWarmMs: 0, engines }, 1);
   }, 600_000);
   afterAll(async () => {

@@ -46,7 +46,7 @@ describe.skipIf(skipWithoutEngine(engine, 'harbor export'))('export --format har
     for (const { cli, ids } of PICKS) {
       const [env] = await cli.createEnvs({}, 1, { purpose: 'run', log: () => undefined, engines });
       sources.set(cli.name, env!);
-      for (const id of ids(env!.tasks)) await writeHarborTask(out, await cli.harborTask!(env!, env!.tasks.find((t) => t.id === id)!, {}));
+      for (const id of ids(env!.tasks)) await writeHarborTask(out, await cli.harbor!.task(env!, env!.tasks.find((t) => t.id === id)!, {}));
     }
     [tasks] = await createTaskEnvs({ data: out, keepWarmMs: 0, engines }, 1);
   }, 900_000);

@@ -69,12 +69,12 @@ describe('features and candidates', () => {
   });
 
   it('offers harvested actions, submit and exploration, plus cat of files the last output listed', () => {
-    const set = new CandidateSet(['wc -l a', 'submit'], bashPlugin.exploration);
+    const set = new CandidateSet(['wc -l a', 'submit'], bashPlugin.training.exploration);
     const state = (observation: string, step: number) => ({ query: 'query', observation, previousAction: step ? 'ls' : '', step });
     expect(set.forState(state('query', 0))).toEqual(['wc -l a', 'submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd']);
     expect(set.forState(state('/testbed/a.txt\n/testbed/dir\n', 1))).toContain('cat /testbed/a.txt');
     expect(set.forState(state('/testbed/a.txt\n/testbed/dir\n', 1))).not.toContain('cat /testbed/dir');
-    expect(new CandidateSet([], sqlPlugin.exploration).forState(state("[('users',), ('orders',)]", 1))).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
+    expect(new CandidateSet([], sqlPlugin.training.exploration).forState(state("[('users',), ('orders',)]", 1))).toEqual(['submit', 'SHOW TABLES', 'DESCRIBE users', 'DESCRIBE orders']);
   });
 
   it('adds the retrieved commands, adapted to the query, and to the path the last output showed', () => {
@@ -82,7 +82,7 @@ describe('features and candidates', () => {
       { description: 'count the lines of notes.txt', command: 'wc -l notes.txt' },
       { description: 'show the disk usage of a folder', command: 'du -sh /home/me' },
     ]);
-    const set = new CandidateSet(['submit'], bashPlugin.exploration, { retriever, perState: 1 });
+    const set = new CandidateSet(['submit'], bashPlugin.training.exploration, { retriever, perState: 1 });
     const query = 'count the lines of todo.txt in /testbed';
     expect(set.forState({ query, observation: query, previousAction: '', step: 0 })).toEqual(['submit', 'ls', 'ls -la /testbed', 'find /testbed -maxdepth 2', 'pwd', 'wc -l todo.txt']);
     expect(set.retrieved({ query, observation: '/testbed/dir1/todo.txt', previousAction: 'find /testbed', step: 1 })).toEqual(['wc -l /testbed/dir1/todo.txt']);

@@ -28,8 +28,8 @@ function chainSeconds(recipe: ImageRecipe): (number | undefined)[] {
 describe('env images', () => {
   it('every env declares its images, or says it makes them per task', () => {
     for (const plugin of ENV_PLUGINS) {
-      const images = plugin.images({});
-      expect(images.length > 0 || plugin.imagesPerTask !== undefined, plugin.name).toBe(true);
+      const images = plugin.images.list({});
+      expect(images.length > 0 || plugin.images.perTask !== undefined, plugin.name).toBe(true);
       if (images.length > 0) expect(images.filter((i) => i.byDefault).map((i) => i.name), plugin.name).toContain(plugin.name);
     }
     const names = envImages().map((i) => i.name);

@@ -75,8 +75,8 @@ export async function makeProjectRuns(root: string, options: { hostile?: boolean
   try {
     const evalDir = join(root, 'eval-run');
     await runEval({
-      envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'tasks.json', turns: 4,
-      strategy: createStrategy('try-again', { prompt: bashPlugin.prompt, model: model('none') }), model: 'recorded', tasks: TASKS,
+      envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'tasks.json', turns: 4,
+      strategy: createStrategy('try-again', { prompt: bashPlugin.agent.prompt, model: model('none') }), model: 'recorded', tasks: TASKS,
       executor: envs(), out: evalDir, settings: { env: 'bash', strategy: 'try-again', turns: 4 },
     });
     if (options.hostile) {
@@ -97,7 +97,7 @@ export async function makeProjectRuns(root: string, options: { hostile?: boolean
     await mkdir(collectDir, { recursive: true });
     const records: RolloutRecord[] = [];
     await sampleGroups({
-      envName: 'bash', stepScoring: bashPlugin.stepScoring, dataset: 'd', strategy: createStrategy('tools', { prompt: bashPlugin.prompt, model: model('ids') }), model: 'recorded', tasks: TASKS,
+      envName: 'bash', stepScoring: bashPlugin.agent.stepScoring, dataset: 'd', strategy: createStrategy('tools', { prompt: bashPlugin.agent.prompt, model: model('ids') }), model: 'recorded', tasks: TASKS,
       executor: envs(), turns: 4, samplesPerTask: 3, seed: 100, temperature: 1, scaleAdvantages: false, stamp: 'run',
       onGroup: (group) => void records.push(...group),
     });

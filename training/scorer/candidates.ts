@@ -21,7 +21,7 @@ export class CandidateSet {
   readonly fixed: readonly string[];
 
   /**
-   * @param exploration the env's exploratory actions (EnvPlugin.exploration).
+   * @param exploration the env's exploratory actions (EnvPlugin.training).
    * @param harvested actions from demonstrations, in first-seen order: offered in every state
    * when there is no retrieval; with one, a demonstration's command reaches the states of
    * queries like its own through the retriever instead, so a held-out query is not offered
