@@ -1,7 +1,7 @@
 /**
  * What the package's root entry exports of the envs: each env's factories and options.
  * Importing it registers every env of envs/index.ts, so `make('intercode/<name>-v1')` works.
- * The rest of an env is under its subpath (`intercode-ts/envs/<name>`).
+ * The rest of an env is the harness's own: a user makes envs by id or with these factories.
  */
 import './index.js';
 export { createBashEnv, createBashEnvs, type BashEnvOptions } from './bash/index.js';

@@ -1,4 +1,4 @@
-/** `intercode-ts/env`: the env API — the registry (`make`, `registerEnv`), the env contract and the sandbox-backed base env. */
+/** The env layer's barrel for the harness's own code: the registry, the env contract, the sandbox-backed base env, checkpoints (the public face is src/public/env.ts). */
 export { make, registerEnv, registeredEnvIds, envSpec, type EnvSpec } from './registry.js';
 export type { Env, ResetOptions, ResetResult, Score, StepInfo, StepOptions, StepResult, TaskEnv } from './types.js';
 export { SandboxEnv } from './sandbox-env.js';

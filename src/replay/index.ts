@@ -1,3 +1,3 @@
-/** `intercode-ts/replay`: replaying recorded trajectories in new sandboxes, and rescoring them. */
+/** Replaying recorded trajectories in new sandboxes, and rescoring them. */
 export { replayTrajectories, detectProtocol, REWARD_TOLERANCE, type ReplayOptions, type ReplayReport, type ReplayedStep, type RecordingProtocol } from './replay.js';
 export { rescoreEpisodes, type RescoreReport, type RescoredEpisode } from './rescore.js';

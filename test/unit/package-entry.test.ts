@@ -33,6 +33,6 @@ describe('subpath exports', () => {
     expect(Object.keys(module).length, `${subpath} exports something`).toBeGreaterThan(0);
   });
   it('names the subpaths the docs promise', () => {
-    expect(Object.keys(exports)).toEqual(expect.arrayContaining(['.', './env', './vec', './server', './rollouts', './sandbox']));
+    expect(Object.keys(exports)).toEqual(expect.arrayContaining(['.', './env', './server', './rollouts', './sandbox', './agents', './eval']));
   });
 });
