@@ -1,7 +1,7 @@
 import { ShellSession } from '../sandbox/shell/shell-session.js';
 import type { CommandRunner } from '../sandbox/shell/types.js';
 import type { Sandbox, SandboxRuntime, SandboxSpec, WarmRole } from '../sandbox/types.js';
-import { PINNED_PIDS, startAtPid } from './process-ids.js';
+import { PINNED_PIDS, startAtPid } from './reuse/process-ids.js';
 import { NO_RUNNER, type Workspace, type WorkspaceFactory } from './types.js';
 
 /** The harness's own shell in each sandbox: long time limit, large outputs (git status, md5 lists, restores). */
@@ -17,7 +17,7 @@ export interface RunnerStarter {
 /**
  * How an env's workspaces are made: a sandbox of `spec` from `runtime`, with the harness's
  * control shell and the agent's runner open. A new sandbox's shells, and its episode's first
- * process, get the pinned process ids (see process-ids.ts). Where the runtime parks sandboxes,
+ * process, get the pinned process ids (see reuse/process-ids.ts). Where the runtime parks sandboxes,
  * parked ones are adopted with their shells.
  */
 export function sandboxWorkspaces(runtime: SandboxRuntime, spec: SandboxSpec, runners: RunnerStarter): WorkspaceFactory {

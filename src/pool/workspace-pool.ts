@@ -1,6 +1,6 @@
 import genericPool, { type Pool } from 'generic-pool';
 import { ConfigError, SandboxError } from '../errors.js';
-import type { RestoreOutcome } from './in-place-restore.js';
+import type { RestoreOutcome } from './reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory, WorkspaceSource } from './types.js';
 
 export interface WorkspacePoolOptions {

@@ -1,6 +1,6 @@
 import { SandboxEnv } from '../env/sandbox-env.js';
 import type { TaskEnv } from '../env/types.js';
-import { InPlaceRestorer } from '../pool/in-place-restore.js';
+import { InPlaceRestorer } from '../pool/reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../pool/types.js';
 import { WorkspacePool, type WorkspacePoolOptions } from '../pool/workspace-pool.js';
 import { VecEnv, type VecEnvOptions } from './vec-env.js';

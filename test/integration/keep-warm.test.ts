@@ -1,5 +1,5 @@
 /**
- * Sandboxes kept warm between commands (`--keep-warm`, src/sandbox/docker/warm-sandboxes.ts)
+ * Sandboxes kept warm between commands (`--keep-warm`, src/sandbox/docker/keep-warm/warm-sandboxes.ts)
  * on a real engine: a closing pool parks its clean sandboxes and its template, the next
  * process of the same configuration adopts them instead of creating new ones — cleaning
  * each first, whatever was done to it while parked —, two adopters never get the same
@@ -14,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { packagePath } from '../../src/package-path.js';
-import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
+import { InPlaceRestorer } from '../../src/pool/reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import type { ShellSession } from '../../src/sandbox/shell/shell-session.js';
 import { cleanup } from '../../src/sandbox/docker/cleanup.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
-import { parseContainerName, runName } from '../../src/sandbox/docker/warm-sandboxes.js';
+import { parseContainerName, runName } from '../../src/sandbox/docker/keep-warm/warm-sandboxes.js';
 import { processAlive } from '../../src/sandbox/lifecycle/process-alive.js';
 import { EngineSet } from '../../src/sandbox/backends/engine-set.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';

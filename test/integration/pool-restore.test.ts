@@ -10,7 +10,7 @@ import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
 import { FileProbe } from '../../envs/bash/file-probe.js';
 import { goldText } from '../../src/datasets/index.js';
-import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
+import { InPlaceRestorer } from '../../src/pool/reuse/in-place-restore.js';
 import { diffAgainstReference, readableLayers, referenceView } from '../../src/sandbox/docker/layer-diff.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { loadCluster } from '../../src/sandbox/kubernetes/cluster.js';

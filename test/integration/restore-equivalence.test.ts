@@ -25,7 +25,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
-import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
+import { InPlaceRestorer } from '../../src/pool/reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { HOSTILE_EPISODES, compareObservations, nl2bashDatasets, observe, previousEpisodes } from '../setup/restore-observer.js';

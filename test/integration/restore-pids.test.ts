@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
-import { InPlaceRestorer } from '../../src/pool/in-place-restore.js';
+import { InPlaceRestorer } from '../../src/pool/reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 

@@ -23,7 +23,7 @@ import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
 import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
 import { dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 import { compareObservations } from '../setup/restore-observer.js';
-import { PINNED_PIDS } from '../../src/pool/process-ids.js';
+import { PINNED_PIDS } from '../../src/pool/reuse/process-ids.js';
 import { ROOT_OBSERVER, normalizeSystemLine, withoutExecChildIds } from '../setup/root-observer.js';
 
 const { engine } = await dockerTestFile();

@@ -6,7 +6,7 @@
  * new sandbox with the unpinned ids 14/20 beside one with 50/100). It is waited for now.
  */
 import { describe, expect, it } from 'vitest';
-import { hostInitPid } from '../../src/sandbox/docker/next-pid.js';
+import { hostInitPid } from '../../src/sandbox/docker/reuse/next-pid.js';
 
 const info = { State: { Pid: 4242 }, Path: '/opt/intercode/idle', HostConfig: { Init: false } };
 const asRoot = process.getuid?.() === 0;

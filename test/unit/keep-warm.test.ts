@@ -1,11 +1,11 @@
 /**
- * What a container's name says under keep-warm (src/sandbox/docker/warm-sandboxes.ts), and
+ * What a container's name says under keep-warm (src/sandbox/docker/keep-warm/warm-sandboxes.ts), and
  * how long sandboxes are kept warm: `--keep-warm`, INTERCODE_KEEP_WARM, the default.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_KEEP_WARM_SECONDS, keepWarmMs } from '../../src/scheduler/keep-warm.js';
 import { ConfigError } from '../../src/errors.js';
-import { containerRun, parseContainerName, runName, warmName } from '../../src/sandbox/docker/warm-sandboxes.js';
+import { containerRun, parseContainerName, runName, warmName } from '../../src/sandbox/docker/keep-warm/warm-sandboxes.js';
 
 describe('container names under keep-warm', () => {
   it('reads back what a parked and an owned name carry, with or without the leading slash', () => {

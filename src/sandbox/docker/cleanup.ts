@@ -4,7 +4,7 @@ import { readdir } from 'node:fs/promises';
 import { channelOwner, channelRoot, removeChannelDir } from './fifo-channel.js';
 import { processAlive } from '../lifecycle/process-alive.js';
 import { CHANNEL_LABEL, IMAGE_LABEL, OWNER_LABEL, OWNER_VALUE, RUN_LABEL, runLabelValue, TEST_LABEL, THREAD_LABEL } from './labels.js';
-import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm, warmChannelTag } from './warm-sandboxes.js';
+import { channelDir, containerRun, isThisHost, parseContainerName, removeAllWarm, removeExpiredWarm, warmChannelTag } from './keep-warm/warm-sandboxes.js';
 
 export interface CleanupOptions {
   /** Only what one test run made (value of the test label). */

@@ -8,7 +8,7 @@ import { CHANNEL_MOUNT, type FifoChannel } from './fifo-channel.js';
 import { STATX_SHIM_ENV, statxShimArchive } from './gvisor-statx.js';
 import { createdUpperDir, extractLayer } from './layer-archive.js';
 import { CHANNEL_LABEL, ownerLabels } from './labels.js';
-import { runName } from './warm-sandboxes.js';
+import { runName } from './keep-warm/warm-sandboxes.js';
 
 /**
  * The kernel paths a sandbox sees empty: Docker's own defaults (given again: a list replaces

@@ -8,8 +8,8 @@ import { createContainer, dockerSystemView, engineHoldsDiskLimit } from './conta
 import { DockerSandbox } from './docker-sandbox.js';
 import { withMountedFiles } from './layer-archive.js';
 import { CHANNEL_MOUNT, FifoChannel } from './fifo-channel.js';
-import { WarmParking } from './warm-parking.js';
-import { channelDir, newTag } from './warm-sandboxes.js';
+import { WarmParking } from './keep-warm/warm-parking.js';
+import { channelDir, newTag } from './keep-warm/warm-sandboxes.js';
 
 /**
  * How attached processes (the persistent shells) talk to us. `fifo`: named pipes in a host

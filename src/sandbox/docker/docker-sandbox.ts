@@ -31,7 +31,7 @@ import { statusCode } from './engine.js';
 import { CHANNEL_MOUNT, execLauncher, FifoChannel, FifoProcess, shellLauncher, type Launcher } from './fifo-channel.js';
 import { diffAgainstReference, readableLayers, writtenPaths, type LayerPaths } from './layer-diff.js';
 import { archiveContainerLayer, cgroupFreezer, layLayerOver } from './layer-archive.js';
-import { hostInitPid, setNextPidFromHost } from './next-pid.js';
+import { hostInitPid, setNextPidFromHost } from './reuse/next-pid.js';
 
 function toEnvList(env: Readonly<Record<string, string>> | undefined): string[] | undefined {
   return env ? Object.entries(env).map(([k, v]) => `${k}=${v}`) : undefined;

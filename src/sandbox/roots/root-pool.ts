@@ -8,7 +8,7 @@ import { processAlive } from '../lifecycle/process-alive.js';
 import { createContainer } from '../docker/container-creation.js';
 import { channelRoot, FifoChannel } from '../docker/fifo-channel.js';
 import { ownerLabels } from '../docker/labels.js';
-import { newTag, runName } from '../docker/warm-sandboxes.js';
+import { newTag, runName } from '../docker/keep-warm/warm-sandboxes.js';
 import { IDLE_PROCESS_NAME, type SandboxSpec } from '../types.js';
 import { HelperClient } from './helper-client.js';
 import { captureReference } from './reference-container.js';

@@ -5,7 +5,7 @@ import { liveSandboxes } from '../lifecycle/registry.js';
 import { dockerSystemView } from '../docker/container-creation.js';
 import { FifoChannel } from '../docker/fifo-channel.js';
 import { extractLayer, withMountedFiles } from '../docker/layer-archive.js';
-import { newTag } from '../docker/warm-sandboxes.js';
+import { newTag } from '../docker/keep-warm/warm-sandboxes.js';
 import { DEFAULT_DISK_BYTES, type LayerArchive, type Sandbox, type SandboxRuntime, type SandboxSettings, type SandboxSpec } from '../types.js';
 import { helperBinary } from './helper-binary.js';
 import { RootPool, type PoolVariation } from './root-pool.js';

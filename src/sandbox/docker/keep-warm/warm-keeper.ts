@@ -20,7 +20,7 @@ async function keep(socketPath: string): Promise<void> {
   try {
     // Loaded once the lock is taken: the engine's client is most of the keeper's start-up,
     // and the pid file is what says a keeper runs.
-    const [{ connectEngine }, { removeExpiredWarm }] = await Promise.all([import('./engine.js'), import('./warm-sandboxes.js')]);
+    const [{ connectEngine }, { removeExpiredWarm }] = await Promise.all([import('../engine.js'), import('./warm-sandboxes.js')]);
     const docker = await connectEngine(`unix://${socketPath}`);
     for (;;) {
       let { nextExpiry } = await removeExpiredWarm(docker);

@@ -1,7 +1,7 @@
 import { chmodSync, chownSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import type { Workspace, WorkspaceFactory } from './types.js';
-import type { Sandbox } from '../sandbox/types.js';
-import { idlePidScript, shellQuote } from '../sandbox/shell/shell-script.js';
+import type { Workspace, WorkspaceFactory } from '../types.js';
+import type { Sandbox } from '../../sandbox/types.js';
+import { idlePidScript, shellQuote } from '../../sandbox/shell/shell-script.js';
 import { PINNED_PIDS, startAtPid } from './process-ids.js';
 
 

@@ -3,14 +3,14 @@ import { createHash } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { packagePath } from '../../package-path.js';
-import { HARNESS_CAPABILITY } from '../harness-capability.js';
-import { SHELL_SCRIPT } from '../shell/shell-script.js';
-import type { SandboxSpec, WarmRole } from '../types.js';
-import { MASKED_PATHS } from './container-creation.js';
-import type { DockerSandbox } from './docker-sandbox.js';
-import { channelRoot } from './fifo-channel.js';
-import { TEST_LABEL, ownerLabels } from './labels.js';
+import { packagePath } from '../../../package-path.js';
+import { HARNESS_CAPABILITY } from '../../harness-capability.js';
+import { SHELL_SCRIPT } from '../../shell/shell-script.js';
+import type { SandboxSpec, WarmRole } from '../../types.js';
+import { MASKED_PATHS } from '../container-creation.js';
+import type { DockerSandbox } from '../docker-sandbox.js';
+import { channelRoot } from '../fifo-channel.js';
+import { TEST_LABEL, ownerLabels } from '../labels.js';
 import { channelDir, claimParked, listParked, warmName, type ParkedSandbox } from './warm-sandboxes.js';
 import { liveKeeper } from './warm-keeper-lock.js';
 
@@ -164,4 +164,4 @@ const PARKED_LIST_MS = 2_000;
 const KEEPER_NICENESS = 19;
 
 /** The compiled keeper of parked sandboxes (warm-keeper.ts). */
-const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
+const KEEPER_SCRIPT = packagePath('dist', 'src', 'sandbox', 'docker', 'keep-warm', 'warm-keeper.js');

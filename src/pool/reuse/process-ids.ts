@@ -1,4 +1,4 @@
-import type { Sandbox } from '../sandbox/types.js';
+import type { Sandbox } from '../../sandbox/types.js';
 
 /**
  * The process ids the harness pins in every sandbox where the runtime can set them

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { channelRoot, removeChannelDir } from './fifo-channel.js';
-import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from './labels.js';
-import type { WarmRole } from '../types.js';
+import { channelRoot, removeChannelDir } from '../fifo-channel.js';
+import { OWNER_LABEL, OWNER_VALUE, RUN_LABEL, TEST_LABEL } from '../labels.js';
+import type { WarmRole } from '../../types.js';
 
 /**
  * Sandboxes kept warm between commands: when a command ends, its pool's clean sandboxes are

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { hostCommands } from './host-commands.js';
+import { hostCommands } from '../host-commands.js';
 
 /** A process's argument list as the host's `/proc` shows it; undefined once it has gone. */
 export type ArgvReader = (pid: number) => readonly string[] | undefined;

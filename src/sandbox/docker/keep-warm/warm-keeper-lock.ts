@@ -4,8 +4,8 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { channelRoot } from './fifo-channel.js';
-import { processAlive } from '../lifecycle/process-alive.js';
+import { channelRoot } from '../fifo-channel.js';
+import { processAlive } from '../../lifecycle/process-alive.js';
 
 /** The keeper's pid file: one keeper per host at a time. */
 export function keeperLock(): string {
