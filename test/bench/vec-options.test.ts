@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { vecResult, type VecRow } from '../../bench/vec-bench.js';
-import { DEFAULT_VEC_OPTIONS, parseVecOptions } from '../../bench/vec-options.js';
+import { DEFAULT_VEC_OPTIONS, parseVecOptions, type VecBenchOptions } from '../../bench/vec-options.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('vec bench options', () => {
@@ -12,8 +12,8 @@ describe('vec bench options', () => {
   });
 
   it('--threads/--env ask for the thread comparison only: one env count (the largest), threads 1,2 by default', () => {
-    expect(parseVecOptions(['--env', 'sqlite', '--duration', '2']).threadComparison).toEqual({ env: 'sqlite', threads: [1, 2], envs: 8, durationSec: 2, rounds: 1 });
-    expect(parseVecOptions(['--threads', '4,1,2', '--envs', '4,16', '--rounds', '3']).threadComparison).toEqual({ env: 'bash', threads: [1, 2, 4], envs: 16, durationSec: 5, rounds: 3 });
+    expect((parseVecOptions(['--env', 'sqlite', '--duration', '2']) as VecBenchOptions).threadComparison).toEqual({ env: 'sqlite', threads: [1, 2], envs: 8, durationSec: 2, rounds: 1 });
+    expect((parseVecOptions(['--threads', '4,1,2', '--envs', '4,16', '--rounds', '3']) as VecBenchOptions).threadComparison).toEqual({ env: 'bash', threads: [1, 2, 4], envs: 16, durationSec: 5, rounds: 3 });
     expect(() => parseVecOptions(['--env', 'mysql'])).toThrow(/--env/);
     expect(() => parseVecOptions(['--threads', '0'])).toThrow(/--threads/);
     expect(() => parseVecOptions(['--rounds', '2'])).toThrow(/--rounds/);

@@ -23,7 +23,7 @@ import { readRecordedTrajectories } from '../../src/trajectory/index.js';
 import { buildImageUnlabelled, dockerTestFile, requireEngine, skipWithoutEngine, writeTree } from '../setup/docker.js';
 import { runSolvers, solverFiles } from './solvers.js';
 
-const { scheduler } = await dockerTestFile();
+const { engine } = await dockerTestFile();
 
 describe.skipIf(skipWithoutEngine(engine, 'ctf env'))('CTF env in Docker', () => {
   let env: CtfEnv;

@@ -49,6 +49,8 @@ const episode = (actions: string[]): RecordedEpisode => ({
   observations: actions.map(() => ''),
   rewards: actions.map(() => 0),
   validActions: actions.map(() => true),
+  noCode: actions.map(() => false),
+  blockedTurns: 0,
   maxReward: 0,
   raw: {},
 });

@@ -213,7 +213,7 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       // What the sandboxes hold, layer by layer (the host's free space also moves with the
       // other users of this disk: it is printed, not asserted).
       const layers = await Promise.all(
-        all.map(async (s) => treeBytes(((await docker.getContainer(s.id).inspect()).GraphDriver.Data as { UpperDir: string }).UpperDir)),
+        all.map(async (s) => treeBytes(((await docker.getContainer(s.id).inspect()).GraphDriver.Data as unknown as { UpperDir: string }).UpperDir)),
       );
       const held = layers.reduce((a, b) => a + b, 0);
       console.log(`[disk] 8 watched sandboxes × one 20 GB file: their layers hold ${(held / MiB).toFixed(0)} MiB; host free space fell by at most ${(fell / MiB).toFixed(0)} MiB (limits' sum ${(8 * LIMIT) / MiB} MiB)`);

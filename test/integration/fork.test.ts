@@ -21,6 +21,9 @@ import { HOSTILE_EPISODES } from '../setup/restore-observer.js';
 import { sharedPool, type SharedPool } from '../../src/vec/make-vec-env.js';
 import { CONTROL_CHANGE, comparable, differences, differencesAfterControlChange, observeEnv as observe } from '../setup/fork-observer.js';
 
+/** The container's upper directory (overlay2; dockerode types GraphDriver.Data for device-mapper). */
+const upperDir = (info: { GraphDriver: { Data: unknown } }): string => String((info.GraphDriver.Data as { UpperDir?: string } | undefined)?.UpperDir);
+
 const { engine } = await dockerTestFile();
 
 /**
@@ -281,10 +284,10 @@ describe.skipIf(skip || ROOTS)("the checkpoint's freeze through the container's 
       const ids = (await docker.listContainers({ filters: { label: [`${OWNER_LABEL}=${OWNER_VALUE}`] } })).map((c) => c.Id);
       // The sandbox is the container whose upper layer holds /tmp/ticks.
       const inspected = await Promise.all(ids.map((candidate) => docker.getContainer(candidate).inspect()));
-      const holdsTicks = (info: (typeof inspected)[number]) => existsSync(join(String(info.GraphDriver.Data?.UpperDir), 'tmp', 'ticks'));
+      const holdsTicks = (info: (typeof inspected)[number]) => existsSync(join(upperDir(info), 'tmp', 'ticks'));
       const mine = await waitFor(() => inspected.find(holdsTicks));
       expect(mine, 'the sandbox among the managed containers').toBeDefined();
-      const ticks = join(String(mine!.GraphDriver.Data?.UpperDir), 'tmp', 'ticks');
+      const ticks = join(upperDir(mine!), 'tmp', 'ticks');
       expect(cgroupFreezer(mine!.State.Pid, 'f'.repeat(64)), "another container's id").toBeUndefined();
       const freezer = cgroupFreezer(mine!.State.Pid, mine!.Id);
       expect(freezer).toBeDefined();

@@ -18,7 +18,7 @@ import { DockerRuntime } from '../../src/sandbox/docker/docker-runtime.js';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
 import { POOL_LABEL } from '../../src/sandbox/roots/root-pool.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
-import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
+import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxRuntime, type SandboxSpec } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
 
 const { engine } = await dockerTestFile();
@@ -237,11 +237,11 @@ describe.skipIf(skip)('an episode root has no way out', () => {
  * root itself, as in a container, because the pool's file system was detached at pivot_root.
  */
 describe.skipIf(skip)('the chroot escape, SYS_CHROOT granted', () => {
-  const runtimes: { close?(): Promise<void> }[] = [];
+  const runtimes: SandboxRuntime[] = [];
   const sandboxes: Sandbox[] = [];
   afterAll(async () => {
     for (const sandbox of sandboxes) await sandbox.destroy().catch(() => undefined);
-    for (const runtime of runtimes) await runtime.close?.();
+    for (const runtime of runtimes) await (runtime as { close?(): Promise<void> }).close?.();
   });
 
   it('lands in the root itself, as in a new container', async () => {

@@ -106,7 +106,7 @@ describe('built-in Python tasks', () => {
 
 describe('detectProtocol for Python logs', () => {
   it('recognises InterCode Python logs by their environment field', () => {
-    const episode = { taskIndex: 0, query: 'q', actions: ['def f(x):\n    return x'], observations: [''], rewards: [1], validActions: [true], maxReward: 1, raw: { environment: 'ic_python' } };
+    const episode = { taskIndex: 0, query: 'q', actions: ['def f(x):\n    return x'], observations: [''], rewards: [1], validActions: [true], noCode: [false], blockedTurns: 0, maxReward: 1, raw: { environment: 'ic_python' } };
     expect(detectProtocol([episode])).toBe('def-submit');
   });
 });

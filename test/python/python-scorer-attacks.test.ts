@@ -63,7 +63,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
   const expectCleanNext = async () => {
     await env.reset({ task: 0 });
     expect((await env.step('double')).observation).toContain("NameError: name 'double' is not defined");
-    await env.step(DOUBLE.gold);
+    await env.step(String(DOUBLE.gold));
     expect((await env.step('submit double')).reward).toBe(1);
   };
 
@@ -323,7 +323,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
   }, 60_000);
 
   it('a process an action left (killed in the agent\'s sandbox) is killed after the action in the replay too: the gold scores 1', async () => {
-    const left = await episode(['import os, time\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)', DOUBLE.gold]);
+    const left = await episode(['import os, time\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)', String(DOUBLE.gold)]);
     expect(left.reward).toBe(1);
   }, 60_000);
 
@@ -349,7 +349,7 @@ describe.skipIf(skipWithoutEngine(engine, 'python scorer attacks'))('the Python 
   }, 60_000);
 
   it('an action that kills the scorer when replayed scores 0, not a lost sandbox', async () => {
-    const end = await episode([KILL_SCORER, DOUBLE.gold]);
+    const end = await episode([KILL_SCORER, String(DOUBLE.gold)]);
     expect(end.truncated).toBe(false);
     expect(end.reward).toBe(0);
     await expectCleanNext();

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +76,7 @@ describe('groups', () => {
   it('records K samples per task with their seeds, temperature, the group rewards and advantages', () => {
     const group = records.ids!.filter((r) => r.task_id === '2').sort((a, b) => a.sample.index - b.sample.index);
     expect(group.map((r) => r.sample)).toEqual([0, 1, 2].map((k) => ({ index: k, seed: 100 + 2 * 3 + k, temperature: 1 })));
-    expect(group.map((r) => r.group)).toEqual(group.map((r) => ({ id: '2', size: 3, rewards: [0.5, 0.5, 0.5], mean: 0.5, std: 0, advantage: 0, scaled: false })));
+    expect(group.map((r) => r.group)).toEqual(group.map(() => ({ id: '2', size: 3, rewards: [0.5, 0.5, 0.5], mean: 0.5, std: 0, advantage: 0, scaled: false })));
     expect(records.ids!.map((r) => r.session_id).sort()).toEqual(TASKS.flatMap((t) => [0, 1, 2].map((k) => `run-${t.id}-${k}`)).sort());
   });
 });

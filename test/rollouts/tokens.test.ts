@@ -66,22 +66,22 @@ describe('token data from the server', () => {
       [{ role: 'user', content: 'Task: Count the files' }, { role: 'assistant', content: '', toolCalls: first.toolCalls }, { role: 'tool', toolCallId: 'call_0_0', content: 'a b' }],
       { tools },
     );
-    expect(second.toolCalls[0]!.arguments).toBe('{"code":"ls | wc -l"}');
-    const turns: ModelTurn[] = [first, second].map((r, i) => ({ message: i * 2 + 1, ...r.tokens, finishReason: r.finishReason, ...r.usage }));
+    expect(second.toolCalls![0]!.arguments).toBe('{"code":"ls | wc -l"}');
+    const turns: ModelTurn[] = [first, second].map((r, i) => ({ message: i * 2 + 1, promptIds: null, completionIds: null, logprobs: null, ...r.tokens, finishReason: r.finishReason ?? null, policyVersion: null, ...r.usage }));
     for (const t of turns) expect(t.logprobs).toHaveLength(t.completionIds!.length);
-    expect(second.tokens.promptIds!.slice(0, first.tokens.promptIds!.length + first.tokens.completionIds!.length)).toEqual([...first.tokens.promptIds!, ...first.tokens.completionIds!]);
-    expect(first.usage.completionTokens).toBe(first.tokens.completionIds!.length);
+    expect(second.tokens!.promptIds!.slice(0, first.tokens!.promptIds!.length + first.tokens!.completionIds!.length)).toEqual([...first.tokens!.promptIds!, ...first.tokens!.completionIds!]);
+    expect(first.usage.completionTokens).toBe(first.tokens!.completionIds!.length);
     // The same request gives the same tokens (deterministic).
     const again = await model.complete([{ role: 'user', content: 'Task: Count the files' }], { tools });
     expect(again.tokens).toEqual(first.tokens);
     const record = tokenRecord(turns);
     expect(record).toMatchObject({ has_prompt_ids: true, has_completion_ids: true, has_logprobs: true, absent: null });
-    expect(record.episode!.token_ids).toEqual([...second.tokens.promptIds!, ...second.tokens.completionIds!]);
+    expect(record.episode!.token_ids).toEqual([...second.tokens!.promptIds!, ...second.tokens!.completionIds!]);
   });
 });
 
 const turn = (prompt: number[] | null, completion: number[] | null, logprobs: number[] | null, message = 1): ModelTurn => ({
-  message, promptIds: prompt, completionIds: completion, logprobs, finishReason: 'stop', promptTokens: 0, completionTokens: 0,
+  message, promptIds: prompt, completionIds: completion, logprobs, finishReason: 'stop', policyVersion: null, promptTokens: 0, completionTokens: 0,
 });
 
 describe('tokenRecord', () => {

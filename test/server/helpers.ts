@@ -136,7 +136,7 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
 export function startLoopbackServer(slots: EnvSlots, name: string, options: Partial<EnvServerOptions> = {}): Promise<EnvServer> {
   return EnvServer.start({
     slots,
-    agentFacts: ENV_PLUGINS.find((p) => p.name === slots.envName) ?? bashPlugin,
+    agentFacts: (ENV_PLUGINS.find((p) => p.name === slots.envName) ?? bashPlugin).agent,
     host: '127.0.0.1',
     port: 0,
     idleTimeoutMs: 60_000,

@@ -18,6 +18,7 @@ function recordingFactory() {
   let sandboxes = 0;
   let runners = 0;
   const runner = (name: string): CommandRunner => ({
+    cwd: '/',
     run: async () => ({ output: '', exitCode: 0, timedOut: false, outputBytes: 0, durationMs: 0, cwd: '/', events: [] }),
     close: () => events.push(`close ${name}`),
   });

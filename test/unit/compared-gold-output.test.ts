@@ -53,6 +53,8 @@ const episode = (agent: string, gold: string): RecordedEpisode => ({
   observations: [],
   rewards: [],
   validActions: [],
+  noCode: [],
+  blockedTurns: 0,
   maxReward: 0,
   raw: { info: { agent_obs: agent, eval_obs: gold } },
 });

@@ -110,9 +110,9 @@ describe('EpisodeScheduler', () => {
     const plain: TaskEnv = {
       id: 'plain',
       tasks: TASKS,
-      reset: async (): Promise<ResetResult> => ({ observation: 'q', info: {} }),
+      reset: async (): Promise<ResetResult> => ({ observation: 'q', info: { task: null } }),
       step: async (action: string): Promise<StepResult> => ({ observation: '', reward: action === 'submit' ? 1 : 0, terminated: action === 'submit', truncated: false, info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [] } }),
-      peekScore: async () => ({ reward: 1, parts: {} }),
+      peekScore: async () => ({ reward: 1, parts: {}, details: {} }),
       close: async () => undefined,
     };
     const scheduler = new EpisodeScheduler([plain, plain]);

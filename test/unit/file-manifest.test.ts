@@ -9,7 +9,7 @@ import { takeManifest } from '../../src/sandbox/file-manifest.js';
 import type { ExecResult, Sandbox } from '../../src/sandbox/types.js';
 
 /** A sandbox whose every exec answers `output` with exit code 0. */
-const answering = (output: Buffer) => ({ exec: async (): Promise<ExecResult> => ({ exitCode: 0, output, timedOut: false }) }) as unknown as Sandbox;
+const answering = (output: Buffer) => ({ exec: async (): Promise<ExecResult> => ({ exitCode: 0, output, timedOut: false, durationMs: 0 }) }) as unknown as Sandbox;
 
 describe('takeManifest', () => {
   it('reads a gzipped listing: paths with their entries, mount points and / left out', async () => {

@@ -20,7 +20,7 @@ async function entries(archive: Buffer): Promise<Map<string, Buffer>> {
   const reader = extract();
   reader.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
     stream.on('end', () => {
       found.set(header.name, Buffer.concat(chunks));
       next();

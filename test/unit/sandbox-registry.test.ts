@@ -14,6 +14,7 @@ function fakeSandbox(registry: SandboxRegistry, id: string, behaviour: { delayMs
     restartProcesses: () => Promise.reject(new Error('unused')),
     putArchive: () => Promise.reject(new Error('unused')),
     getArchive: () => Promise.reject(new Error('unused')),
+    changes: () => Promise.reject(new Error('unused')),
     async destroy() {
       calls.destroy += 1;
       await new Promise((r) => setTimeout(r, behaviour.delayMs ?? 1));

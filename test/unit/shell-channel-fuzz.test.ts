@@ -175,7 +175,7 @@ describe('fuzzing the shell session protocol', () => {
     const kinds = new Map<string, number>();
     for (let i = 0; i < inputs; i++) {
       answer = adversary(random);
-      const result = await session.run(`command ${i}`).catch((error: unknown) => error);
+      const result = await session.run(`command ${i}`).catch((error: unknown) => error as Error);
       if (!(result instanceof Error)) {
         expect(result.output.length, `input ${i} (seed ${seed})`).toBeLessThanOrEqual(OPTIONS.maxOutputBytes);
         expect(result.exitCode === null || (Number.isInteger(result.exitCode) && result.exitCode >= 0 && result.exitCode <= 255), `input ${i} (seed ${seed}): exit code ${result.exitCode}`).toBe(true);

@@ -14,9 +14,9 @@ function recordingEnv(id: string, forkable: boolean): TaskEnv & { calls: unknown
     id,
     tasks: [TASK],
     calls,
-    reset: async (options?: unknown) => (calls.push(['reset', options]), { observation: `${id} reset`, info: {} }),
-    step: async (action: string, options?: StepOptions) => (calls.push(['step', action, options]), { observation: `${id} ${action}`, reward: 0, terminated: false, truncated: false, info: {} }),
-    peekScore: async (submission?: string) => (calls.push(['peek', submission]), { reward: 0.5, parts: {} }),
+    reset: async (options?: unknown) => (calls.push(['reset', options]), { observation: `${id} reset`, info: { task: null } }),
+    step: async (action: string, options?: StepOptions) => (calls.push(['step', action, options]), { observation: `${id} ${action}`, reward: 0, terminated: false, truncated: false, info: { actionExecuted: true, exitCode: 0, durationMs: 0, events: [] } }),
+    peekScore: async (submission?: string) => (calls.push(['peek', submission]), { reward: 0.5, parts: {}, details: {} }),
     goldDurationMs: async (task: Task) => (calls.push(['gold', task.id]), 42),
     close: async () => void calls.push(['close']),
   };
@@ -32,7 +32,7 @@ describe('TaskEnvWrapper', () => {
     expect(wrapper.tasks).toBe(inner.tasks);
     expect(await wrapper.reset({ task: 0 })).toMatchObject({ observation: 'a reset' });
     expect(await wrapper.step('ls', { signal })).toMatchObject({ observation: 'a ls' });
-    expect(await wrapper.peekScore('f')).toEqual({ reward: 0.5, parts: {} });
+    expect(await wrapper.peekScore('f')).toEqual({ reward: 0.5, parts: {}, details: {} });
     expect(await wrapper.goldDurationMs(TASK)).toBe(42);
     await wrapper.close();
     expect(inner.calls).toEqual([['reset', { task: 0 }], ['step', 'ls', { signal }], ['peek', 'f'], ['gold', 't0'], ['close']]);

@@ -11,17 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EPISODE_TEXT_LIMIT } from '../../src/view/view-pages.js';
 import { showText, ViewServer, visibleControls, writeStaticSite } from '../../src/view/index.js';
 import { tempDir } from '../setup/temp-dirs.js';
-import { LONG_OBSERVATION, makeProjectRuns, type ProjectRuns } from './project-runs.js';
+import { LONG_OBSERVATION, makeProjectRuns } from './project-runs.js';
 
 let root: string;
-let runs: ProjectRuns;
 let server: ViewServer;
 let port: number;
 const renderPlot = () => '<!doctype html><title>curves</title>';
 
 beforeAll(async () => {
   root = tempDir('ic-view-server-');
-  runs = await makeProjectRuns(root, { hostile: true });
+  await makeProjectRuns(root, { hostile: true });
   server = await ViewServer.start({ paths: [root], base: root, port: 0, renderPlot });
   port = Number(new URL(server.url).port);
 }, 60_000);
@@ -46,7 +45,7 @@ describe('who is answered', () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect((await get('/', { host })).status, host).toBe(200);
     expect((await get('/', { origin: 'http://localhost:3000' })).status).toBe(200);
     expect((await get('/', { origin: 'http://[::1]:9' })).status).toBe(200);
-    for (const headers of [{ host: `evil.example:${port}` }, { origin: 'http://evil.example' }, { origin: 'null' }, { host: `127.0.0.1.evil.example:${port}` }]) {
+    for (const headers of [{ host: `evil.example:${port}` }, { origin: 'http://evil.example' }, { origin: 'null' }, { host: `127.0.0.1.evil.example:${port}` }] as Record<string, string>[]) {
       const answer = await get('/', headers);
       expect(answer.status, JSON.stringify(headers)).toBe(403);
       expect(answer.body).not.toContain('episodes');
