@@ -7,14 +7,17 @@ import { PINNED_PIDS, startAtPid } from './process-ids.js';
 
 /**
  * `__ic_kill [pid…]`: kills every process but init, the idle process (by its pid: see
- * idlePidScript), this shell and the given ones, until none is left (a fork bomb keeps forking while it is killed). Builtins
+ * idlePidScript), this shell and the given ones, until none is left (a fork bomb keeps forking while it is killed), for
+ * up to {@link KILL_SECONDS} s (a killed process is gone only once the kernel has run its exit: on a loaded host that
+ * can take longer than many passes of this loop, which a count of passes would give up on). Builtins
  * only: nothing here forks. When the sandbox's process count (its pids cgroup) is 3 plus
  * the given ones, those are all there is: no scan.
  */
+const KILL_SECONDS = 3;
 const KILL_ALL = `__ic_kill() {
-  local keep=" 1 $$ $* " d p r n s c f i i_d i_p i_a i_s
+  local keep=" 1 $$ $* " d p r n s c f i i_d i_p i_a i_s ends=$(( \${EPOCHREALTIME/[.,]/} + ${KILL_SECONDS} * 1000000 ))
   for f in /sys/fs/cgroup/pids.current /sys/fs/cgroup/pids/pids.current; do [[ -r $f ]] && break; f=; done
-  for ((r = 0; r < 500; r++)); do
+  for ((r = 0; r == 0 || \${EPOCHREALTIME/[.,]/} < ends; r++)); do
     c=; [[ -n $f ]] && builtin read -r c 2>/dev/null < "$f"
     [[ -n $c ]] && (( c <= 3 + $# )) && return 0
     if (( r == 0 )); then
