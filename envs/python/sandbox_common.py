@@ -52,10 +52,12 @@ def descendants(root):
     return found
 
 
-def kill_strays(root, keep):
+def kill_strays(root, keep, killed=None):
     """Kills every live descendant of `root` not in `keep`: stop all first (a stopped
-    process cannot fork), then kill; repeat until a pass finds none. Returns the count."""
-    killed = _set()
+    process cannot fork), then kill; repeat until a pass finds none. Returns the count of
+    processes killed; with `killed` (a set), of those in it too, each once: one killed by an
+    earlier call may still be exiting, and is not counted again."""
+    killed = _set() if killed is None else killed
     for _ in _range(100):
         live = [pid for pid, state in descendants(root) if pid not in keep and state != "Z"]
         if not live:

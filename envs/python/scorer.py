@@ -258,9 +258,10 @@ def frame_state(data, nonce):
     return "whole" if size == _int(digits) else "part" if size < _int(digits) else "bad"
 
 
-def receive_report(result_pipe, nonce_pipe, key, reporter, deadline, limit, reaper, keep):
+def receive_report(result_pipe, nonce_pipe, key, reporter, deadline, limit, reaper, keep, killed=None):
     """The parent's steps 3 and 4 (above): the reported value, or None and why not ("time",
-    "exit", "spoilt", "threads", "own threads"), and the count of other processes it killed.
+    "exit", "spoilt", "threads", "own threads"), and the count of other processes it killed
+    (added to `killed`, a set, when given: see kill_strays).
     `reporter` is the reporting process's pid, or None for any that holds the key."""
     ready, why = read_until(result_pipe, b"", lambda d: _len(d) >= READY_LEN, deadline, limit)
     if why == "time":
@@ -273,7 +274,7 @@ def receive_report(result_pipe, nonce_pipe, key, reporter, deadline, limit, reap
         return None, "spoilt", 0
     if _len(ready) != READY_LEN or not _same_digest(ready, ready_line(key, pid)) or (reporter is not None and pid != reporter):
         return None, "spoilt", 0
-    strays = kill_strays(reaper, keep | {pid})
+    strays = kill_strays(reaper, keep | {pid}, killed)
     if thread_count(pid) != 1:
         return None, "threads", strays
     if thread_count(_getpid()) != 1:
@@ -400,12 +401,13 @@ def run_case(namespace, prelude, case, limit, memory_bytes, reaper, keep, inheri
             _exit(0)
     _close(result_write)
     _close(nonce_read)
-    result, why, strays = receive_report(result_read, nonce_write, key, pid, started + limit, 8 * MAX_RESULT_CHARS + 4096, reaper, keep)
+    killed = _set()
+    result, why, strays = receive_report(result_read, nonce_write, key, pid, started + limit, 8 * MAX_RESULT_CHARS + 4096, reaper, keep, killed)
     _close(result_read)
     _close(nonce_write)
     _kill(pid, _SIGKILL)
     _, status = _waitpid(pid, 0)
-    strays += kill_strays(reaper, keep)
+    strays = kill_strays(reaper, keep, killed)
     if why == "time":
         return failure(case, f"timed out after {limit:g} s and was killed")
     if why == "exit":
