@@ -28,7 +28,7 @@ import { dockerTestFile, gvisorGap, IN_CI, requireEngine, skipWithoutEngine, tes
 const { testRun, engine } = await dockerTestFile();
 
 /** Parking needs the compiled keeper (a parked sandbox must expire): `npm run build` makes it. */
-const KEEPER = packagePath('dist', 'src', 'sandbox', 'docker', 'warm-keeper.js');
+const KEEPER = packagePath('dist', 'src', 'sandbox', 'docker', 'keep-warm', 'warm-keeper.js');
 const withoutKeeper = !existsSync(KEEPER);
 if (withoutKeeper && !IN_CI) console.warn(`skipping keep-warm tests: no compiled keeper at ${KEEPER} (run npm run build)`);
 if (withoutKeeper && IN_CI) throw new Error(`keep-warm tests need the compiled keeper at ${KEEPER}: CI builds it (intercode setup)`);
