@@ -10,6 +10,7 @@ import type { EngineTarget } from '../src/sandbox/backends/backend.js';
 import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import type { SandboxSettings } from '../src/sandbox/types.js';
 import type { EnvFactorySpec } from '../src/vec/shard-protocol.js';
+import { createCommandEnvs } from './command-envs.js';
 import { envPlugin } from './index.js';
 import type { EnvPurpose } from './plugin.js';
 
@@ -29,7 +30,7 @@ export interface PluginShardOptions {
 export async function pluginShardEnvs(options: PluginShardOptions, count: number): Promise<TaskEnv[]> {
   const log = (line: string) => process.stderr.write(`[thread ${threadId}] ${line}\n`);
   const engines = new EngineSet(options.targets, { log, sandboxes: options.sandboxes });
-  return envPlugin(options.env, '--env').createEnvs(options.flags, count, { purpose: options.purpose, log, engines });
+  return createCommandEnvs(envPlugin(options.env, '--env'), options.flags, count, { purpose: options.purpose, log, engines });
 }
 
 /** Where {@link pluginShardEnvs} is found from a worker thread. */

@@ -54,7 +54,7 @@ export class BashEnv extends SandboxEnv {
   readonly id = 'intercode/bash-v1';
   /** Not in `intercode` reset mode: there each env keeps its own sandboxes, whose history matters. */
   override readonly sharesWorkspaces: boolean;
-  protected readonly logName = 'ic_bash';
+  readonly logName = 'ic_bash';
   private readonly goldCache: GoldCache | undefined;
   /** `intercode` reset mode: the env's long-lived gold sandbox (InterCode's evaluation container). */
   private readonly goldWorkspace: KeptWorkspace | undefined;

@@ -42,7 +42,6 @@ export interface BashEnvOptions {
   /** InterCode's shell for `intercode` exec mode: /bin/bash, or /bin/sh for its fs-0 image. */
   intercodeShell: string;
   limits: Partial<ResourceLimits>;
-  trajectoryDir: string;
   seed: number;
   /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
   engines: EngineSet;
@@ -90,7 +89,6 @@ export async function createBashEnvs(options: Partial<BashEnvOptions>, count: nu
     ...(imageId ? { imageId } : {}),
     ...(options.shell ? { shell: options.shell } : {}),
     ...(options.intercodeShell ? { intercodeShell: options.intercodeShell } : {}),
-    ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   } as const;
   return Array.from({ length: count }, () => new BashEnv(config));

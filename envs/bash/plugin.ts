@@ -112,7 +112,6 @@ export const bashPlugin: EnvPlugin = {
         comparedGoldOutput,
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
         ...(flags.shell ? { intercodeShell: flags.shell } : {}),
-        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
         engines,
       },

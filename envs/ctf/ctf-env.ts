@@ -37,7 +37,7 @@ export interface CtfEnvConfig extends SandboxEnvConfig {
 export class CtfEnv extends SandboxEnv {
   readonly id = 'intercode/ctf-v1';
   override readonly sharesWorkspaces = true;
-  protected readonly logName = 'ic_ctf';
+  readonly logName = 'ic_ctf';
   /** The flag of the submission being scored, or the last one submitted in this episode. */
   private flag: string | undefined;
   private active = false;

@@ -32,7 +32,6 @@ export interface CtfEnvOptions {
   wrongFlag: WrongFlagMode;
   shell: Partial<ShellSessionOptions>;
   limits: Partial<ResourceLimits>;
-  trajectoryDir: string;
   seed: number;
   /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
   engines: EngineSet;
@@ -67,7 +66,6 @@ export async function createCtfEnvs(options: Partial<CtfEnvOptions>, count: numb
         assets,
         wrongFlag: options.wrongFlag ?? 'continue',
         shell: { timeoutMs: CTF_TIMEOUT_MS, ...options.shell },
-        ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
       }),
     );

@@ -34,7 +34,6 @@ export const ctfPlugin: EnvPlugin = {
         ...(flags.assets ? { assets: flags.assets } : {}),
         wrongFlag,
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
-        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
         engines,
       },

@@ -22,7 +22,7 @@ const applying = (filter: string) => `printf '%s' ${shellQuote(filter)} | jq -c 
 export class JqEnv extends SandboxEnv {
   readonly id = 'intercode/jq-v1';
   override readonly sharesWorkspaces = true;
-  protected readonly logName = 'ic_jq';
+  readonly logName = 'ic_jq';
   private expected = '';
 
   constructor(protected override readonly config: SandboxEnvConfig & { dataFile: string; timeoutMs?: number }) {
@@ -55,8 +55,8 @@ async function createJqEnvs(flags: CommonEnvFlags, count: number, engines: Engin
   const dataset = await loadDataset(dataFile);
   for (const task of dataset) if (task.metadata.input === undefined) throw new DatasetError({ file: dataFile, record: task.index + 1, field: 'input' }, 'missing: the JSON document the filters read');
   const spec = { image: await engines.ensureImage(await bashRuntimeRecipe(), log), hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: DEFAULT_CAPABILITIES };
-  const [runtime, timeout, trajectoryDir] = [await engines.runtime(), timeoutMs(flags.timeout), flags.trajectories];
-  return Array.from({ length: count }, () => new JqEnv({ runtime, spec, dataset, dataFile, ...(timeout ? { timeoutMs: timeout } : {}), ...(trajectoryDir ? { trajectoryDir } : {}) }));
+  const [runtime, timeout] = [await engines.runtime(), timeoutMs(flags.timeout)];
+  return Array.from({ length: count }, () => new JqEnv({ runtime, spec, dataset, dataFile, ...(timeout ? { timeoutMs: timeout } : {}) }));
 }
 
 /** What LLM strategies are told, from envs/jq/prompt.json (its two examples are lists of lines there). */

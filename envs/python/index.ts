@@ -31,7 +31,6 @@ export interface PythonEnvOptions {
   entryRule: EntryRule;
   afterScore: 'keep' | 'gold-state';
   limits: Partial<ResourceLimits>;
-  trajectoryDir: string;
   seed: number;
   /** The Docker engine(s) sandboxes run on. Default: DOCKER_HOST or the local socket. */
   engines: EngineSet;
@@ -61,7 +60,6 @@ export async function createPythonEnvs(options: Partial<PythonEnvOptions>, count
         ...(options.testTimeoutMs ? { testTimeoutMs: options.testTimeoutMs } : {}),
         ...(options.entryRule ? { entryRule: options.entryRule } : {}),
         ...(options.afterScore ? { afterScore: options.afterScore } : {}),
-        ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
       }),
     );

@@ -65,7 +65,6 @@ export const pythonPlugin: EnvPlugin = {
         entryRule: entry as EntryRule,
         // Replays reproduce InterCode's logs, whose scoring left the gold's namespace behind.
         afterScore,
-        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
         engines,
       },

@@ -41,7 +41,7 @@ const SUBMIT = /^submit(?:\s+(\S+))?\s*$/;
  */
 export class PythonEnv extends SandboxEnv {
   readonly id = 'intercode/python-v1';
-  protected readonly logName = 'ic_python';
+  readonly logName = 'ic_python';
   override readonly sharesWorkspaces = true;
   private submission: string | undefined;
   private readonly parsed = new WeakMap<Task, PythonTask>();

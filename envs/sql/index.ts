@@ -47,7 +47,6 @@ export interface SqlEnvOptions {
   maxCheckpointBytes: number;
   /** Database for tasks without `db` and for tool mode. */
   defaultDatabase: string;
-  trajectoryDir: string;
   seed: number;
   /** Cache gold results (default true): in memory, and on disk under {@link goldCacheDir}. false: every score runs the gold. */
   goldCache: boolean;
@@ -131,7 +130,6 @@ export async function createSqlEnvs(options: Partial<SqlEnvOptions>, count: numb
         release,
         retain,
         ...(options.defaultDatabase ? { defaultDatabase: options.defaultDatabase } : options.data === undefined ? { defaultDatabase: 'library' } : {}),
-        ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
         ...(options.seed !== undefined ? { seed: options.seed + i } : {}),
       }),
   );

@@ -68,7 +68,6 @@ export const sqlPlugin: EnvPlugin = {
         ...(timeout ? { timeoutMs: timeout } : {}),
         ...(flags.maxRows ? { maxRows: positiveInteger('--max-rows', flags.maxRows) } : {}),
         ...(flags.database ? { defaultDatabase: flags.database } : {}),
-        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         goldCache: flags.goldCache ?? true,
         ...(flags.goldCache === false ? {} : { goldCacheDir: flags.goldCacheDir ?? defaultGoldCacheDir() }),
         buildLog: log,

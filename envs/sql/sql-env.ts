@@ -1,9 +1,10 @@
 import { goldText, type Task } from '../../src/datasets/index.js';
-import type { ResetOptions, ResetResult, Score, StepInfo, StepResult, TaskEnv } from '../../src/env/types.js';
+import type { ResetOptions, ResetResult, Score, StepInfo, StepResult } from '../../src/env/types.js';
+import type { EpisodeRecordingEnv } from '../../src/env/episode-log-writer.js';
 import { EnvStateError, SandboxError } from '../../src/errors.js';
 import type { ExecuteLimits, QueryOutcome, SqlBackend, SqlSession } from './backend.js';
 import { EpisodeCheckpoints, forkEpisode, type EpisodeCheckpoint } from '../../src/env/checkpoint/index.js';
-import { EpisodeLedger, type EpisodeSnapshot } from '../../src/env/episode-ledger.js';
+import { EpisodeLedger, type EndedEpisode, type EpisodeSnapshot } from '../../src/env/episode-ledger.js';
 import { truncatedStep } from '../../src/env/truncation.js';
 import { SqlCheckpointer, type SqlSessionPart } from './sql-checkpointer.js';
 import type { SqlGoldCache } from './gold-cache.js';
@@ -32,7 +33,6 @@ export interface SqlEnvConfig {
   release?: () => Promise<void>;
   /** Called when a fork makes another env on the backend (it calls `release` when it closes). */
   retain?: () => void;
-  trajectoryDir?: string;
   seed?: number;
 }
 
@@ -64,8 +64,9 @@ export type SqlEpisodeState = SqlEpisodeKept & SqlSessionPart;
  * ran only session-neutral reads; otherwise it starts fresh (and in writable mode, on
  * fresh data).
  */
-export class SqlEnv implements TaskEnv {
+export class SqlEnv implements EpisodeRecordingEnv {
   readonly id = 'intercode/sql-v1';
+  readonly logName = 'ic_sql';
   private session: SqlSession | undefined;
   private readonly ledger: EpisodeLedger;
   private last: QueryOutcome | null = null;
@@ -79,13 +80,18 @@ export class SqlEnv implements TaskEnv {
 
   constructor(private readonly config: SqlEnvConfig) {
     this.random = seededRandom(config.seed ?? Date.now());
-    this.ledger = new EpisodeLedger(config.trajectoryDir ? { dir: config.trajectoryDir, environment: 'ic_sql' } : undefined);
+    this.ledger = new EpisodeLedger();
     this.checkpointer = new SqlCheckpointer(config.backend);
     this.golds = new SqlGoldRuns(config);
   }
 
   get tasks(): readonly Task[] {
     return this.config.dataset;
+  }
+
+  /** How the last episode ended, from its last step until the next reset (what EpisodeLogWriter writes). */
+  endedEpisode(): EndedEpisode | undefined {
+    return this.ledger.endedEpisode;
   }
 
   /** The backend this env's sessions come from (shared with the other envs made with it). */
@@ -231,7 +237,7 @@ export class SqlEnv implements TaskEnv {
   private async finish(verb: 'submit' | 'skip'): Promise<SqlStepResult> {
     const task = this.ledger.task;
     const score = verb === 'submit' && task ? await this.score(task) : skippedScore(verb);
-    await this.ledger.end(score.reward, { ...score.details, reward: score.reward });
+    this.ledger.end(score.reward, { ...score.details, reward: score.reward });
     return endStep(this.ledger.lastObservation, score);
   }
 
@@ -265,7 +271,7 @@ export class SqlEnv implements TaskEnv {
     const session = this.session;
     this.session = undefined;
     await session?.close().catch(() => undefined);
-    await this.ledger.end(null, { truncated: error.message });
+    this.ledger.end(null, { truncated: error.message });
     return truncatedStep({ observation: `[intercode: the SQL backend was lost: ${error.message}]`, truncation: { reason: 'sandbox-lost', message: error.message } });
   }
 }

@@ -39,7 +39,6 @@ export interface TaskEnvOptions {
   maxWarmImages: number;
   keepWarmMs: number;
   shell: Partial<ShellSessionOptions>;
-  trajectoryDir: string;
   seed: number;
   engines: EngineSet;
   buildLog: BuildLog;
@@ -105,7 +104,6 @@ export async function createTaskEnvs(options: Partial<TaskEnvOptions> & { data: 
         dataset: tasks,
         shared,
         shell: { timeoutMs: TASK_TIMEOUT_MS, ...options.shell },
-        ...(options.trajectoryDir ? { trajectoryDir: options.trajectoryDir } : {}),
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
       }),
     );

@@ -38,7 +38,6 @@ export const taskPlugin: EnvPlugin = {
         keepWarmMs: sandboxes === 'pooled' ? keepWarmMs(flags.keepWarm) : 0,
         ...(flags.warmImages ? { maxWarmImages: positiveInteger('--warm-images', flags.warmImages) } : {}),
         ...(timeout ? { shell: { timeoutMs: timeout } } : {}),
-        ...(flags.trajectories ? { trajectoryDir: flags.trajectories } : {}),
         buildLog: log,
         engines,
       },

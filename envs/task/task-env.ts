@@ -45,7 +45,7 @@ export interface TaskDirEnvConfig extends SandboxEnvConfig {
  */
 export class TaskDirEnv extends SandboxEnv {
   readonly id = 'intercode/task-v1';
-  protected readonly logName = 'harbor_task';
+  readonly logName = 'harbor_task';
   private readonly pick: () => number;
   private selected: SandboxSpec;
   /** When the episode's agent time runs out (performance.now() ms), for a task with `[agent] timeout_sec`. */

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { createCommandEnvs } from '../../envs/command-envs.js';
 import type { CommonEnvFlags, EnvConstruction, EnvPurpose } from '../../envs/index.js';
 import type { Task } from '../datasets/index.js';
 import { describeScheduler, EpisodeScheduler, type SandboxMode } from '../scheduler/index.js';
@@ -143,7 +144,7 @@ export async function openCommandEnvs(plugin: EnvConstruction, flags: CommonEnvF
   const engines = commandEngines(flags, log);
   const release = () => releaseEngines(engines, log);
   try {
-    const envs = await plugin.createEnvs(flags, count, { purpose, log, engines, ...(options.recording ? { recording: options.recording } : {}) });
+    const envs = await createCommandEnvs(plugin, flags, count, { purpose, log, engines, ...(options.recording ? { recording: options.recording } : {}) });
     return { envs, engines, release };
   } catch (error) {
     release();

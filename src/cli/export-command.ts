@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { unwrapped } from '../env/task-env-wrapper.js';
 import { ConfigError } from '../errors.js';
 import { formatRecord, parseRolloutFormat, readEpisodeTurns, readRolloutRecords, ROLLOUT_FORMATS, toIntercodeLayout } from '../rollouts/index.js';
 import { openCommandEnvs } from './command-scheduler.js';
@@ -74,7 +75,7 @@ async function exportHarbor(envName: string, flags: ExportFlags, self: Command):
   const [env] = opened.envs;
   try {
     await mkdir(flags.out, { recursive: true });
-    for (const task of env!.tasks) await writeHarborTask(flags.out, await plugin.harbor.task(env!, task, flags as ExportFlags & Record<string, unknown>));
+    for (const task of env!.tasks) await writeHarborTask(flags.out, await plugin.harbor.task(unwrapped(env!), task, flags as ExportFlags & Record<string, unknown>));
     return env!.tasks.length;
   } finally {
     await env!.close();

@@ -1,5 +1,4 @@
 import type { Task } from '../datasets/index.js';
-import { toIntercodeLog, writeEpisodeLog } from '../trajectory/index.js';
 
 /** One action of an episode and the observation it gave. */
 export interface EpisodeStep {
@@ -15,25 +14,27 @@ export interface EpisodeSnapshot {
   readonly lastObservation: string;
 }
 
-/** Where an env writes one InterCode-format log per finished episode, and the env's name in it. */
-export interface EpisodeLogTarget {
-  dir: string;
-  /** InterCode's `environment` field (`ic_bash`, `ic_sql`, …). */
-  environment: string;
+/** An episode that ended, as its InterCode log records it (see EpisodeLogWriter). */
+export interface EndedEpisode {
+  readonly task: Task;
+  readonly steps: readonly EpisodeStep[];
+  /** The reward; null when the episode was cut off, never scored. */
+  readonly reward: number | null;
+  /** The log's `info`: the reward's parts and what they were computed from, or why it was cut off. */
+  readonly info: Record<string, unknown>;
 }
 
 /**
  * The bookkeeping every env kind keeps of its episode, whatever runs the actions: the task,
- * the steps and the last observation, whether the episode has ended, and its InterCode log,
- * written once when it ends (with the reward, or null when it was cut off).
+ * the steps and the last observation, whether the episode has ended, and how it ended (with
+ * the reward, or null when it was cut off) until the next begins.
  */
 export class EpisodeLedger implements EpisodeSnapshot {
   private current: Task | null = null;
   private taken: EpisodeStep[] = [];
   private last = '';
   private over = true;
-
-  constructor(private readonly log?: EpisodeLogTarget) {}
+  private ending: EndedEpisode | undefined;
 
   get task(): Task | null {
     return this.current;
@@ -63,6 +64,7 @@ export class EpisodeLedger implements EpisodeSnapshot {
     this.taken = [...snapshot.steps];
     this.last = snapshot.lastObservation;
     this.over = false;
+    this.ending = undefined;
   }
 
   record(action: string, observation: string): void {
@@ -75,15 +77,20 @@ export class EpisodeLedger implements EpisodeSnapshot {
     return { task: this.current, steps: [...this.taken], lastObservation: this.last };
   }
 
-  /** Ends the episode without a log (the env closed, or its backend went away with it). */
+  /** Ends the episode with no account of its end (the env closed, or its backend went away with it). */
   stop(): void {
     this.over = true;
+    this.ending = undefined;
   }
 
-  /** Ends the episode and writes its log, when the env keeps logs and the episode had a task. */
-  async end(reward: number | null, info: Record<string, unknown>): Promise<void> {
+  /** Ends the episode with `reward` (null: cut off) and the log's `info`. */
+  end(reward: number | null, info: Record<string, unknown>): void {
     this.over = true;
-    if (!this.log || !this.current) return;
-    await writeEpisodeLog(this.log.dir, toIntercodeLog({ environment: this.log.environment, task: this.current, steps: this.taken, reward, info }));
+    this.ending = this.current ? { task: this.current, steps: this.taken, reward, info } : undefined;
+  }
+
+  /** How the last episode ended, from its end until the next begins; undefined when it had no task or was stopped. */
+  get endedEpisode(): EndedEpisode | undefined {
+    return this.ending;
   }
 }

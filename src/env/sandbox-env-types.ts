@@ -9,8 +9,6 @@ export interface SandboxEnvConfig {
   spec: SandboxSpec;
   /** Tasks; omitted or empty: tool mode (no query, `submit` scores 0). */
   dataset?: readonly Task[];
-  /** Where to write one InterCode-format log per finished episode. */
-  trajectoryDir?: string;
   /** Bounds on what a checkpoint copies (default {@link DEFAULT_LAYER_LIMITS}). */
   checkpointLimits?: LayerLimits;
   /** Seed for choosing random tasks on `reset()` without a task. */

@@ -9,10 +9,11 @@ import { renderObservation, type CommandRunner } from '../sandbox/shell/types.js
 import type { Sandbox, SandboxSpec } from '../sandbox/types.js';
 import { DEFAULT_LAYER_LIMITS, forkEpisode, otherImage, SandboxCheckpoints, type EpisodeCheckpoint, type ReplayObserver, type SandboxCheckpoint } from './checkpoint/index.js';
 import { chooseTask, endStep, seededRandom, skippedScore } from './episode.js';
-import { EpisodeLedger } from './episode-ledger.js';
+import { EpisodeLedger, type EndedEpisode } from './episode-ledger.js';
 import type { EpisodeState, SandboxEnvConfig } from './sandbox-env-types.js';
 import { diskLimitEvent, failedStepEnd, overDiskEnd, SCORER_SHELL_BREACHED, truncatedStep, untrustedEnd, type CutOff } from './truncation.js';
-import type { ResetOptions, ResetResult, Score, StepOptions, StepResult, TaskEnv } from './types.js';
+import type { EpisodeRecordingEnv } from './episode-log-writer.js';
+import type { ResetOptions, ResetResult, Score, StepOptions, StepResult } from './types.js';
 
 /**
  * An episode in a clean sandbox: `reset` takes a workspace from its source (a new sandbox of
@@ -21,7 +22,7 @@ import type { ResetOptions, ResetResult, Score, StepOptions, StepResult, TaskEnv
  * episode that cannot be trusted or lost its sandbox is cut off, never scored (truncation.ts).
  * Checkpoints: checkpoint/. Subclasses supply the runner and the scorer.
  */
-export abstract class SandboxEnv implements TaskEnv {
+export abstract class SandboxEnv implements EpisodeRecordingEnv {
   abstract readonly id: string;
   /**
    * Whether this env's episodes may take workspaces from a pool shared with other envs: its
@@ -30,7 +31,7 @@ export abstract class SandboxEnv implements TaskEnv {
    */
   readonly sharesWorkspaces: boolean = false;
   private readonly lease: WorkspaceLease;
-  private readonly ledger: EpisodeLedger;
+  private readonly ledger = new EpisodeLedger();
   private readonly random: () => number;
   /** The scorer shell's breach count when the episode began (see ShellSession.violations). */
   private controlViolationsAtReset = 0;
@@ -47,10 +48,8 @@ export abstract class SandboxEnv implements TaskEnv {
     this.random = seededRandom(config.seed ?? Date.now());
     this.lease = new WorkspaceLease(new FreshWorkspaces(this.workspaceFactory()));
     const env = this;
-    // Getters: a subclass sets its id and log name after this constructor.
-    this.ledger = new EpisodeLedger(config.trajectoryDir ? { dir: config.trajectoryDir, get environment() { return env.logName; } } : undefined);
     this.checkpoints = new SandboxCheckpoints({
-      get envId() { return env.id; },
+      get envId() { return env.id; }, // a subclass sets its id after this constructor
       runtime: config.runtime,
       limits: config.checkpointLimits ?? DEFAULT_LAYER_LIMITS,
       image: config.spec.image,
@@ -88,7 +87,7 @@ export abstract class SandboxEnv implements TaskEnv {
   protected abstract score(episode: EpisodeState): Promise<Score>;
 
   /** The env's name in logs (InterCode's `environment` field). */
-  protected abstract readonly logName: string;
+  abstract readonly logName: string;
 
   /** The env's dataset (empty in tool mode). */
   get tasks(): readonly Task[] {
@@ -97,6 +96,11 @@ export abstract class SandboxEnv implements TaskEnv {
 
   get currentTask(): Task | null {
     return this.ledger.task;
+  }
+
+  /** How the last episode ended, from its last step until the next reset (what EpisodeLogWriter writes). */
+  endedEpisode(): EndedEpisode | undefined {
+    return this.ledger.endedEpisode;
   }
 
   async reset(options: ResetOptions = {}): Promise<ResetResult> {
@@ -140,13 +144,13 @@ export abstract class SandboxEnv implements TaskEnv {
     const task = this.ledger.task;
     const score = verb === 'submit' && task ? await this.score(this.episodeState(workspace, task)) : skippedScore(verb);
     if (this.scorerBreached(workspace)) return this.cutOff({ observation: this.ledger.lastObservation, truncation: SCORER_SHELL_BREACHED });
-    await this.ledger.end(score.reward, { ...score.details, reward: score.parts });
+    this.ledger.end(score.reward, { ...score.details, reward: score.parts });
     return endStep(this.ledger.lastObservation, score);
   }
 
   /** Ends the episode cut off, never scored; its log says why. */
   private async cutOff(cut: CutOff): Promise<StepResult> {
-    await this.ledger.end(null, { truncated: cut.truncation.message });
+    this.ledger.end(null, { truncated: cut.truncation.message });
     return truncatedStep(cut);
   }
 
@@ -158,8 +162,7 @@ export abstract class SandboxEnv implements TaskEnv {
   private async execute({ runner, sandbox }: Workspace, action: string, options: StepOptions): Promise<StepResult> {
     const limit = this.actionTimeoutMs();
     const ran = await runner.run(action, { ...(limit === undefined ? {} : { timeoutMs: limit }), ...(options.signal ? { signal: options.signal } : {}) });
-    // Runners that do not watch the disk themselves (the Python session), and writes made
-    // between steps, are caught here (see DiskLimit.exceededNow).
+    // Writes past the limit that the runner does not watch (the Python session's), or made between steps (DiskLimit.exceededNow).
     const overDisk = ran.events.some((e) => e.kind === 'disk-limit') ? undefined : await diskLimitEvent(sandbox);
     const result = overDisk ? { ...ran, events: [...ran.events, overDisk] } : ran;
     const observation = renderObservation(result);
@@ -188,10 +191,7 @@ export abstract class SandboxEnv implements TaskEnv {
     await this.lease.close();
   }
 
-  /**
-   * Saves the episode as it stands (see {@link SandboxCheckpoints}); it goes on unchanged.
-   * @throws EnvStateError without a live episode; CheckpointError where it cannot be carried exactly.
-   */
+  /** Saves the episode as it stands (see {@link SandboxCheckpoints}); it goes on. @throws EnvStateError without a live episode; CheckpointError where it cannot be carried exactly. */
   async checkpoint(): Promise<SandboxCheckpoint> {
     const held = this.lease.held;
     if (!held || this.ledger.ended) throw new EnvStateError('checkpoint() needs an episode under way: call reset()');

@@ -20,6 +20,11 @@ export class TaskEnvWrapper implements TaskEnv {
     return this.wrapped();
   }
 
+  /** The env under every wrapper (Gymnasium's `unwrapped`). */
+  get unwrapped(): TaskEnv {
+    return unwrapped(this.env);
+  }
+
   get id(): string {
     return this.env.id;
   }
@@ -48,6 +53,11 @@ export class TaskEnvWrapper implements TaskEnv {
   close(): Promise<void> {
     return this.env.close();
   }
+}
+
+/** The env under every {@link TaskEnvWrapper} of `env`: `env` itself when it is no wrapper. */
+export function unwrapped(env: TaskEnv): TaskEnv {
+  return env instanceof TaskEnvWrapper ? env.unwrapped : env;
 }
 
 /** A {@link TaskEnvWrapper} that passes forks on to the wrapped env. */

@@ -2,7 +2,7 @@ import { ForkingTaskEnvWrapper } from '../env/task-env-wrapper.js';
 import type { ResetOptions, ResetResult, TaskEnv } from '../env/types.js';
 import { oneOf } from '../errors.js';
 import type { PoolStats, WorkspacePool } from '../pool/workspace-pool.js';
-import { pooledVecEnv, sharePool, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
+import { poolableSandboxEnvs, pooledVecEnv, type PooledVecEnvOptions } from '../vec/make-vec-env.js';
 import { VecEnv } from '../vec/vec-env.js';
 import { VecEpisodeDriver } from '../vec/episode-driver.js';
 
@@ -62,7 +62,7 @@ export class EpisodeScheduler {
     readonly envs: readonly TaskEnv[],
     options: EpisodeSchedulerOptions = {},
   ) {
-    const poolable = sharePool(envs);
+    const poolable = poolableSandboxEnvs(envs) !== undefined;
     const wanted = options.sandboxes ?? 'pooled';
     if (wanted === 'pooled' && poolable) {
       const pool = { ...options.pool, workload: 'episodes' as const, pool: { keepWarmMs: options.keepWarmMs ?? 0, ...options.pool?.pool } };

@@ -1,8 +1,9 @@
 import { SandboxEnv } from '../env/sandbox-env.js';
+import { unwrapped } from '../env/task-env-wrapper.js';
 import type { TaskEnv } from '../env/types.js';
 import { ConfigError } from '../errors.js';
 import { FreshWorkspaces } from '../pool/fresh-workspaces.js';
-import { sharedPool, sharePool } from '../vec/index.js';
+import { poolableSandboxEnvs, sharedPool } from '../vec/index.js';
 import type { EnvSlots } from './env-slots.js';
 
 export interface PooledEnvSlotsOptions {
@@ -23,14 +24,16 @@ export interface PooledEnvSlotsOptions {
 export function pooledEnvSlots(envName: string, envs: readonly TaskEnv[], options: PooledEnvSlotsOptions = {}): EnvSlots {
   if (envs.length === 0) throw new ConfigError('envs', 'must hold at least one env');
   // Envs in use, the spares, and the restorer's pristine template bound the sandboxes.
-  const { pool, restorer, sandboxLimit } = sharePool(envs)
-    ? sharedPool(envs, { workload: 'sessions', ...(options.spares !== undefined ? { pool: { minIdle: options.spares } } : {}) })
+  const poolable = poolableSandboxEnvs(envs);
+  const { pool, restorer, sandboxLimit } = poolable
+    ? sharedPool(poolable, { workload: 'sessions', ...(options.spares !== undefined ? { pool: { minIdle: options.spares } } : {}) })
     : { pool: undefined, restorer: undefined, sandboxLimit: undefined };
   const free = [...envs];
   const lent = new Set<TaskEnv>();
 
   /** Ends the env's episode and hands its sandbox back, keeping the env usable for the next session. */
-  const returnSandbox = async (env: TaskEnv): Promise<void> => {
+  const returnSandbox = async (slotEnv: TaskEnv): Promise<void> => {
+    const env = unwrapped(slotEnv);
     if (!(env instanceof SandboxEnv)) return;
     // useWorkspaces() retires the episode's workspace to its source first: to the pool
     // (restored off the hot path) or, for an env's own FreshWorkspaces, removed.

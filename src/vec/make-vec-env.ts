@@ -1,5 +1,7 @@
 import { SandboxEnv } from '../env/sandbox-env.js';
+import { unwrapped } from '../env/task-env-wrapper.js';
 import type { TaskEnv } from '../env/types.js';
+import { ConfigError } from '../errors.js';
 import { InPlaceRestorer } from '../pool/reuse/in-place-restore.js';
 import type { Workspace, WorkspaceFactory } from '../pool/types.js';
 import { WorkspacePool, type WorkspacePoolOptions } from '../pool/workspace-pool.js';
@@ -65,9 +67,13 @@ export function spareWorkspaces(borrowers: number, workload: PoolWorkload): numb
   }
 }
 
-/** Whether `envs` can share one pool of workspaces: all SandboxEnvs that share workspaces (bash, python, ctf). */
-export function sharePool(envs: readonly TaskEnv[]): envs is readonly SandboxEnv[] {
-  return envs.length > 0 && envs.every((env) => env instanceof SandboxEnv && env.sharesWorkspaces);
+/**
+ * The SandboxEnvs under `envs` (each one {@link unwrapped}), when they can share one pool of
+ * workspaces: all SandboxEnvs that share workspaces (bash, python, ctf); else undefined.
+ */
+export function poolableSandboxEnvs(envs: readonly TaskEnv[]): readonly SandboxEnv[] | undefined {
+  const inner = envs.map(unwrapped);
+  return inner.length > 0 && inner.every((env): env is SandboxEnv => env instanceof SandboxEnv && env.sharesWorkspaces) ? inner : undefined;
 }
 
 export interface SharedPoolOptions {
@@ -87,7 +93,7 @@ export interface SharedPool {
 
 /**
  * The one pooling rule: one warm {@link WorkspacePool} for `envs` (all of one kind and
- * configuration, see {@link sharePool}), keeping {@link spareWorkspaces} spares ready and
+ * configuration, see {@link poolableSandboxEnvs}), keeping {@link spareWorkspaces} spares ready and
  * never growing past the envs and the spares (a creation costs ten restores of CPU, so a
  * pool that grew while restores lagged only slowed them further); used workspaces are
  * restored in place off the hot path, or replaced (see {@link cleaningRestorer}). Every env
@@ -123,8 +129,10 @@ export interface PooledVecEnvOptions extends VecEnvOptions, SharedPoolOptions {}
  * {@link sharedPool}): each reset hands over a ready workspace, and used ones are cleaned
  * off the hot path. Closing the VecEnv closes the envs, then the pool.
  */
-export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvOptions): { vec: VecEnv; pool: WorkspacePool } {
-  const { pool, restorer } = sharedPool(envs, options);
+export function pooledVecEnv(envs: readonly TaskEnv[], options: PooledVecEnvOptions): { vec: VecEnv; pool: WorkspacePool } {
+  const sandboxEnvs = poolableSandboxEnvs(envs);
+  if (!sandboxEnvs) throw new ConfigError('envs', 'must all be SandboxEnvs that share workspaces (bash, python, ctf), each wrapped or not, to share a pool');
+  const { pool, restorer } = sharedPool(sandboxEnvs, options);
   const vec = new VecEnv(envs, {
     ...options,
     onClose: async () => {
@@ -137,11 +145,11 @@ export function pooledVecEnv(envs: readonly SandboxEnv[], options: PooledVecEnvO
 
 /**
  * The VecEnv for a CLI command's envs (as an EnvCli created them): envs that can share a
- * pool ({@link sharePool}) share a warm one whose used sandboxes are restored in place
+ * pool ({@link poolableSandboxEnvs}) share a warm one whose used sandboxes are restored in place
  * ({@link pooledVecEnv}); other envs are stepped as they are — a SandboxEnv then makes a
  * new sandbox per reset, the SQL env keeps its session on its own server.
  */
 export function vecEnvFor(envs: readonly TaskEnv[], options: PooledVecEnvOptions): VecEnv {
-  if (sharePool(envs)) return pooledVecEnv(envs, options).vec;
+  if (poolableSandboxEnvs(envs)) return pooledVecEnv(envs, options).vec;
   return new VecEnv(envs, options);
 }

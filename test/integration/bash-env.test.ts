@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_BASH_TASKS, createBashEnv, type BashEnvOptions } from '../../envs/bash/index.js';
 import { BUILTIN_TESTBED } from '../../envs/bash/images.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
+import { writeEpisodeLogs } from '../../src/env/episode-log-writer.js';
 import { EnvStateError } from '../../src/errors.js';
 import type { EpisodeLog } from '../../src/trajectory/index.js';
 import {
@@ -222,10 +223,10 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
     expect(submit).toMatchObject({ reward: 0, terminated: true, truncated: false });
   });
 
-  it('writes one InterCode-layout log per finished episode when trajectoryDir is set', async () => {
+  it('writes one InterCode-layout log per finished episode through writeEpisodeLogs', async () => {
     const dir = await writeTree({}, 'intercode-trajectories-');
     tempDirs.push(dir);
-    const logged = await newEnv({ trajectoryDir: dir });
+    const logged = writeEpisodeLogs(await newEnv(), dir);
     const index = taskIndex(GOLD.readOnly);
     await logged.reset({ task: index });
     const first = await logged.step('echo warming up');
@@ -259,7 +260,7 @@ describe.skipIf(skipWithoutEngine(engine, 'BashEnv integration tests'))('BashEnv
   it('a sandbox killed from outside truncates the episode (sandbox-lost), never scores it', async () => {
     const dir = await writeTree({}, 'intercode-trajectories-');
     tempDirs.push(dir);
-    const victim = await newEnv({ trajectoryDir: dir });
+    const victim = writeEpisodeLogs(await newEnv(), dir);
     const running = new Set((await testContainers(docker, testRun, true)).map((c) => c.Id));
     await victim.reset({ task: taskIndex(GOLD.readOnly) });
     const mine = (await testContainers(docker, testRun, true)).filter((c) => !running.has(c.Id));

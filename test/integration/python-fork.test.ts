@@ -15,6 +15,7 @@ import { pythonRecipe } from '../../envs/python/images.js';
 import { PYTHON_LIMITS } from '../../envs/python/index.js';
 import { PythonEnv } from '../../envs/python/python-env.js';
 import type { Task } from '../../src/datasets/index.js';
+import { writeEpisodeLogs } from '../../src/env/episode-log-writer.js';
 import { CheckpointError, EnvStateError } from '../../src/errors.js';
 import { DEFAULT_CAPABILITIES } from '../../src/sandbox/types.js';
 import { pooledVecEnv } from '../../src/vec/make-vec-env.js';
@@ -205,7 +206,7 @@ describe.skipIf(skip)('checkpoint and fork a live Python episode', () => {
   it("a child's trajectory log holds the parent's steps, then its own, with its reward", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'intercode-python-fork-logs-'));
     try {
-      const parent = make({ trajectoryDir: dir });
+      const parent = writeEpisodeLogs(make(), dir);
       await parent.reset({ task: 0 });
       await parent.step('def double(x):\n    return 2 * x');
       await parent.step('double(4)');

@@ -1,12 +1,11 @@
 /**
- * The pieces an episode lives in, without Docker: the ledger every env kind keeps (and the
- * log it writes once), the truncation rules and their order, the lease that hands a workspace
+ * The pieces an episode lives in, without Docker: the ledger every env kind keeps (and how
+ * it says an episode ended), the truncation rules and their order, the lease that hands a workspace
  * back to the source that lent it, and the checkpoint flow every env kind saves through.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
 import { EpisodeCheckpoints, forkEpisode, type Checkpointer } from '../../src/env/checkpoint/index.js';
 import { EpisodeLedger } from '../../src/env/episode-ledger.js';
@@ -18,20 +17,9 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 
 const TASK: Task = { index: 3, id: '3', query: 'list the files', gold: 'ls', metadata: {} };
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'episode-home-'));
-  dirs.push(dir);
-  return dir;
-};
-
 describe('EpisodeLedger', () => {
-  it('keeps the task, steps and last observation; writes one InterCode log when the episode ends, none when it stops', async () => {
-    const dir = newDir();
-    const ledger = new EpisodeLedger({ dir, environment: 'ic_bash' });
+  it('keeps the task, steps and last observation; says how the episode ended until the next begins, nothing when it stops', () => {
+    const ledger = new EpisodeLedger();
     expect(ledger.ended).toBe(true);
     ledger.begin(TASK, TASK.query);
     expect([ledger.ended, ledger.lastObservation]).toEqual([false, 'list the files']);
@@ -41,30 +29,29 @@ describe('EpisodeLedger', () => {
     // A snapshot is a copy: the ledger goes on without changing it.
     expect(snapshot.steps).toEqual([{ action: 'ls', observation: 'a\nb\n' }]);
     expect(ledger.lastObservation).toBe('/\n');
-    await ledger.end(1, { reward: { score: 1 } });
+    expect(ledger.endedEpisode).toBeUndefined();
+    ledger.end(1, { reward: { score: 1 } });
     expect(ledger.ended).toBe(true);
-    const [file, ...more] = readdirSync(dir);
-    expect(more).toEqual([]);
-    const log = JSON.parse(readFileSync(join(dir, file!), 'utf8'));
-    expect(log).toMatchObject({ environment: 'ic_bash', query_idx: 3, query: 'list the files', reward: 1 });
-    expect(log.trajectory).toHaveLength(2);
+    expect(ledger.endedEpisode).toEqual({ task: TASK, steps: [{ action: 'ls', observation: 'a\nb\n' }, { action: 'pwd', observation: '/\n' }], reward: 1, info: { reward: { score: 1 } } });
     ledger.begin(TASK, TASK.query);
+    expect(ledger.endedEpisode).toBeUndefined();
     ledger.stop();
     expect(ledger.ended).toBe(true);
-    expect(readdirSync(dir)).toHaveLength(1);
+    expect(ledger.endedEpisode).toBeUndefined();
   });
 
-  it('continues a snapshot with its steps copied, and writes no log for an episode without a task', async () => {
-    const dir = newDir();
-    const ledger = new EpisodeLedger({ dir, environment: 'ic_sql' });
+  it('continues a snapshot with its steps copied, and has no ended episode for one without a task', () => {
+    const ledger = new EpisodeLedger();
     const steps = [{ action: 'SELECT 1', observation: '[(1,)]' }];
     ledger.continueFrom({ task: TASK, steps, lastObservation: '[(1,)]' });
     ledger.record('SELECT 2', '[(2,)]');
     expect(steps).toHaveLength(1);
     expect(ledger.steps).toHaveLength(2);
+    ledger.end(null, { truncated: 'lost' });
+    expect(ledger.endedEpisode?.steps).toHaveLength(2);
     ledger.begin(null, '');
-    await ledger.end(0, {});
-    expect(readdirSync(dir)).toEqual([]);
+    ledger.end(0, {});
+    expect(ledger.endedEpisode).toBeUndefined();
   });
 });
 

@@ -4,14 +4,19 @@
  * ones a new workspace per reset, the first-episode clock, the --parallel default and the
  * --sandboxes check.
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/datasets/index.js';
 import { defaultParallel, EpisodeScheduler, parseSandboxMode } from '../../src/scheduler/index.js';
+import { writeEpisodeLogs } from '../../src/env/episode-log-writer.js';
 import { SandboxEnv } from '../../src/env/sandbox-env.js';
 import type { EpisodeState } from '../../src/env/sandbox-env-types.js';
 import type { ResetResult, Score, StepResult, TaskEnv } from '../../src/env/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { FreshWorkspaces } from '../../src/pool/fresh-workspaces.js';
+import { pooledEnvSlots } from '../../src/server/pooled-env-slots.js';
 import type { Workspace, WorkspaceFactory } from '../../src/pool/types.js';
 import type { CommandResult, CommandRunner } from '../../src/sandbox/shell/types.js';
 import type { SandboxRuntime } from '../../src/sandbox/types.js';
@@ -43,7 +48,7 @@ function countingFactory() {
 /** A SandboxEnv over the scripted factory, scoring every episode 1. */
 class ScriptedEnv extends SandboxEnv {
   readonly id = 'test/scripted-v0';
-  protected readonly logName = 'scripted';
+  readonly logName = 'scripted';
   override readonly sharesWorkspaces: boolean;
 
   constructor(
@@ -91,6 +96,42 @@ describe('EpisodeScheduler', () => {
     expect(scheduler.firstEpisodeAt).toBeGreaterThan(0);
     await scheduler.close();
     expect(counts.destroyed).toBe(counts.created);
+  });
+
+  it('envs that write episode logs share the pool their SandboxEnvs would, and every episode gets its log', async () => {
+    const { factory } = countingFactory();
+    const dir = mkdtempSync(join(tmpdir(), 'scheduler-logs-'));
+    try {
+      const scheduler = new EpisodeScheduler([writeEpisodeLogs(new ScriptedEnv(factory), dir), writeEpisodeLogs(new ScriptedEnv(factory), dir)], { pool: { clean: 'replace' } });
+      expect(scheduler.mode).toBe('pooled');
+      expect(await playAll(scheduler)).toEqual([1, 1, 1, 1, 1, 1]);
+      await scheduler.close();
+      const logs = readdirSync(dir).map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { query_idx: number; reward: number; trajectory: unknown[] });
+      expect(logs.map((log) => log.query_idx).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(logs.every((log) => log.reward === 1 && log.trajectory.length === 1)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a server's slots over envs that write episode logs pool them as their SandboxEnvs, and hand each episode's sandbox back", async () => {
+    const { factory, counts } = countingFactory();
+    const dir = mkdtempSync(join(tmpdir(), 'slots-logs-'));
+    try {
+      const slots = pooledEnvSlots('scripted', [writeEpisodeLogs(new ScriptedEnv(factory), dir)], { spares: 1 });
+      expect(slots.sandboxLimit).toBeDefined();
+      await slots.ready();
+      const env = slots.take()!;
+      await env.reset({ task: 0 });
+      expect((await env.step('submit')).reward).toBe(1);
+      await slots.give(env);
+      expect(slots.poolCounts()?.inUse).toBe(0);
+      await slots.close();
+      expect(counts.destroyed).toBe(counts.created);
+      expect(readdirSync(dir)).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('--sandboxes fresh: a new workspace per reset, no pool', async () => {

@@ -189,7 +189,7 @@ describe('VecEpisodeDriver', () => {
 
 /** A SandboxEnv that counts the sandboxes it is asked for (and makes none). */
 class CountingSandboxEnv extends SandboxEnv {
-  protected readonly logName = 'counting';
+  readonly logName = 'counting';
   constructor(
     readonly id: string,
     readonly created: { count: number },
