@@ -64,7 +64,7 @@ while :; do
     p=\${d#/proc/}
     [[ $keep == *" $p "* ]] && continue
     stat=
-    IFS= builtin read -r stat < "$d/stat" 2>/dev/null || continue
+    IFS= builtin read -r stat 2>/dev/null < "$d/stat" || continue
     stat=\${stat##*) }
     case \${stat%% *} in T|t|Z|X|'') continue ;; esac
     builtin kill -STOP "$p" 2>/dev/null || continue

@@ -16,7 +16,7 @@ __m=()
 for __l in "${'$'}{__p[@]}"; do __l=${'$'}{__l#* * * * }; __l=${'$'}{__l%% *}; [[ $__l == / || $__l == /etc/* ]] || __m+=("$__l"); done
 stat -c 'stat %n %F %a %u %g %t %T' -- /dev/* "${'$'}{__m[@]}" 2>&1
 for __p in /dev/shm/* /dev/mqueue/*; do builtin printf 'holds %s\n' "$__p"; done
-for __p in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do mapfile -t __m < "$__p" 2>/dev/null; builtin printf 'ipc %s %s\n' "$__p" "${'$'}{#__m[@]}"; done
+for __p in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do mapfile -t __m 2>/dev/null < "$__p"; builtin printf 'ipc %s %s\n' "$__p" "${'$'}{#__m[@]}"; done
 shopt -u nullglob dotglob
 builtin unset -v __m __p __l`;
 

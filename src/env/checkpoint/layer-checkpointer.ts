@@ -161,7 +161,7 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
  */
 async function leftRunning(control: ShellSession, runnerPid: number): Promise<{ commands: string[]; any: boolean }> {
   const read = await control.run(
-    `${idlePidScript('__i')}\nfor __d in /proc/[0-9]*; do __p=\${__d#/proc/}; [[ " 1 $$ $__i ${runnerPid} " == *" $__p "* ]] && continue; __a=; IFS= builtin read -r -d '' __a < "$__d/cmdline" 2>/dev/null; builtin printf '+%s\n' "$__a"; done; builtin unset -v __i __i_d __i_p __i_a __i_s __d __p __a`,
+    `${idlePidScript('__i')}\nfor __d in /proc/[0-9]*; do __p=\${__d#/proc/}; [[ " 1 $$ $__i ${runnerPid} " == *" $__p "* ]] && continue; __a=; IFS= builtin read -r -d '' __a 2>/dev/null < "$__d/cmdline"; builtin printf '+%s\n' "$__a"; done; builtin unset -v __i __i_d __i_p __i_a __i_s __d __p __a`,
   );
   const lines = read.output.split('\n').filter(Boolean);
   return { commands: lines.map((line) => line.slice(1)).filter(Boolean), any: lines.length > 0 };
