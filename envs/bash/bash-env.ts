@@ -139,7 +139,7 @@ export class BashEnv extends SandboxEnv {
    */
   private async episodeChanges(episode: EpisodeState, probe: FileProbe): Promise<FileChange[]> {
     const { sandbox, reference } = episode;
-    const seen = reference || episode.fromImage ? await sandbox.changesSeenFromOutside?.(reference).catch(() => undefined) : undefined;
+    const seen = reference || episode.fromImage ? await sandbox.fromHost?.changes(reference).catch(() => undefined) : undefined;
     const instrument = seen?.find((change) => isScorerInstrument(change.path));
     if (instrument) {
       throw new SandboxError('STATE_UNREADABLE', `the episode changed what the scorer runs or reads (${instrument.path}: ${instrument.kind})`, { details: { change: instrument } });

@@ -54,7 +54,7 @@ export class PythonObservationRefusal extends CarryRefusal {}
  * Reads a Python episode's state for a checkpoint by replay (SandboxEnv.replayObserver): the
  * interpreter's globals (read by a fork of the agent's interpreter: see
  * PythonSession.observe), the actions it ran, and the sandbox's written files, read on the host
- * from its writable layer (Sandbox.archiveLayer: the sandbox frozen, no process in it runs)
+ * from its writable layer (WrittenLayer.archive: the sandbox frozen, no process in it runs)
  * and compared by path, type, mode, owner, size, link target, contents' sha256 and extended
  * attributes — never times or inode numbers, which a replay cannot give.
  */
@@ -68,7 +68,7 @@ export class PythonObserver implements ReplayObserver<PythonObservation> {
    */
   async observe(sandbox: Sandbox, runner: CommandRunner, limits: LayerLimits): Promise<PythonObservation> {
     if (!(runner instanceof PythonSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', "the episode's runner is not a Python session");
-    if (!sandbox.archiveLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', "this runtime cannot read a sandbox's written files");
+    if (!sandbox.writtenLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', "this runtime cannot read a sandbox's written files");
     const reading = await runner.observe(this.limits);
     if ('refused' in reading) {
       const what = reading.name === undefined ? 'the namespace' : `global ${reading.name}`;
@@ -108,7 +108,7 @@ function firstDifference<T>(recorded: readonly T[], replayed: readonly T[], key:
 async function writtenFiles(sandbox: Sandbox, limits: LayerLimits): Promise<ObservedFile[]> {
   const dir = mkdtempSync(join(tmpdir(), 'intercode-python-observe-'));
   try {
-    const archive = await sandbox.archiveLayer!(join(dir, 'layer.tar'), limits);
+    const archive = await sandbox.writtenLayer!.archive(join(dir, 'layer.tar'), limits);
     const files: ObservedFile[] = [];
     await new Promise<void>((resolve, reject) => {
       const reader = extract();

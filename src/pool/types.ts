@@ -26,7 +26,7 @@ export interface Workspace {
   /**
    * Set while the sandbox is as its image made it but for what the current loan did: new,
    * never restored nor reset by the harness. Every path it has written is then its episode's
-   * doing (see Sandbox.changesSeenFromOutside without a reference).
+   * doing (see SandboxFromHost.changes without a reference).
    */
   fromImage?: boolean;
 }

@@ -34,7 +34,7 @@ export function sandboxWorkspaces(runtime: SandboxRuntime, spec: SandboxSpec, ru
       sandbox.launchThrough?.(control);
       if (!adopted) {
         const runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => runners.open(sandbox));
-        await sandbox.setNextPid?.(PINNED_PIDS.episode);
+        await sandbox.fromHost?.setNextPid(PINNED_PIDS.episode);
         return { sandbox, control, runner, fromImage: true };
       }
       const runner = await runners.resume(sandbox);

@@ -3,7 +3,7 @@
  * own: the sandbox contract, the Docker and Kubernetes runtimes, engine targets, images,
  * the shell an agent's actions run in, and cleaning up after a run.
  */
-export type { Sandbox, SandboxRuntime, SandboxSpec, ExecOptions, ExecResult, FileSystemChange } from '../sandbox/types.js';
+export type { Sandbox, SandboxRuntime, SandboxSpec, ExecOptions, ExecResult, FileSystemChange, SandboxFromHost, ShellHandOver, WrittenLayer } from '../sandbox/types.js';
 export { DEFAULT_LIMITS } from '../sandbox/types.js';
 export { DockerRuntime, type DockerRuntimeOptions } from '../sandbox/docker/docker-runtime.js';
 export { KubernetesRuntime, type KubernetesRuntimeOptions } from '../sandbox/kubernetes/index.js';

@@ -15,7 +15,7 @@ export class CarryRefusal<Reason extends string = string> extends Error {
 }
 
 /**
- * Why a sandbox's writable layer was not archived (see Sandbox.archiveLayer): it holds what
+ * Why a sandbox's writable layer was not archived (see WrittenLayer.archive): it holds what
  * cannot be carried (a socket), or more than the limits allow.
  */
 export class LayerArchiveRefusal extends CarryRefusal<'socket' | 'too-large' | 'too-many-paths' | 'timed-out'> {}

@@ -163,69 +163,86 @@ export interface Sandbox {
    * same image — exactly those that differ from it, which a runtime may find much faster.
    */
   changes(reference?: Sandbox): Promise<FileSystemChange[]>;
-  /**
-   * Optional: what differs, read from outside — no process in the sandbox runs, so nothing
-   * an agent left there (a fake `tar`, an `/etc/ld.so.preload`) can colour it. With
-   * `reference` (an untouched sandbox of the same image): exactly what differs from it, a
-   * path put back as it was not listed. Without: every path the sandbox has written since
-   * it was made (put back as it was or not). Undefined when this process cannot read the
-   * sandboxes' layers.
-   */
-  changesSeenFromOutside?(reference?: Sandbox): Promise<FileSystemChange[] | undefined>;
-  /**
-   * Optional: the host file the engine bind-mounts at `path` in the sandbox (/etc/hostname,
-   * /etc/hosts, /etc/resolv.conf), when this process can read and write it (a local engine,
-   * run as root); undefined otherwise. Lets the host check and put back such a file without
-   * a process in the sandbox.
-   */
-  hostFileOf?(path: string): Promise<string | undefined>;
-  /**
-   * Optional: makes the next process started in the sandbox get process id `pid` (or the
-   * first free one above it), set from outside (the sandbox's own processes cannot), so that
-   * sandboxes of one image hand out the same ids whatever ran in them before.
-   * @returns false where this runtime or process cannot (a remote engine, not root, gVisor).
-   */
-  setNextPid?(pid: number): Promise<boolean>;
+  /** The sandbox's disk limit and how it is held (absent: none). */
+  readonly disk?: DiskLimit;
   /**
    * Optional: start later attached processes (and copy archives in) through `shell`, a
    * harness shell already in this sandbox, instead of through the engine — where the
    * runtime's transport allows it.
    */
   launchThrough?(shell: HarnessShell): void;
+  // What some runtimes can do beyond the core, one named capability each (absent: it cannot).
+  /** Reading and setting the sandbox from this host, with no process of it involved. */
+  readonly fromHost?: SandboxFromHost;
+  /** Its written layer carried to another sandbox of the image (checkpoints, forks). */
+  readonly writtenLayer?: WrittenLayer;
+  /** Shells of ours handed to the next owner of the sandbox (keep-warm). */
+  readonly handOver?: ShellHandOver;
+  /** Removes the sandbox and everything in it. Idempotent. */
+  destroy(): Promise<void>;
+}
+
+/** A sandbox read and set from this host (see Sandbox.fromHost): nothing an agent left in it can colour what is read. */
+export interface SandboxFromHost {
   /**
-   * Optional (with a transport whose pipes outlive this process): new pipes for a shell of
-   * ours to move to and wait on (see ShellSession.handOver), recorded as `role` (a plain
-   * word; one record per role) with `note`, where only the host sees them, so a later owner
-   * of the sandbox can {@link takeHandedOver} them.
-   * @returns their path in the sandbox, without the `.in`/`.out`/`.ctl` ends.
+   * What differs, read from outside — no process in the sandbox runs, so nothing an agent
+   * left there (a fake `tar`, an `/etc/ld.so.preload`) can colour it. With `reference` (an
+   * untouched sandbox of the same image): exactly what differs from it, a path put back as it
+   * was not listed. Without: every path the sandbox has written since it was made (put back
+   * as it was or not). Undefined when this process cannot read the sandboxes' layers.
    */
-  handOverPipes?(role: string, note: string): Promise<string>;
-  /** Optional: the process waiting on the pipes {@link handOverPipes} recorded as `role`, with its note (undefined: none recorded). */
-  takeHandedOver?(role: string): Promise<{ process: AttachedProcess; note: string } | undefined>;
-  /** The sandbox's disk limit and how it is held (absent: none). */
-  readonly disk?: DiskLimit;
+  changes(reference?: Sandbox): Promise<FileSystemChange[] | undefined>;
   /**
-   * Optional (a runtime that can read the sandbox's writable layer on its host): archives
-   * every path the sandbox's own file system holds apart from its image's — contents,
-   * types, modes, owners, times, links, FIFOs, extended attributes, deletions — and the
-   * files the engine mounts at /etc, into `archivePath` on this host, the sandbox frozen
-   * meanwhile (see SandboxRuntime.createFromLayer) unless `freeze` is false: the caller
-   * knows that nothing in it writes meanwhile (no process there but the harness's and idle shells).
+   * The host file the engine bind-mounts at `path` in the sandbox (/etc/hostname,
+   * /etc/hosts, /etc/resolv.conf), when this process can read and write it (a local engine,
+   * run as root); undefined otherwise. Lets the host check and put back such a file without
+   * a process in the sandbox.
+   */
+  fileOf(path: string): Promise<string | undefined>;
+  /**
+   * Makes the next process started in the sandbox get process id `pid` (or the first free
+   * one above it), set from outside (the sandbox's own processes cannot), so that sandboxes
+   * of one image hand out the same ids whatever ran in them before.
+   * @returns false where this runtime or process cannot (a remote engine, not root, gVisor).
+   */
+  setNextPid(pid: number): Promise<boolean>;
+}
+
+/** A sandbox's written layer, archived on this host and laid over another (see Sandbox.writtenLayer). */
+export interface WrittenLayer {
+  /**
+   * Archives every path the sandbox's own file system holds apart from its image's —
+   * contents, types, modes, owners, times, links, FIFOs, extended attributes, deletions —
+   * and the files the engine mounts at /etc, into `archivePath` on this host, the sandbox
+   * frozen meanwhile (see SandboxRuntime.createFromLayer) unless `freeze` is false: the
+   * caller knows that nothing in it writes meanwhile (no process there but the harness's
+   * and idle shells).
    * @throws LayerArchiveRefusal when the layer holds what cannot be carried or passes `limits`.
    */
-  archiveLayer?(archivePath: string, limits: LayerLimits, freeze?: boolean): Promise<LayerArchive>;
+  archive(archivePath: string, limits: LayerLimits, freeze?: boolean): Promise<LayerArchive>;
   /**
-   * Optional: lays `layer` (another sandbox's of the same image, see archiveLayer) over this
-   * running one, which must be as new (nothing written since it was made or restored):
-   * afterwards it shows what a sandbox made from the layer would (SandboxRuntime.createFromLayer),
-   * without a new sandbox. Needs a shell of ours in it (launchThrough).
+   * Lays `layer` (another sandbox's of the same image, see archive) over this running one,
+   * which must be as new (nothing written since it was made or restored): afterwards it
+   * shows what a sandbox made from the layer would (SandboxRuntime.createFromLayer), without
+   * a new sandbox. Needs a shell of ours in it (Sandbox.launchThrough).
    * @returns false, nothing changed, where it cannot (no such shell, no GNU tar in the image,
    *   a layer holding what only overlayfs's own attributes give); true when done.
    * @throws SandboxError when it failed part way: the sandbox is then not to be used.
    */
-  applyLayer?(layer: LayerArchive): Promise<boolean>;
-  /** Removes the sandbox and everything in it. Idempotent. */
-  destroy(): Promise<void>;
+  apply(layer: LayerArchive): Promise<boolean>;
+}
+
+/** Shells of ours that outlive this process, handed to a later owner of the sandbox (see Sandbox.handOver). */
+export interface ShellHandOver {
+  /**
+   * New pipes for a shell of ours to move to and wait on (see ShellSession.handOver),
+   * recorded as `role` (a plain word; one record per role) with `note`, where only the host
+   * sees them, so a later owner of the sandbox can {@link take} them.
+   * @returns their path in the sandbox, without the `.in`/`.out`/`.ctl` ends.
+   */
+  pipes(role: string, note: string): Promise<string>;
+  /** The process waiting on the pipes {@link pipes} recorded as `role`, with its note (undefined: none recorded). */
+  take(role: string): Promise<{ process: AttachedProcess; note: string } | undefined>;
 }
 
 /**
@@ -305,13 +322,13 @@ export interface SandboxRuntime {
   adopt?(spec: SandboxSpec, role: WarmRole): Promise<Sandbox | undefined>;
   /**
    * Optional: a new sandbox of `spec` whose file system is, before anything runs in it, what
-   * `layer` archived (see Sandbox.archiveLayer): only ctimes and inode numbers of the paths
+   * `layer` archived (see WrittenLayer.archive): only ctimes and inode numbers of the paths
    * it holds are new. Throws as {@link create}.
    */
   createFromLayer?(spec: SandboxSpec, layer: LayerArchive): Promise<Sandbox>;
 }
 
-/** Bounds on what {@link Sandbox.archiveLayer} copies. */
+/** Bounds on what {@link WrittenLayer.archive} copies. */
 export interface LayerLimits {
   /** Bytes of regular files. */
   maxBytes: number;
@@ -321,7 +338,7 @@ export interface LayerLimits {
   timeoutMs: number;
 }
 
-/** A sandbox's writable layer archived on this host (see Sandbox.archiveLayer). */
+/** A sandbox's writable layer archived on this host (see WrittenLayer.archive). */
 export interface LayerArchive {
   /** The archive's path on this host. */
   readonly path: string;

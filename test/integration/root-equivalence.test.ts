@@ -226,7 +226,7 @@ describe.skipIf(skip)('each known difference of a root from a new container, put
     for (let i = 0; i < 100; i++) {
       const sandbox = await plain.create(spec);
       try {
-        expect(await sandbox.setNextPid!(50)).toBe(true);
+        expect(await sandbox.fromHost!.setNextPid(50)).toBe(true);
         const seen = (await sandbox.exec(['bash', '-c', 'echo "$$ $(tr "\\0" " " < /proc/7/cmdline)"'])).output.toString();
         if (seen !== '50 intercode-idle infinity \n') wrong.push(seen);
       } finally {

@@ -44,7 +44,7 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
   async save({ workspace }: HeldWorkspace, _episode: EpisodeSnapshot, dir: string): Promise<SavedPart<LayerPart>> {
     const { runtime, limits, envId } = this.host;
     const { sandbox, runner, control } = workspace;
-    if (!sandbox.archiveLayer || !runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot copy a sandbox's written files`);
+    if (!sandbox.writtenLayer || !runtime.createFromLayer) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `the ${runtime.name} runtime cannot copy a sandbox's written files`);
     if (!(runner instanceof ShellSession)) throw new CheckpointError('CHECKPOINT_UNSUPPORTED', `${envId}'s runner is not a bash session: its state cannot be checkpointed`);
     try {
       // Before the capture, whose subshell is a process of the sandbox while it runs.
@@ -54,7 +54,7 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
       // left (not even one without a command line), nothing writes meanwhile (the capture's
       // subshell runs builtins and writes nothing): the sandbox is not frozen. Otherwise it is,
       // and the capture waits for the thaw.
-      const [captured, archived] = await Promise.allSettled([captureShellState(runner), sandbox.archiveLayer(join(dir, 'layer.tar'), limits, left.any)]);
+      const [captured, archived] = await Promise.allSettled([captureShellState(runner), sandbox.writtenLayer.archive(join(dir, 'layer.tar'), limits, left.any)]);
       if (captured.status === 'rejected') throw captured.reason;
       if (archived.status === 'rejected') throw archived.reason;
       const [shell, layer] = [captured.value, archived.value];
@@ -102,7 +102,7 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
 
   /**
    * The checkpoint's files and shell in a warm workspace `source` has ready now (a pool's
-   * idle one: see WorkspaceSource.acquireIfIdle), laid over it in place (Sandbox.applyLayer):
+   * idle one: see WorkspaceSource.acquireIfIdle), laid over it in place (WrittenLayer.apply):
    * no new sandbox. Undefined where there is none ready, or it cannot be done in place (the
    * workspace then goes back to its source, which replaces it if it was written).
    */
@@ -110,13 +110,13 @@ export class LayerCheckpointer implements Checkpointer<HeldWorkspace, LayerPart>
     const workspace = await source.acquireIfIdle?.();
     if (!workspace) return undefined;
     const { sandbox, runner } = workspace;
-    if (!(runner instanceof ShellSession) || !sandbox.applyLayer) {
+    if (!(runner instanceof ShellSession) || !sandbox.writtenLayer) {
       source.release(workspace);
       return undefined;
     }
     // The shell's state (but for its working directory) is replayed while the files are laid:
     // two shells of the sandbox, the agent's and ours. The workspace goes back dirty if either fails: its source restores or replaces it.
-    const laid = sandbox.applyLayer(layer).then((done) => {
+    const laid = sandbox.writtenLayer.apply(layer).then((done) => {
       if (!done) throw new Error('the layer cannot be laid in place');
     });
     try {

@@ -128,7 +128,7 @@ const refused = (why: string): RestoreOutcome => ({ clean: false, why });
  * subfolders (overlayfs reports 1 for a merged folder), keeps the size and blocks it grew to,
  * gets a new ctime, and — unlike the image's files, which overlayfs reads without touching
  * their atime — has its atime moved by the next read (relatime). So a sandbox whose writable
- * layer holds a path a new sandbox's does not (`Sandbox.changesSeenFromOutside` without a
+ * layer holds a path a new sandbox's does not (`SandboxFromHost.changes` without a
  * reference, else `Sandbox.changes`) is not clean, nor is one whose root folder is not a new
  * sandbox's (mode, owner, links, size, blocks: it is in every writable layer, so the listing
  * does not show it changed), nor one whose mount points or /dev entries differ in type, mode,
@@ -196,12 +196,13 @@ export class InPlaceRestorer {
 
   /**
    * The mounted /etc files of `sandbox` as host files paired with the template's, when the
-   * host can reach every one of both (see Sandbox.hostFileOf); undefined otherwise (the
+   * host can reach every one of both (see SandboxFromHost.fileOf); undefined otherwise (the
    * sandbox's shell then puts them back, one `stat` process per restore).
    */
   private async hostEtcFiles(sandbox: Sandbox, template: Sandbox, files: readonly string[]): Promise<{ file: string; pristine: string }[] | undefined> {
-    if (files.length === 0 || !sandbox.hostFileOf || !template.hostFileOf) return undefined;
-    const pairs = await Promise.all(files.map(async (path) => ({ file: await sandbox.hostFileOf!(path), pristine: await template.hostFileOf!(path) })));
+    const [mine, theirs] = [sandbox.fromHost, template.fromHost];
+    if (files.length === 0 || !mine || !theirs) return undefined;
+    const pairs = await Promise.all(files.map(async (path) => ({ file: await mine.fileOf(path), pristine: await theirs.fileOf(path) })));
     return pairs.every((p): p is { file: string; pristine: string } => p.file !== undefined && p.pristine !== undefined) ? pairs : undefined;
   }
 
@@ -236,7 +237,7 @@ export class InPlaceRestorer {
 
   /** The paths in `sandbox`'s writable layer, sorted (read from outside where it can be). */
   private async layerPaths(sandbox: Sandbox): Promise<string[]> {
-    return ((await sandbox.changesSeenFromOutside?.()) ?? (await sandbox.changes())).map((c) => c.path).sort();
+    return ((await sandbox.fromHost?.changes()) ?? (await sandbox.changes())).map((c) => c.path).sort();
   }
 
   /**
@@ -328,7 +329,7 @@ export class InPlaceRestorer {
     // Process ids as a new sandbox's (PINNED_PIDS): the agent's runner's, the episode's first
     // process's (its control shell's was pinned when the sandbox was made).
     if (!keptRunner) workspace.runner = await startAtPid(sandbox, PINNED_PIDS.agent, () => this.factory.openRunner(sandbox));
-    await sandbox.setNextPid?.(PINNED_PIDS.episode);
+    await sandbox.fromHost?.setNextPid(PINNED_PIDS.episode);
     workspace.reference = template.sandbox;
     return CLEAN;
   }

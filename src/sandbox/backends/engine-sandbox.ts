@@ -1,6 +1,6 @@
 import { SandboxError } from '../../errors.js';
 import { liveSandboxes } from '../lifecycle/registry.js';
-import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, Sandbox, SandboxSpec } from '../types.js';
+import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, Sandbox, SandboxFromHost, SandboxSpec } from '../types.js';
 
 /** What a sandbox needs to know of the engine holding it. */
 export interface HoldingEngine {
@@ -113,9 +113,15 @@ export class EngineSandbox implements Sandbox {
     return this.call(() => this.inner.changes(inner));
   }
 
-  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
-    const inner = reference instanceof EngineSandbox ? reference.inner : reference;
-    return this.inner.changesSeenFromOutside ? this.call(() => this.inner.changesSeenFromOutside!(inner)) : undefined;
+  /** The inner sandbox's, where it has one, each call failing as this sandbox's do once its engine is down. */
+  get fromHost(): SandboxFromHost | undefined {
+    const inner = this.inner.fromHost;
+    if (!inner) return undefined;
+    return {
+      changes: (reference) => this.call(() => inner.changes(reference instanceof EngineSandbox ? reference.inner : reference)),
+      fileOf: (path) => this.call(() => inner.fileOf(path)),
+      setNextPid: (pid) => this.call(() => inner.setNextPid(pid)),
+    };
   }
 
   async destroy(): Promise<void> {

@@ -24,7 +24,10 @@ import type {
   LayerArchive,
   LayerLimits,
   Sandbox,
+  SandboxFromHost,
   SandboxSpec,
+  ShellHandOver,
+  WrittenLayer,
 } from '../types.js';
 import { MultiplexedStreamParser } from './demux.js';
 import { statusCode } from './engine.js';
@@ -171,15 +174,17 @@ export class DockerSandbox implements Sandbox {
     this.launcher = shellLauncher(shell);
   }
 
-  async handOverPipes(role: string, note: string): Promise<string> {
-    if (!this.channel) throw new Error('only a sandbox with a FIFO channel hands shells over');
-    return this.channel.handOverPipes(role, note);
-  }
-
-  async takeHandedOver(role: string): Promise<{ process: AttachedProcess; note: string } | undefined> {
-    const taken = await this.channel?.takeHandedOver(role);
-    return taken ? { process: FifoProcess.open(taken.pipes), note: taken.note } : undefined;
-  }
+  /** Through the FIFO channel's pipes, which outlive this process. */
+  readonly handOver: ShellHandOver = {
+    pipes: async (role, note) => {
+      if (!this.channel) throw new Error('only a sandbox with a FIFO channel hands shells over');
+      return this.channel.handOverPipes(role, note);
+    },
+    take: async (role) => {
+      const taken = await this.channel?.takeHandedOver(role);
+      return taken ? { process: FifoProcess.open(taken.pipes), note: taken.note } : undefined;
+    },
+  };
 
   /** Attach through the engine from now on (the channel directory is not shared with it). */
   useAttach(): void {
@@ -307,11 +312,11 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Lays `layer` over this running sandbox through our shell in it (see launchThrough and layLayerOver). */
-  async applyLayer(layer: LayerArchive): Promise<boolean> {
+  private async applyLayer(layer: LayerArchive): Promise<boolean> {
     const shell = this.launcherShell;
     if (!this.channel || !shell?.isAlive) return false;
     const { isMountPoint } = await this.inspect();
-    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint, hostFileOf: (path) => this.hostFileOf(path) }, layer);
+    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint, hostFileOf: (path) => this.fromHost.fileOf(path) }, layer);
   }
 
   async getArchive(path: string): Promise<Buffer> {
@@ -342,20 +347,26 @@ export class DockerSandbox implements Sandbox {
     return this.inspection;
   }
 
-  async setNextPid(pid: number): Promise<boolean> {
-    const { initPid } = await this.inspect();
-    return initPid !== undefined && setNextPidFromHost(initPid, pid);
-  }
+  /** Read and set on this host's copy of the container (a local engine, run as root). */
+  readonly fromHost: SandboxFromHost = {
+    changes: (reference) => this.changesSeenFromOutside(reference),
+    fileOf: async (path) => (await this.inspect()).etcFiles.get(path),
+    setNextPid: async (pid) => {
+      const { initPid } = await this.inspect();
+      return initPid !== undefined && setNextPidFromHost(initPid, pid);
+    },
+  };
 
-  async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
+  readonly writtenLayer: WrittenLayer = {
+    archive: (archivePath, limits, freeze) => this.archiveLayer(archivePath, limits, freeze),
+    apply: (layer) => this.applyLayer(layer),
+  };
+
+  private async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
     const { layers, etcFiles, initPid } = await this.inspect();
     if (!layers) throw new SandboxError('STATE_UNREADABLE', `Sandbox ${this.id.slice(0, 12)}: its writable layer cannot be read from this host (a remote engine, or not run as root)`, { details: { sandbox: this.id } });
     const frozen = !freeze ? undefined : ((initPid !== undefined ? cgroupFreezer(initPid, this.id) : undefined) ?? this.container);
     return archiveContainerLayer(frozen, layers.upper, etcFiles, archivePath, limits);
-  }
-
-  async hostFileOf(path: string): Promise<string | undefined> {
-    return (await this.inspect()).etcFiles.get(path);
   }
 
   async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
@@ -369,7 +380,7 @@ export class DockerSandbox implements Sandbox {
    * overlay redirects directories ("naive diff"; measured: the first runs of `bench
    * vs-intercode` at 8 envs went from 21 to 8 episodes/s).
    */
-  async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
+  private async changesSeenFromOutside(reference?: Sandbox): Promise<FileSystemChange[] | undefined> {
     if (!reference) {
       const { layers, isMountPoint } = await this.inspect();
       if (!layers) return undefined;

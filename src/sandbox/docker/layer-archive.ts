@@ -228,16 +228,16 @@ export interface LayerTarget {
   readonly shared: string;
   /** Whether the engine mounts `path` (what it mounts, and made in the layer for it, is the sandbox's already). */
   isMountPoint(path: string): boolean;
-  /** The host file behind a mounted /etc file (see Sandbox.hostFileOf). */
+  /** The host file behind a mounted /etc file (see SandboxFromHost.fileOf). */
   hostFileOf(path: string): Promise<string | undefined>;
 }
 
 /**
  * Lays `layer` over `target`, a running sandbox of the layer's image as new, through the
- * harness's shell in it (see Sandbox.applyLayer): the archive dropped into the channel
+ * harness's shell in it (see WrittenLayer.apply): the archive dropped into the channel
  * folder, then removals, grown folders and GNU tar in the sandbox ({@link APPLY_LAYER}),
  * then the mounted /etc files from the host.
- * @returns false, nothing changed, where it cannot (see Sandbox.applyLayer); true when done.
+ * @returns false, nothing changed, where it cannot (see WrittenLayer.apply); true when done.
  * @throws SandboxError when it failed part way.
  */
 export async function layLayerOver(target: LayerTarget, layer: LayerArchive): Promise<boolean> {
@@ -391,7 +391,7 @@ export async function pauseRetrying(container: Pausable): Promise<void> {
 export async function withMountedFiles<T extends Sandbox>(made: Promise<T>, spec: SandboxSpec, archive: LayerArchive): Promise<T> {
   const sandbox = await made;
   try {
-    await restoreMountedFiles(archive, (path) => sandbox.hostFileOf?.(path) ?? Promise.resolve(undefined));
+    await restoreMountedFiles(archive, (path) => sandbox.fromHost?.fileOf(path) ?? Promise.resolve(undefined));
     return sandbox;
   } catch (error) {
     await sandbox.destroy().catch(() => undefined);

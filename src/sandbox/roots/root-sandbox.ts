@@ -13,7 +13,7 @@ import { liveSandboxes } from '../lifecycle/registry.js';
 import { confined } from '../harness-capability.js';
 import { killProcesses } from '../shell/kill-processes.js';
 import { shellQuote } from '../shell/shell-script.js';
-import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, LayerArchive, LayerLimits, Sandbox, SandboxSpec } from '../types.js';
+import type { AttachedProcess, AttachOptions, DiskLimit, ExecOptions, ExecResult, FileSystemChange, HarnessShell, LayerArchive, LayerLimits, Sandbox, SandboxFromHost, SandboxSpec, WrittenLayer } from '../types.js';
 import type { RootPool, RootRecord } from './root-pool.js';
 import { hostCgroupHierarchies } from './root-plan.js';
 
@@ -186,14 +186,24 @@ export class RootSandbox implements Sandbox {
     this.launcher = shellLauncher(shell);
   }
 
-  async setNextPid(pid: number): Promise<boolean> {
-    try {
-      await this.pool.setNextPid(this.id, pid);
-      return true;
-    } catch {
-      return false;
-    }
-  }
+  /** Read on this host from the root's own folders; process ids set through its pool's helper. */
+  readonly fromHost: SandboxFromHost = {
+    changes: () => this.changesSeenFromOutside(),
+    fileOf: async (path) => (path === '/etc/hostname' ? join(this.root.dir, 'hostname') : undefined),
+    setNextPid: async (pid) => {
+      try {
+        await this.pool.setNextPid(this.id, pid);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+
+  readonly writtenLayer: WrittenLayer = {
+    archive: (archivePath, limits, freeze) => this.archiveLayer(archivePath, limits, freeze),
+    apply: (layer) => this.applyLayer(layer),
+  };
 
   /**
    * Not kept in place: a root whose processes must all be killed is lost (its episode ends
@@ -229,10 +239,10 @@ export class RootSandbox implements Sandbox {
   }
 
   /**
-   * The root's upper folder archived on this host (see Sandbox.archiveLayer), the root frozen
+   * The root's upper folder archived on this host (see WrittenLayer.archive), the root frozen
    * meanwhile through its own freezer cgroup unless `freeze` is false, with its /etc/hostname.
    */
-  async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
+  private async archiveLayer(archivePath: string, limits: LayerLimits, freeze = true): Promise<LayerArchive> {
     if (this.destroyed || !this.pool.alive) throw this.lost('archiving its written files', new Error('the root is gone'));
     const frozen = freeze ? rootFreezer(this.id) : undefined;
     if (freeze && !frozen) throw new SandboxError('STATE_UNREADABLE', `Episode root ${this.id.slice(0, 12)}: its freezer cgroup cannot be written from this process`, { details: { sandbox: this.id } });
@@ -244,18 +254,14 @@ export class RootSandbox implements Sandbox {
    * episode's writes made of its upper folder, made again by the same writes through the
    * root's overlay.
    */
-  async applyLayer(layer: LayerArchive): Promise<boolean> {
+  private async applyLayer(layer: LayerArchive): Promise<boolean> {
     const shell = this.launcherShell;
     if (!shell?.isAlive || this.destroyed) return false;
-    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint: this.skip, hostFileOf: (path) => this.hostFileOf(path) }, layer);
+    return layLayerOver({ id: this.id, image: this.spec.image, shell, shared: this.channel.shared, isMountPoint: this.skip, hostFileOf: (path) => this.fromHost.fileOf(path) }, layer);
   }
 
-  async hostFileOf(path: string): Promise<string | undefined> {
-    return path === '/etc/hostname' ? join(this.root.dir, 'hostname') : undefined;
-  }
-
-  async changes(reference?: Sandbox): Promise<FileSystemChange[]> {
-    return this.changesSeenFromOutside(reference);
+  async changes(): Promise<FileSystemChange[]> {
+    return this.changesSeenFromOutside();
   }
 
   /**
@@ -264,7 +270,7 @@ export class RootSandbox implements Sandbox {
    * root's merged view exists only in its pool container, where the host cannot read it, and
    * a root is new for its episode, so what it wrote is what its episode changed.
    */
-  async changesSeenFromOutside(_reference?: Sandbox): Promise<FileSystemChange[]> {
+  private async changesSeenFromOutside(): Promise<FileSystemChange[]> {
     try {
       return await writtenPaths(this.layers, this.skip);
     } catch (error) {

@@ -388,7 +388,7 @@ export class ShellSession implements CommandRunner {
    */
   async handOver(role: string): Promise<boolean> {
     const note = ShellSession.environmentNote(this.options.env);
-    const base = this.alive && this.pending === undefined ? await this.sandbox.handOverPipes?.(role, note).catch(() => undefined) : undefined;
+    const base = this.alive && this.pending === undefined ? await this.sandbox.handOver?.pipes(role, note).catch(() => undefined) : undefined;
     if (base !== undefined) {
       this.process?.write(`@handover ${base}\n`);
       // The line is in the pipe before our end closes (a pipe write this short is immediate; this is a margin).
@@ -406,7 +406,7 @@ export class ShellSession implements CommandRunner {
    */
   static async resume(sandbox: Sandbox, role: string, options: Partial<ShellSessionOptions> = {}): Promise<ShellSession | undefined> {
     const session = new ShellSession(sandbox, options);
-    const taken = await sandbox.takeHandedOver?.(role).catch(() => undefined);
+    const taken = await sandbox.handOver?.take(role).catch(() => undefined);
     if (!taken) return undefined;
     if (taken.note !== ShellSession.environmentNote(session.options.env)) {
       taken.process.close();
