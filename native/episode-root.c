@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/sched.h>
@@ -480,6 +481,15 @@ static void root_init(const char *dir, const char *id, const char *channel, int 
     snprintf(path, sizeof path, "%s/proc/sys/%s", rootfs, key);
     if (write_file(path, plan.sysctl_value[i]) != 0) child_fail("sysctl");
   }
+  /* The idle process's id, as the engine's runtime leaves it (its set-up took the ids before):
+   * written through this namespace's own /proc, mounted above, by its first process (the
+   * file is the writer's PID namespace's), before the init forks the idle. */
+  if (plan.idle_last_pid > 0) {
+    char text[32];
+    snprintf(text, sizeof text, "%d", plan.idle_last_pid - 1);
+    snprintf(path, sizeof path, "%s/proc/sys/kernel/ns_last_pid", rootfs);
+    if (write_file(path, text) != 0) child_fail("the idle process's id");
+  }
   if (sethostname(plan.hostname, strlen(plan.hostname)) != 0) child_fail("hostname");
   bring_lo_up();
   if (chdir(rootfs) != 0) child_fail("chdir rootfs");
@@ -753,8 +763,6 @@ static char *create_root(const char *id, const char *dir, const char *channel, i
     unmount_root(dir);
     return message;
   }
-  /* The idle process's id, as the engine's runtime leaves it (its set-up took the ids before). */
-  if (plan.idle_last_pid > 0) set_next_pid(r, plan.idle_last_pid);
   if (write(go[1], "g", 1) != 1) {}
   close(go[1]);
   ssize_t n = read(errors[0], message, sizeof message - 1);
@@ -782,8 +790,36 @@ fail:
 static pid_t reported[MAX_REPORTED];
 static int nreported;
 
+static void forget_reported(pid_t pid) {
+  for (int i = 0; i < nreported; i++)
+    if (reported[i] == pid) { reported[i] = reported[--nreported]; return; }
+}
+
+/* Whether a launched child's error message refuses the launch: it failed before its pipes
+ * were opened and joined. An exec that failed after that is a process that ran and exited 127. */
+static int launch_refused(const char *message) {
+  return strncmp(message, "opening", 7) == 0 || strncmp(message, "joining", 7) == 0;
+}
+
+static void reply(const char *seq, const char *error, const char *value);
+static void report_exit(pid_t pid, int status);
+
+/* Launches whose answer waits for their exec (their child's error pipe): the helper serves
+ * other requests meanwhile, and answers from its loop (finish_launch). A launched process
+ * that ends before its answer has its exit held until then: reported after a success, and
+ * dropped after a refusal (the client never learns its id). */
+#define MAX_PENDING 256
+static struct pending {
+  int errors;
+  pid_t child;
+  int exited, status;
+  char seq[32];
+} pending[MAX_PENDING];
+static int npending;
+#define LAUNCH_PENDING ((char *)1)
+
 static char *launch(struct root *r, const char *flags, const char *cwd, char **env, char **argv,
-                    const char *in, const char *out, const char *ctl, char *reply, size_t size) {
+                    const char *in, const char *out, const char *ctl, const char *seq, char *reply, size_t size) {
   static char message[1024];
   int errors[2];
   if (pipe2(errors, O_CLOEXEC) != 0) return "pipe";
@@ -816,7 +852,8 @@ static char *launch(struct root *r, const char *flags, const char *cwd, char **e
     if (dup2(fd_in, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_out, 2) < 0 || dup2(fd_ctl, 4) < 0) child_fail("dup2");
     error_pipe = keep_errors;
     close(3);
-    for (int fd = 5; fd < 1024; fd++) if (fd != error_pipe) close(fd);
+    /* Every other descriptor, in two calls (error_pipe is above 9, the others below). */
+    if (syscall(SYS_close_range, 5, error_pipe - 1, 0) != 0 || syscall(SYS_close_range, error_pipe + 1, ~0U, 0) != 0) child_fail("closing descriptors");
     restrict_process(strchr(flags, 'c') != NULL);
     /* PATH from the process's own environment, as docker exec resolves it. */
     const char *path_env = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -837,28 +874,56 @@ static char *launch(struct root *r, const char *flags, const char *cwd, char **e
   }
   close(errors[1]);
   if (child < 0) { close(errors[0]); errno = saved; return "fork"; }
+  if (strchr(flags, 'x')) {
+    if (nreported == MAX_REPORTED) { kill(child, SIGKILL); close(errors[0]); return "too many processes whose exit is awaited"; }
+    reported[nreported++] = child;
+  }
+  if (npending < MAX_PENDING) {
+    struct pending *p = &pending[npending++];
+    p->errors = errors[0];
+    p->child = child;
+    p->exited = 0;
+    snprintf(p->seq, sizeof p->seq, "%s", seq);
+    return LAUNCH_PENDING;
+  }
+  /* As many launches waiting as the table holds: this one is waited for here. */
   ssize_t n = read(errors[0], message, sizeof message - 1);
   close(errors[0]);
-  if (n > 0) {
-    message[n] = 0;
-    /* An exec that failed after its pipes were opened is a process that ran and exited 127. */
-    if (strncmp(message, "opening", 7) == 0 || strncmp(message, "joining", 7) == 0) return message;
-  }
-  if (strchr(flags, 'x')) {
-    if (nreported == MAX_REPORTED) { kill(child, SIGKILL); return "too many processes whose exit is awaited"; }
-    reported[nreported++] = child;
+  message[n > 0 ? n : 0] = 0;
+  if (launch_refused(message)) {
+    forget_reported(child);
+    return message;
   }
   snprintf(reply, size, "%d", child);
   return NULL;
 }
 
-static void report_exit(pid_t pid, int status);
+/* Answers pending launch `i`, whose child has exec'd or failed (its error pipe is readable). */
+static void finish_launch(int i) {
+  struct pending p = pending[i];
+  pending[i] = pending[--npending];
+  char message[1024];
+  ssize_t n = read(p.errors, message, sizeof message - 1);
+  close(p.errors);
+  message[n > 0 ? n : 0] = 0;
+  if (launch_refused(message)) {
+    forget_reported(p.child);
+    reply(p.seq, message, NULL);
+    return;
+  }
+  char pidtext[32];
+  snprintf(pidtext, sizeof pidtext, "%d", p.child);
+  reply(p.seq, NULL, pidtext);
+  if (p.exited) report_exit(p.child, p.status);
+}
 
 /* What a reaped child was: a root's init (whose root is then marked, so that its id, free
  * again, is never killed or awaited as its) or a process whose exit is reported. */
 static void reaped(pid_t pid, int status) {
   for (int i = 0; i < MAX_ROOTS; i++)
     if (roots[i].live && roots[i].init == pid) roots[i].init_reaped = 1;
+  for (int i = 0; i < npending; i++)
+    if (pending[i].child == pid) { pending[i].exited = 1; pending[i].status = status; return; }
   report_exit(pid, status);
 }
 
@@ -881,6 +946,68 @@ static char *kill_root(struct root *r) {
   close_root(r);
   remove_cgroups(id);
   return NULL;
+}
+
+/* ---- folders of killed roots ------------------------------------------------------------ */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  if (flag == FTW_DP) rmdir(path);
+  else unlink(path);
+  return 0;
+}
+
+/* Removes `path` and all below it, never following a link or crossing into a mount. */
+static void remove_folder(const char *path) {
+  nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* A child of the helper's that removes the folders it is sent (NUL-terminated paths): a
+ * killed root's folders go off the helper's path, the backlog bounded by the pipe (a full
+ * pipe makes the helper wait). -1 where it could not be started, or has gone: the helper
+ * then removes them itself. */
+static int remover = -1;
+
+static void start_remover(void) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return;
+  pid_t child = fork();
+  if (child < 0) { close(p[0]); close(p[1]); return; }
+  if (child == 0) {
+    close(p[1]);
+    static char buf[2 * 4096 + 2];
+    size_t have = 0;
+    for (;;) {
+      ssize_t n = read(p[0], buf + have, sizeof buf - 1 - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(0);
+      have += (size_t)n;
+      char *start = buf, *end;
+      while ((end = memchr(start, 0, have - (size_t)(start - buf)))) {
+        remove_folder(start);
+        start = end + 1;
+      }
+      have -= (size_t)(start - buf);
+      memmove(buf, start, have);
+      if (have == sizeof buf - 1) have = 0; /* no path is that long: dropped */
+    }
+  }
+  close(p[0]);
+  remover = p[1];
+}
+
+/* Has `path` removed, by the remover or else here. Only absolute paths below / with no `..`. */
+static void remove_later(const char *path) {
+  size_t len = strlen(path);
+  if (path[0] != '/' || len < 2 || len >= 4096 || strstr(path, "/../") || strcmp(path + len - 3, "/..") == 0) return;
+  for (size_t off = 0; remover >= 0 && off < len + 1;) {
+    ssize_t w = write(remover, path + off, len + 1 - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) { close(remover); remover = -1; break; }
+    off += (size_t)w;
+  }
+  if (remover < 0) remove_folder(path);
 }
 
 /* ---- the channel -------------------------------------------------------------------- */
@@ -963,7 +1090,13 @@ static void handle(char **f, int n) {
   }
   struct root *r = find_root(id);
   if (!r) { reply(seq, "no such root", NULL); return; }
-  if (strcmp(op, "K") == 0) { reply(seq, kill_root(r), NULL); return; }
+  if (strcmp(op, "K") == 0) {
+    /* The folders named after the id (the root's, its channel's) are removed once it is answered. */
+    char *refused = kill_root(r);
+    reply(seq, refused, NULL);
+    if (!refused) for (int i = 3; i < n; i++) remove_later(f[i]);
+    return;
+  }
   if (strcmp(op, "P") == 0 && n >= 4) {
     reply(seq, set_next_pid(r, atoi(f[3])) == 0 ? NULL : strerror(errno), NULL);
     return;
@@ -983,7 +1116,8 @@ static void handle(char **f, int n) {
     char *argv[MAX_LIST + 1];
     for (int a = 0; a < nargs; a++) argv[a] = f[i++];
     argv[nargs] = NULL;
-    reply(seq, launch(r, flags, cwd, env, argv, f[i], f[i + 1], f[i + 2], value, sizeof value), value);
+    char *refused = launch(r, flags, cwd, env, argv, f[i], f[i + 1], f[i + 2], seq, value, sizeof value);
+    if (refused != LAUNCH_PENDING) reply(seq, refused, value);
     return;
   }
   reply(seq, "unknown request", NULL);
@@ -994,6 +1128,7 @@ int main(int argc, char **argv) {
   read_plan(argv[1]);
   signal(SIGPIPE, SIG_IGN);
   mount_pool_proc();
+  start_remover();
   own_pid_ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
   if (own_pid_ns < 0) die("own pid namespace: %m");
   /* A root holds its 5 namespaces' descriptors here: as many as the pool's hard limit lets
@@ -1024,13 +1159,18 @@ int main(int argc, char **argv) {
   static char buf[MAX_FRAME + 4];
   size_t have = 0;
   for (;;) {
-    struct pollfd fds[2] = {{client, POLLIN, 0}, {sigfd, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) { if (errno == EINTR) continue; die("poll: %m"); }
+    struct pollfd fds[2 + MAX_PENDING] = {{client, POLLIN, 0}, {sigfd, POLLIN, 0}};
+    int waiting = npending;
+    for (int i = 0; i < waiting; i++) fds[2 + i] = (struct pollfd){pending[i].errors, POLLIN, 0};
+    if (poll(fds, (nfds_t)(2 + waiting), -1) < 0) { if (errno == EINTR) continue; die("poll: %m"); }
     if (fds[1].revents & POLLIN) {
       char drain[1024];
       while (read(sigfd, drain, sizeof drain) > 0) {}
       reap();
     }
+    /* Launches answered, last first (finish_launch moves the table's last entry into the slot). */
+    for (int i = waiting - 1; i >= 0; i--)
+      if (fds[2 + i].revents) finish_launch(i);
     if (!(fds[0].revents & (POLLIN | POLLHUP))) continue;
     ssize_t r = read(client, buf + have, sizeof buf - have);
     if (r <= 0) release_all_and_exit();

@@ -193,9 +193,13 @@ export class RootPool {
     await this.client.request('P', id, String(pid));
   }
 
-  /** Kills every process of root `id` and releases its namespaces and cgroups (its folder is the caller's to remove). */
-  async kill(id: string): Promise<void> {
-    await this.client.request('K', id);
+  /**
+   * Kills every process of root `id` and releases its namespaces and cgroups; then `folders`
+   * (the root's, its channel's: paths this pool sees at the same place) are removed off the
+   * episode's path by the helper's remover, a backlog bounded by its pipe.
+   */
+  async kill(id: string, folders: readonly string[] = []): Promise<void> {
+    await this.client.request('K', id, ...folders);
   }
 
   async close(): Promise<void> {

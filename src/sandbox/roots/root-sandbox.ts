@@ -278,17 +278,27 @@ export class RootSandbox implements Sandbox {
     }
   }
 
-  /** Kills the root's processes at once; its folder is removed in the background (see rootFolderRemovals). */
+  /**
+   * Kills the root's processes at once; its folder and its channel's are removed off the
+   * episode's path: by the pool's helper (see RootPool.kill), or, where the pool is gone or
+   * refused, here in the background (see rootFolderRemovals).
+   */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
     this.unguard?.();
+    let removed = false;
     try {
-      if (this.pool.alive) await this.pool.kill(this.id);
+      if (this.pool.alive) {
+        await this.pool.kill(this.id, [this.root.dir, this.channel.dir]);
+        removed = true;
+      }
     } finally {
       liveSandboxes.forget(this);
-      await this.channel.remove();
-      rootFolderRemovals.add(this.root.dir);
+      if (!removed) {
+        await this.channel.remove();
+        rootFolderRemovals.add(this.root.dir);
+      }
     }
   }
 }
