@@ -21,6 +21,7 @@ import { vsIntercodeBench } from './vs-intercode.js';
 import { taskDirsBench } from './task-dirs-bench.js';
 import { forkBench } from './fork-bench.js';
 import { idleBench } from './idle-bench.js';
+import { sandboxBench } from './sandbox-bench.js';
 import type { Bench, BenchIO } from './types.js';
 
 export type { Bench, BenchIO } from './types.js';
@@ -30,7 +31,7 @@ export type { StepBenchResult } from './step-result.js';
 export { bufferBench, type BufferBenchResult } from './buffer-bench.js';
 
 /** Every bench, by the name given on the command line. */
-export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench, forkBench, idleBench].map((bench) => [bench.name, bench]));
+export const BENCHES: ReadonlyMap<string, Bench> = new Map([stepBench, vecBench, chaosBench, sqlBench, bufferBench, vsIntercodeBench, serveBench, rolloutsBench, taskDirsBench, forkBench, idleBench, sandboxBench].map((bench) => [bench.name, bench]));
 
 /** Usage text listing the benches. */
 export function benchUsage(): string {
