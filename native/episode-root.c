@@ -810,6 +810,7 @@ static void report_exit(pid_t pid, int status);
  * dropped after a refusal (the client never learns its id). */
 #define MAX_PENDING 256
 static struct pending {
+  struct root *r;
   int errors;
   pid_t child;
   int exited, status;
@@ -818,9 +819,19 @@ static struct pending {
 static int npending;
 #define LAUNCH_PENDING ((char *)1)
 
+static void finish_launch(int i);
+
+/* Answers every pending launch of `r`, waiting for each: the ids a root's processes get then
+ * follow its requests' order, as when every launch was waited for (other roots' go on). */
+static void settle_launches(struct root *r) {
+  for (int i = npending - 1; i >= 0; i--)
+    if (pending[i].r == r) finish_launch(i);
+}
+
 static char *launch(struct root *r, const char *flags, const char *cwd, char **env, char **argv,
                     const char *in, const char *out, const char *ctl, const char *seq, char *reply, size_t size) {
   static char message[1024];
+  settle_launches(r);
   int errors[2];
   if (pipe2(errors, O_CLOEXEC) != 0) return "pipe";
   if (setns(r->ns[NS_PID], CLONE_NEWPID) != 0) { snprintf(message, sizeof message, "joining the pid namespace: %s", strerror(errno)); close(errors[0]); close(errors[1]); return message; }
@@ -880,6 +891,7 @@ static char *launch(struct root *r, const char *flags, const char *cwd, char **e
   }
   if (npending < MAX_PENDING) {
     struct pending *p = &pending[npending++];
+    p->r = r;
     p->errors = errors[0];
     p->child = child;
     p->exited = 0;
@@ -1098,6 +1110,7 @@ static void handle(char **f, int n) {
     return;
   }
   if (strcmp(op, "P") == 0 && n >= 4) {
+    settle_launches(r);
     reply(seq, set_next_pid(r, atoi(f[3])) == 0 ? NULL : strerror(errno), NULL);
     return;
   }
