@@ -21,7 +21,7 @@ export const CPU_GROUPS = [
 export type CpuGroup = (typeof CPU_GROUPS)[number];
 
 /** USER_HZ: the unit of /proc CPU times; 100 on every mainstream Linux architecture. */
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 export interface CpuSnapshot {
   at: number;
@@ -40,7 +40,8 @@ export interface CpuUsage {
   groups: Record<CpuGroup, number>;
 }
 
-function readHostTicks(): { busy: number; total: number } {
+/** Busy and total ticks summed over all CPUs so far, from /proc/stat (unit: USER_HZ). */
+export function readHostTicks(): { busy: number; total: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal (guest time is already inside user).
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;

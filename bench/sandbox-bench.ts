@@ -7,13 +7,13 @@
  * root's folder is removed off the episode's path, a container's layer by the engine), less
  * the host's idle-time rate measured just before.
  */
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { oneOf } from '../src/errors.js';
 import { createBashEnvs } from '../envs/bash/index.js';
 import { EngineSet } from '../src/sandbox/backends/engine-set.js';
 import { installShutdownHandlers } from '../src/sandbox/lifecycle/shutdown.js';
 import { SANDBOX_KINDS, type SandboxKind, type SandboxSpec } from '../src/sandbox/types.js';
+import { readHostTicks, TICKS_PER_SECOND } from './host-cpu.js';
 import { parseBenchArgs, positiveNumber } from './bench-args.js';
 import { summarize, type SampleSummary } from './stats.js';
 import type { Bench, BenchIO } from './types.js';
@@ -56,10 +56,9 @@ export interface SandboxBenchResult {
 const SETTLE_MS = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The host's busy CPU so far (all CPUs) from /proc/stat, in ms (USER_HZ is 100). */
+/** The host's busy CPU so far (all CPUs), in ms. */
 function hostBusyMs(): number {
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (user + nice + system + irq + softirq + steal) * 10;
+  return (readHostTicks().busy * 1000) / TICKS_PER_SECOND;
 }
 function processCpuMs(): number {
   const { user, system } = process.cpuUsage();

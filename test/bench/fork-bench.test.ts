@@ -5,21 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { forkBench, type ForkSizeResult } from '../../bench/fork-bench.js';
-
-function capture(): { io: { stdout: { write(text: string): boolean }; stderr: { write(text: string): boolean } }; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    io: { stdout: { write: (text: string) => ((out += text), true) }, stderr: { write: (text: string) => ((err += text), true) } },
-    out: () => out,
-    err: () => err,
-  };
-}
+import { capturedBenchIO } from '../setup/bench-io.js';
 
 describe('bench fork --env sqlite', () => {
   it('prints checkpoint, one-child, eight-children and replay p50s per size, and exact: true', async () => {
-    const { io, out } = capture();
-    expect(await forkBench.run(['--env', 'sqlite', '--rounds', '1', '--json'], io as never)).toBe(0);
+    const { io, out } = capturedBenchIO();
+    expect(await forkBench.run(['--env', 'sqlite', '--rounds', '1', '--json'], io)).toBe(0);
     const result = JSON.parse(out()) as Record<string, ForkSizeResult>;
     expect(Object.keys(result)).toEqual(['1MiB', '50MiB']);
     for (const size of Object.values(result)) {
@@ -29,8 +20,8 @@ describe('bench fork --env sqlite', () => {
   }, 120_000);
 
   it('refuses an env it has no episode for, naming --env', async () => {
-    const { io, err } = capture();
-    expect(await forkBench.run(['--env', 'nope'], io as never)).toBe(2);
+    const { io, err } = capturedBenchIO();
+    expect(await forkBench.run(['--env', 'nope'], io)).toBe(2);
     expect(err()).toContain('--env must be bash, python, sqlite or mariadb');
   });
 });

@@ -6,35 +6,26 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxBench, type SandboxBenchResult } from '../../bench/sandbox-bench.js';
 import { probeEngine, skipWithoutEngine } from '../setup/docker.js';
-
-function capture(): { io: { stdout: { write(text: string): boolean }; stderr: { write(text: string): boolean } }; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    io: { stdout: { write: (text: string) => ((out += text), true) }, stderr: { write: (text: string) => ((err += text), true) } },
-    out: () => out,
-    err: () => err,
-  };
-}
+import { capturedBenchIO } from '../setup/bench-io.js';
 
 const engine = await probeEngine();
 
 describe('bench sandbox', () => {
   it('refuses a kind it does not know, naming --sandbox-kind', async () => {
-    const { io, err } = capture();
-    expect(await sandboxBench.run(['--sandbox-kind', 'vm'], io as never)).toBe(2);
+    const { io, err } = capturedBenchIO();
+    expect(await sandboxBench.run(['--sandbox-kind', 'vm'], io)).toBe(2);
     expect(err()).toContain('--sandbox-kind');
   });
 
   it('--help names every stage it reports', async () => {
-    const { io, out } = capture();
-    expect(await sandboxBench.run(['--help'], io as never)).toBe(0);
+    const { io, out } = capturedBenchIO();
+    expect(await sandboxBench.run(['--help'], io)).toBe(0);
     for (const stage of ['create', 'ready', 'destroy', 'host CPU']) expect(out()).toContain(stage);
   });
 
   it.skipIf(skipWithoutEngine(engine, 'bench sandbox'))('measures bare sandboxes and bash workspaces, one at a time', async () => {
-    const { io, out, err } = capture();
-    expect(await sandboxBench.run(['--count', '3', '--json'], io as never), err()).toBe(0);
+    const { io, out, err } = capturedBenchIO();
+    expect(await sandboxBench.run(['--count', '3', '--json'], io), err()).toBe(0);
     const result = JSON.parse(out()) as SandboxBenchResult;
     expect(['episode-roots', 'containers']).toContain(result.sandboxKind);
     for (const loop of [result.bare, result.workspace]) {

@@ -4,22 +4,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compareRewards, sharedDir, vsIntercodeBench } from '../../bench/vs-intercode.js';
 import { makeTempDir } from '../datasets/tmp-files.js';
-
-function io() {
-  const out = { stdout: '', stderr: '' };
-  const sink = (key: 'stdout' | 'stderr') =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        out[key] += String(chunk);
-        done();
-      },
-    });
-  return { out, streams: { stdout: sink('stdout'), stderr: sink('stderr') } };
-}
+import { capturedBenchIO } from '../setup/bench-io.js';
 
 const saved = process.env.INTERCODE_SHARED;
 afterEach(() => {
@@ -29,22 +17,22 @@ afterEach(() => {
 
 describe('bench vs-intercode', () => {
   it('prints its usage with --help and names an unknown option', async () => {
-    const help = io();
-    expect(await vsIntercodeBench.run(['--help'], help.streams)).toBe(0);
-    expect(help.out.stdout).toMatch(/--parallel 1 and 8/);
-    await expect(vsIntercodeBench.run(['--envs', '3'], io().streams)).rejects.toThrow(/--envs is not an option of the vs-intercode bench/);
+    const help = capturedBenchIO();
+    expect(await vsIntercodeBench.run(['--help'], help.io)).toBe(0);
+    expect(help.out()).toMatch(/--parallel 1 and 8/);
+    await expect(vsIntercodeBench.run(['--envs', '3'], capturedBenchIO().io)).rejects.toThrow(/--envs is not an option of the vs-intercode bench/);
   });
 
   it('takes --env bash, sql or python; --exec is bash\'s alone', async () => {
-    const help = io();
-    expect(await vsIntercodeBench.run(['--help'], help.streams)).toBe(0);
-    expect(help.out.stdout).toMatch(/--env ENV +bash \(default\), sql or python/);
-    const bad = io();
-    expect(await vsIntercodeBench.run(['--env', 'ctf'], bad.streams)).toBe(2);
-    expect(bad.out.stderr).toBe('vs-intercode: --env must be bash, sql or python, got "ctf"\n');
-    const exec = io();
-    expect(await vsIntercodeBench.run(['--env', 'sql', '--exec', 'session'], exec.streams)).toBe(2);
-    expect(exec.out.stderr).toBe('vs-intercode: --exec applies to bash only\n');
+    const help = capturedBenchIO();
+    expect(await vsIntercodeBench.run(['--help'], help.io)).toBe(0);
+    expect(help.out()).toMatch(/--env ENV +bash \(default\), sql or python/);
+    const bad = capturedBenchIO();
+    expect(await vsIntercodeBench.run(['--env', 'ctf'], bad.io)).toBe(2);
+    expect(bad.err()).toBe('vs-intercode: --env must be bash, sql or python, got "ctf"\n');
+    const exec = capturedBenchIO();
+    expect(await vsIntercodeBench.run(['--env', 'sql', '--exec', 'session'], exec.io)).toBe(2);
+    expect(exec.err()).toBe('vs-intercode: --exec applies to bash only\n');
   });
 
   it('--env sql needs the Spider dump: says so when it is absent', async () => {
@@ -55,9 +43,9 @@ describe('bench vs-intercode', () => {
       await mkdir(join(empty.dir, 'intercode-data', 'sql', 'spider'), { recursive: true });
       await empty.write('baselines/intercode-py/bench.sh', '#!/bin/sh\nexit 1\n');
       await empty.write('intercode-data/sql/spider/ic_spider_dev.json', '[]');
-      const run = io();
-      expect(await vsIntercodeBench.run(['--env', 'sql'], run.streams)).toBe(1);
-      expect(run.out.stderr).toMatch(new RegExp(`^vs-intercode: ${empty.dir}/intercode-data/sql/spider/ic_spider_dbs.sql does not exist`));
+      const run = capturedBenchIO();
+      expect(await vsIntercodeBench.run(['--env', 'sql'], run.io)).toBe(1);
+      expect(run.err()).toMatch(new RegExp(`^vs-intercode: ${empty.dir}/intercode-data/sql/spider/ic_spider_dbs.sql does not exist`));
     } finally {
       await empty.remove();
     }
@@ -68,12 +56,12 @@ describe('bench vs-intercode', () => {
     try {
       process.env.INTERCODE_SHARED = empty.dir;
       expect(sharedDir()).toBe(empty.dir);
-      const run = io();
-      expect(await vsIntercodeBench.run(['--tasks', '2'], run.streams)).toBe(1);
-      expect(run.out.stderr).toBe(
+      const run = capturedBenchIO();
+      expect(await vsIntercodeBench.run(['--tasks', '2'], run.io)).toBe(1);
+      expect(run.err()).toBe(
         `vs-intercode: ${empty.dir}/baselines/intercode-py/bench.sh does not exist; this bench needs baselines/intercode-py and intercode-data in ../shared next to the checkout (or $INTERCODE_SHARED)\n`,
       );
-      expect(run.out.stdout).toBe('');
+      expect(run.out()).toBe('');
     } finally {
       await empty.remove();
     }
