@@ -26,9 +26,9 @@
  * namespace and cgroups; a failure to set up a root is an error reply, never a half root.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/sched.h>
@@ -962,17 +962,63 @@ static char *kill_root(struct root *r) {
 
 /* ---- folders of killed roots ------------------------------------------------------------ */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st;
-  (void)ftw;
-  if (flag == FTW_DP) rmdir(path);
-  else unlink(path);
-  return 0;
-}
-
-/* Removes `path` and all below it, never following a link or crossing into a mount. */
+/* Removes `path` and all below it. It walks by descriptor, one directory open at a time, so
+ * no path grows and no tree is too deep (an agent can nest folders far past PATH_MAX, where
+ * nftw and every path-based walk give up and leave them for good). It never follows a link
+ * and never enters another file system: a link the agent planted is removed, not its target.
+ * Where something cannot be removed it stops, leaving the rest. Called once the root's
+ * processes are gone, so nothing below `path` moves meanwhile. */
 static void remove_folder(const char *path) {
-  nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat top;
+  if (fd < 0 || fstat(fd, &top) != 0) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  for (unsigned long depth = 0;;) {
+    /* A pass over this directory: files and empty folders go; the first folder that is not
+     * empty is entered (the pass starts again there). */
+    int entered = -1, stuck = 0;
+    int listing = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d) {
+      if (listing >= 0) close(listing);
+      close(fd);
+      return;
+    }
+    for (struct dirent *e; entered < 0 && (e = readdir(d));) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
+      if (errno != EISDIR) { stuck = 1; continue; }
+      if (unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT) continue;
+      if (errno != ENOTEMPTY && errno != EEXIST) { stuck = 1; continue; }
+      int child = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (child >= 0 && fstat(child, &st) == 0 && st.st_dev == top.st_dev) entered = child;
+      else {
+        if (child >= 0) close(child);
+        stuck = 1;
+      }
+    }
+    closedir(d);
+    if (entered >= 0) {
+      close(fd);
+      fd = entered;
+      depth++;
+      continue;
+    }
+    /* As empty as it gets. Going up from a folder that is not would enter it again. */
+    if (depth == 0 || stuck) {
+      close(fd);
+      if (depth == 0 && !stuck) rmdir(path);
+      return;
+    }
+    int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    close(fd);
+    if (parent < 0) return;
+    fd = parent; /* whose next pass removes the folder just emptied */
+    depth--;
+  }
 }
 
 /* A child of the helper's that removes the folders it is sent (NUL-terminated paths): a

@@ -152,6 +152,19 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
       }
     });
 
+    it('files below a folder chain deeper than PATH_MAX count: the episode ends truncated (disk-limit)', async () => {
+      // Past PATH_MAX no path names them: a walk by path would skip them and the limit would not hold.
+      const env = await createBashEnv({ limits, shell: { timeoutMs: 60_000 }, engines: testEngines() });
+      try {
+        await env.reset({ task: 0 });
+        const step = await env.step(`python3 -c "import os\nos.chdir('/tmp')\nfor _ in range(1500): os.mkdir('dd'); os.chdir('dd')\nfor i in range(3):\n    fd = os.open(f'deep{i}', os.O_CREAT | os.O_WRONLY)\n    os.posix_fallocate(fd, 0, 200 * 2**20)\n    os.close(fd)"`);
+        expect(step.truncated, step.observation).toBe(true);
+        expect(step.info.truncation?.reason).toBe('disk-limit');
+      } finally {
+        await env.close();
+      }
+    });
+
     it('a writer left running after its command is stopped by the disk guard, long before its end', async () => {
       const [sandbox] = await sandboxes(new DockerRuntime(docker, TEST_SANDBOX_SETTINGS), 1);
       const shell = await ShellSession.open(sandbox!, { timeoutMs: 30_000 });

@@ -7,8 +7,8 @@
  * that only a root could allow (the pool behind it, the other roots beside it, its own
  * helper) are checked directly.
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashEnvs } from '../../envs/bash/index.js';
 import type { BashEnv } from '../../envs/bash/bash-env.js';
@@ -230,6 +230,82 @@ describe.skipIf(skip)('an episode root has no way out', () => {
     expect(await run(neighbour, `find / -xdev -name '${secret}' 2>/dev/null | sort`)).toBe(`/testbed/${secret}\n/tmp/${secret}\n`);
   });
 });
+
+/**
+ * What an agent leaves in its root for the harness to remove: the folders go off the episode's
+ * path (the helper's remover, or the harness when the pool is gone), so whatever the agent
+ * planted there is walked by a process with the pool's rights. No link is followed, and no
+ * tree is too deep: a chain deeper than PATH_MAX, left behind, would be a leak that outlives
+ * the episode and grows with every one of them (a container's layer has no such limit: the
+ * engine removes it by descriptor).
+ */
+describe.skipIf(skip)('removing what an agent left', () => {
+  const envs: BashEnv[] = [];
+  const newEnv = async (engines = EngineSet.local({ kind: 'episode-roots' })) => {
+    const [env] = (await createBashEnvs({ goldCache: false, engines }, 1)) as [BashEnv];
+    envs.push(env);
+    return env;
+  };
+  afterAll(async () => {
+    for (const env of envs) await env.close().catch(() => undefined);
+  });
+  const run = async (sandbox: Sandbox, script: string) => (await sandbox.exec(['bash', '-c', `{\n${script}\n} 2>&1`], { timeoutMs: 120_000 })).output.toString();
+  /** A chain of `depth` folders `dd` below `from`, a file at its foot: 3 characters a level. */
+  const deepChain = (from: string, depth: number) =>
+    `python3 -c "import os\nos.chdir('${from}')\nfor _ in range(${depth}): os.mkdir('dd'); os.chdir('dd')\nopen('foot', 'w').write('foot')\nprint('made')"`;
+
+  it('follows no link the agent planted: their targets (another root, the pools, the pool\'s own files) survive', async () => {
+    const env = await newEnv();
+    const factory = env.workspaceFactory();
+    const [neighbour, victim] = [await factory.create(), await factory.create()];
+    await run(neighbour.sandbox, 'echo kept > /tmp/kept');
+    const neighbourDir = dirname(neighbourUpper(neighbour.sandbox.id));
+    const victimDir = dirname(neighbourUpper(victim.sandbox.id));
+    const poolDir = dirname(dirname(neighbourDir));
+    const before = readdirSync(poolDir).sort();
+    // Links by absolute path as the pool (and the host) sees them, and by `..` out of the upper.
+    const planted = [
+      `ln -s / /tmp/to-slash`,
+      `ln -s ${neighbourDir} /tmp/to-neighbour`,
+      `ln -s ${neighbourDir}/upper/tmp/kept /tmp/to-kept`,
+      `ln -s ${poolDir} /tmp/to-pool`,
+      `ln -s /usr /testbed/to-usr`,
+      `mkdir -p /tmp/d/e && ln -s ../../../../.. /tmp/d/e/up && ln -s ${dirname(poolDir)} /tmp/d/to-pools`,
+      'echo planted',
+    ].join(' && ');
+    expect(await run(victim.sandbox, planted)).toBe('planted\n');
+    await factory.destroy(victim);
+    await until(() => !existsSync(victimDir));
+    expect(readFileSync(join(neighbourDir, 'upper', 'tmp', 'kept'), 'utf8')).toBe('kept\n');
+    expect(readdirSync(poolDir).sort()).toEqual(before);
+    expect(await run(neighbour.sandbox, 'cat /tmp/kept; ls /usr | wc -l')).toMatch(/^kept\n[1-9]\d*\n$/);
+    await factory.destroy(neighbour);
+  }, 180_000);
+
+  it('removes a tree deeper than PATH_MAX, from the helper and from the harness when the pool is gone', async () => {
+    const engines = EngineSet.local({ kind: 'episode-roots' });
+    const env = await newEnv(engines);
+    const factory = env.workspaceFactory();
+    const [destroyed, leftOpen] = [await factory.create(), await factory.create()];
+    // 1,500 levels: 4,500 characters below the upper, past PATH_MAX (4,096).
+    for (const workspace of [destroyed, leftOpen]) expect(await run(workspace.sandbox, `${deepChain('/tmp', 1500)}; ${deepChain('/testbed', 1500)}`)).toBe('made\nmade\n');
+    const destroyedDir = dirname(neighbourUpper(destroyed.sandbox.id));
+    const poolDir = dirname(dirname(destroyedDir));
+    await factory.destroy(destroyed);
+    await until(() => !existsSync(destroyedDir));
+    // The pool closed with a root still open: its folder goes with the pool's, by the harness.
+    expect(existsSync(dirname(neighbourUpper(leftOpen.sandbox.id)))).toBe(true);
+    await ((await engines.runtime()) as EpisodeRootRuntime).close();
+    expect(existsSync(poolDir)).toBe(false);
+  }, 300_000);
+});
+
+/** Waits (at most 30 s) until `done` holds: removals run off the episode's path. */
+async function until(done: () => boolean): Promise<void> {
+  for (const started = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 50))) {
+    if (Date.now() - started > 30_000) throw new Error(`not done after 30 s: ${String(done)}`);
+  }
+}
 
 /**
  * With SYS_CHROOT granted (a spec may keep it: it is in the engine's default set), the

@@ -1,25 +1,34 @@
+import { execFile } from 'node:child_process';
 import { lstat, opendir } from 'node:fs/promises';
 import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 /**
  * Bytes of disk a directory tree takes (allocated blocks, so a sparse file counts what it
  * holds, not its length), each hard-linked file once, no link followed. Entries that vanish
- * while it walks are skipped.
+ * while it walks are skipped. The walk names each entry by its full path, which an agent can
+ * make longer than PATH_MAX by nesting folders: what lies below would go uncounted, and the
+ * disk limit with it. Where a path is too long, GNU `du` (which walks by descriptor) measures
+ * the whole tree instead, by the same rules.
  */
 export async function treeBytes(root: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
+  let tooDeep = false;
   const walk = async (dir: string): Promise<void> => {
     let handle;
     try {
       handle = await opendir(dir);
-    } catch {
+    } catch (error) {
+      tooDeep ||= (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
       return;
     }
     for await (const entry of handle) {
       const path = join(dir, entry.name);
-      const stats = await lstat(path).catch(() => undefined);
+      const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => void (tooDeep ||= error.code === 'ENAMETOOLONG'));
       if (!stats) continue;
       if (stats.nlink > 1 && !stats.isDirectory()) {
         const key = `${stats.dev}:${stats.ino}`;
@@ -28,10 +37,17 @@ export async function treeBytes(root: string): Promise<number> {
       }
       total += stats.blocks * 512;
       if (stats.isDirectory()) await walk(path);
+      if (tooDeep) return;
     }
   };
   await walk(root);
-  return total;
+  return tooDeep ? duBytes(root) : total;
+}
+
+/** What `du` counts below `root` (its own folder left out, as treeBytes leaves it out). */
+async function duBytes(root: string): Promise<number> {
+  const [{ stdout }, own] = await Promise.all([run('du', ['-s', '-B1', '-P', '--', root], { timeout: 300_000 }), lstat(root)]);
+  return Number(stdout.split('\t', 1)[0]) - own.blocks * 512;
 }
 
 /** How far the host's free space must fall before the layer is measured again. */

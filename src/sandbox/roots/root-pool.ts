@@ -1,8 +1,9 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SandboxError } from '../../errors.js';
+import { removeTree } from '../disk/remove-tree.js';
 import { HARNESS_CAPABILITY } from '../harness-capability.js';
 import { processAlive } from '../lifecycle/process-alive.js';
 import { createContainer } from '../docker/container-creation.js';
@@ -138,7 +139,7 @@ export class RootPool {
     } catch (error) {
       const logs = await container?.logs({ stdout: true, stderr: true }).catch(() => undefined);
       await container?.remove({ force: true }).catch(() => undefined);
-      await Promise.all([dir, channels].map((folder) => rm(folder, { recursive: true, force: true })));
+      await Promise.all([dir, channels].map(removeTree));
       throw new SandboxError('SANDBOX_UNAVAILABLE', `Could not start the episode-root pool for ${spec.image}: ${String(error)} ${logs ? String(logs).slice(0, 500) : ''}`, { cause: error });
     }
   }
@@ -170,7 +171,7 @@ export class RootPool {
       return { id, dir, initPid };
     } catch (error) {
       // A refused root leaves no half (see the helper): its folder goes with it.
-      await rm(dir, { recursive: true, force: true });
+      await removeTree(dir);
       throw error;
     }
   }
@@ -205,7 +206,7 @@ export class RootPool {
   async close(): Promise<void> {
     this.client.close();
     await this.container.remove({ force: true }).catch(() => undefined);
-    await Promise.all([this.dir, this.channels].map((folder) => rm(folder, { recursive: true, force: true })));
+    await Promise.all([this.dir, this.channels].map(removeTree));
   }
 }
 
@@ -245,7 +246,7 @@ export async function removeOrphanPoolFolders(docker: Docker): Promise<number> {
     const owner = /^(\d+)-[0-9a-f]+$/.exec(name);
     return owner !== null && !processAlive(Number(owner[1])) && !inUse.has(join(base, name));
   });
-  await Promise.all(orphans.map((name) => rm(join(base, name), { recursive: true, force: true })));
+  await Promise.all(orphans.map((name) => removeTree(join(base, name))));
   return orphans.length;
 }
 

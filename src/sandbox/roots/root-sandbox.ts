@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import { CappedOutput } from '../capped-output.js';
 import { LayerWatch } from '../disk/layer-usage.js';
 import { diskGuard } from '../disk/disk-guard.js';
+import { removeTree } from '../disk/remove-tree.js';
 import { CHANNEL_MOUNT, FifoChannel, FifoProcess, shellLauncher, type Launcher } from '../docker/fifo-channel.js';
 import { writtenPaths, type LayerPaths } from '../docker/layer-diff.js';
 import { archiveContainerLayer, cgroupV1Freezer, layLayerOver, type Pausable } from '../docker/layer-archive.js';
@@ -48,7 +48,7 @@ class FolderRemovals {
     while (this.running < this.concurrency && this.queue.length > 0) {
       const dir = this.queue.shift()!;
       this.running++;
-      void rm(dir, { recursive: true, force: true })
+      void removeTree(dir)
         .catch(() => undefined)
         .finally(() => {
           this.running--;
