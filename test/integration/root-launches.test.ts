@@ -7,10 +7,11 @@
  * or reported for a refused launch. A destroyed root's folder and its channel's are removed
  * by the helper (RootPool.kill): none is left.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { channelRoot } from '../../src/sandbox/docker/fifo-channel.js';
+import type { RootPool } from '../../src/sandbox/roots/root-pool.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
@@ -71,4 +72,41 @@ describe.skipIf(skip)('launches through the episode-root helper', () => {
     expect(folders.filter((f) => existsSync(f!))).toEqual([]);
     expect(channelFolders()).toEqual([]);
   });
+
+  it('a kill names only absolute folders without `..` for removal: others are left, the valid one after them removed', async () => {
+    const docker = requireEngine(engine);
+    const spec: SandboxSpec = { image: await bashTestbedImage(docker), hostname: 'intercode', limits: DEFAULT_LIMITS, capabilities: [...DEFAULT_CAPABILITIES] };
+    runtime ??= new EpisodeRootRuntime(docker);
+    const sandbox = await runtime.create(spec);
+    sandboxes.push(sandbox);
+    // The harness's own request, malformed as a bug could make it (the socket is the harness's alone).
+    const pool = (sandbox as unknown as { pool: RootPool }).pool;
+    const poolDir = dirname(dirname(rootFolderOf(sandbox.id)));
+    const victims = ['relative', 'dotted', 'long'].map((name) => join(poolDir, `victim-${name}`));
+    const marker = join(poolDir, 'removed-last');
+    for (const dir of [...victims, marker]) mkdirSync(join(dir, 'inside'), { recursive: true });
+    const named = [
+      victims[0]!.slice(1), // relative: the helper's working folder is /
+      `${poolDir}/roots/../victim-dotted`,
+      `${victims[0]}/inside/..`,
+      `${poolDir}/${'./'.repeat(2100)}victim-long`, // 4,096 characters or more
+      '/',
+      '',
+    ];
+    await pool.kill(sandbox.id, [...named, marker]);
+    // The remover takes folders in order: once the marker is gone, those before it were refused or done.
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(marker)).toBe(false);
+    for (const dir of victims) expect(existsSync(join(dir, 'inside')), dir).toBe(true);
+    for (const dir of victims) rmSync(dir, { recursive: true });
+  });
 });
+
+/** Where root `id`'s folder is on this host (pools keep their roots under `<pool>/roots/<id>`). */
+function rootFolderOf(id: string): string {
+  const base = '/var/lib/intercode-roots';
+  const found = readdirSync(base).map((pool) => join(base, pool, 'roots', id)).find((dir) => existsSync(dir));
+  if (!found) throw new Error(`no root folder for ${id} under ${base}`);
+  return found;
+}
