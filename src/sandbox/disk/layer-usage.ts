@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { lstat, opendir } from 'node:fs/promises';
-import { statfsSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { lstatSync, readdirSync, statfsSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -18,17 +18,25 @@ export async function treeBytes(root: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
   let tooDeep = false;
-  const walk = async (dir: string): Promise<void> => {
-    let handle;
+  const pending = [root];
+  for (let visits = 0; pending.length > 0 && !tooDeep; ) {
+    const dir = pending.pop()!;
+    let names: string[];
     try {
-      handle = await opendir(dir);
+      names = readdirSync(dir);
     } catch (error) {
-      tooDeep ||= (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
-      return;
+      tooDeep = (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
+      continue;
     }
-    for await (const entry of handle) {
-      const path = join(dir, entry.name);
-      const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => void (tooDeep ||= error.code === 'ENAMETOOLONG'));
+    for (const name of names) {
+      if (++visits % VISITS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+      const path = join(dir, name);
+      let stats: Stats | undefined;
+      try {
+        stats = lstatSync(path, { throwIfNoEntry: false });
+      } catch (error) {
+        tooDeep ||= (error as NodeJS.ErrnoException).code === 'ENAMETOOLONG';
+      }
       if (!stats) continue;
       if (stats.nlink > 1 && !stats.isDirectory()) {
         const key = `${stats.dev}:${stats.ino}`;
@@ -36,13 +44,17 @@ export async function treeBytes(root: string): Promise<number> {
         seen.add(key);
       }
       total += stats.blocks * 512;
-      if (stats.isDirectory()) await walk(path);
-      if (tooDeep) return;
+      if (stats.isDirectory()) pending.push(path);
     }
-  };
-  await walk(root);
+  }
   return tooDeep ? duBytes(root) : total;
 }
+
+/**
+ * Entries measured between two yields to the event loop. The walk uses the synchronous calls,
+ * which cost a fraction of the CPU of the promise-based ones (a layer holds tens of paths).
+ */
+const VISITS_PER_TURN = 256;
 
 /** What `du` counts below `root` (its own folder left out, as treeBytes leaves it out). */
 async function duBytes(root: string): Promise<number> {
