@@ -154,10 +154,11 @@ describe.skipIf(skipWithoutEngine(engine, 'disk limit tests'))('disk limit', () 
 
     it('files below a folder chain deeper than PATH_MAX count: the episode ends truncated (disk-limit)', async () => {
       // Past PATH_MAX no path names them: a walk by path would skip them and the limit would not hold.
+      // Below / (the image's files): under gVisor /tmp is a tmpfs of the sandbox's own, in its memory.
       const env = await createBashEnv({ limits, shell: { timeoutMs: 60_000 }, engines: testEngines() });
       try {
         await env.reset({ task: 0 });
-        const step = await env.step(`python3 -c "import os\nos.chdir('/tmp')\nfor _ in range(1500): os.mkdir('dd'); os.chdir('dd')\nfor i in range(3):\n    fd = os.open(f'deep{i}', os.O_CREAT | os.O_WRONLY)\n    os.posix_fallocate(fd, 0, 200 * 2**20)\n    os.close(fd)"`);
+        const step = await env.step(`python3 -c "import os\nos.chdir('/')\nfor _ in range(1500): os.mkdir('dd'); os.chdir('dd')\nfor i in range(3):\n    fd = os.open(f'deep{i}', os.O_CREAT | os.O_WRONLY)\n    os.posix_fallocate(fd, 0, 200 * 2**20)\n    os.close(fd)"`);
         expect(step.truncated, step.observation).toBe(true);
         expect(step.info.truncation?.reason).toBe('disk-limit');
       } finally {
