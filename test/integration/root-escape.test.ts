@@ -20,6 +20,7 @@ import { POOL_LABEL } from '../../src/sandbox/roots/root-pool.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxRuntime, type SandboxSpec } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { rootFolderOf } from '../setup/root-folders.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'episode-root escapes') || gvisorGap('episode roots run under runc only');
@@ -222,7 +223,7 @@ describe.skipIf(skip)('an episode root has no way out', () => {
     expect(await run(third, 'echo made')).toBe('made\n');
     // A new root's overlay is mounted in the pool's namespace: nothing of it reaches an existing root.
     expect(await run(root, 'cat /proc/self/mountinfo')).toBe(before);
-    const upper = neighbourUpper(neighbour.id);
+    const upper = join(rootFolderOf(neighbour.id), 'upper');
     const search = `find / -xdev -name '${secret}' 2>/dev/null; grep -rl --exclude-dir=proc --exclude-dir=sys ${secret} /tmp /testbed /root /var /run 2>/dev/null; ls ${upper} ${upper}/../.. 2>&1; echo end`;
     const found = await run(root, search);
     expect(found).toBe(`ls: cannot access '${upper}': No such file or directory\nls: cannot access '${upper}/../..': No such file or directory\nend\n`);
@@ -259,8 +260,8 @@ describe.skipIf(skip)('removing what an agent left', () => {
     const factory = env.workspaceFactory();
     const [neighbour, victim] = [await factory.create(), await factory.create()];
     await run(neighbour.sandbox, 'echo kept > /tmp/kept');
-    const neighbourDir = dirname(neighbourUpper(neighbour.sandbox.id));
-    const victimDir = dirname(neighbourUpper(victim.sandbox.id));
+    const neighbourDir = rootFolderOf(neighbour.sandbox.id);
+    const victimDir = rootFolderOf(victim.sandbox.id);
     const poolDir = dirname(dirname(neighbourDir));
     const before = readdirSync(poolDir).sort();
     // Links by absolute path as the pool (and the host) sees them, and by `..` out of the upper.
@@ -289,12 +290,12 @@ describe.skipIf(skip)('removing what an agent left', () => {
     const [destroyed, leftOpen] = [await factory.create(), await factory.create()];
     // 1,500 levels: 4,500 characters below the upper, past PATH_MAX (4,096).
     for (const workspace of [destroyed, leftOpen]) expect(await run(workspace.sandbox, `${deepChain('/tmp', 1500)}; ${deepChain('/testbed', 1500)}`)).toBe('made\nmade\n');
-    const destroyedDir = dirname(neighbourUpper(destroyed.sandbox.id));
+    const destroyedDir = rootFolderOf(destroyed.sandbox.id);
     const poolDir = dirname(dirname(destroyedDir));
     await factory.destroy(destroyed);
     await until(() => !existsSync(destroyedDir));
     // The pool closed with a root still open: its folder goes with the pool's, by the harness.
-    expect(existsSync(dirname(neighbourUpper(leftOpen.sandbox.id)))).toBe(true);
+    expect(existsSync(rootFolderOf(leftOpen.sandbox.id))).toBe(true);
     await ((await engines.runtime()) as EpisodeRootRuntime).close();
     expect(existsSync(poolDir)).toBe(false);
   }, 300_000);
@@ -336,13 +337,3 @@ describe.skipIf(skip)('the chroot escape, SYS_CHROOT granted', () => {
     expect(escaped).not.toMatch(/intercode-roots|episode-root/);
   }, 120_000);
 });
-
-/** A root's upper folder on the host (pools keep their roots under `<pool>/roots/<id>`). */
-function neighbourUpper(id: string): string {
-  const base = '/var/lib/intercode-roots';
-  for (const pool of readdirSync(base)) {
-    const roots = join(base, pool, 'roots');
-    if (readdirSync(roots, { withFileTypes: true }).some((entry) => entry.name === id)) return join(roots, id, 'upper');
-  }
-  throw new Error(`no root folder for ${id} under ${base}`);
-}

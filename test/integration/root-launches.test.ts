@@ -15,6 +15,7 @@ import type { RootPool } from '../../src/sandbox/roots/root-pool.js';
 import { EpisodeRootRuntime } from '../../src/sandbox/roots/root-runtime.js';
 import { DEFAULT_CAPABILITIES, DEFAULT_LIMITS, type Sandbox, type SandboxSpec } from '../../src/sandbox/types.js';
 import { bashTestbedImage, dockerTestFile, gvisorGap, requireEngine, skipWithoutEngine } from '../setup/docker.js';
+import { rootFolderOf } from '../setup/root-folders.js';
 
 const { engine } = await dockerTestFile();
 const skip = skipWithoutEngine(engine, 'episode-root launches') || gvisorGap('episode roots run under runc only');
@@ -102,11 +103,3 @@ describe.skipIf(skip)('launches through the episode-root helper', () => {
     for (const dir of victims) rmSync(dir, { recursive: true });
   });
 });
-
-/** Where root `id`'s folder is on this host (pools keep their roots under `<pool>/roots/<id>`). */
-function rootFolderOf(id: string): string {
-  const base = '/var/lib/intercode-roots';
-  const found = readdirSync(base).map((pool) => join(base, pool, 'roots', id)).find((dir) => existsSync(dir));
-  if (!found) throw new Error(`no root folder for ${id} under ${base}`);
-  return found;
-}
